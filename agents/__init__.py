@@ -1,0 +1,1 @@
+"""The five agents (Profiler, Planner, Executor, Tuner, Summarizer) and the beam search."""

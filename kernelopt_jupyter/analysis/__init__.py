@@ -1,0 +1,1 @@
+"""Dispatch analysis: baselines, the Inductor harvest and the dispatch map."""

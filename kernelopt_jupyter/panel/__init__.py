@@ -1,0 +1,1 @@
+"""The notebook panel: ipywidgets views fed only by the event stream."""

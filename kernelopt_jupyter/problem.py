@@ -1,0 +1,311 @@
+"""Problem capture: the three problem kinds, loaded from a file or from notebook source.
+
+A problem is always carried as *source text*, never as live objects, so that the worker process
+(and the Triton interpreter, which is chosen when ``@triton.jit`` decorates a function) can
+rebuild it from scratch.
+
+Conventions (documented in docs/problems.md):
+
+* **module problem** (KernelBench layout): ``class Model(nn.Module)``, ``get_inputs()``,
+  ``get_init_inputs()`` (optional, default ``[]``).
+* **Triton problem**: one or more ``@triton.jit`` kernels and a plain launcher function;
+  ``KERNELOPT_ENTRY = "name"`` names the launcher (optional when there is exactly one public
+  plain function besides the conventions), ``get_inputs()`` gives its arguments and an optional
+  ``reference(*inputs)`` written with torch ops serves as the float64 referee.
+* **Helion problem**: a ``@helion.kernel`` function (the entry; ``KERNELOPT_ENTRY`` picks one if
+  there are several), ``get_inputs()`` and an optional ``reference``.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+import types
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+ProblemKind = Literal["module", "triton", "helion"]
+_CONVENTION_NAMES = {"get_inputs", "get_init_inputs", "reference", "KERNELOPT_ENTRY"}
+
+
+class ProblemError(Exception):
+    """A mistake in a problem the user wrote: the message is one line naming the file and fix."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A captured problem: its kind, source text and where it came from."""
+
+    kind: ProblemKind
+    path: str
+    source: str
+    entry: str
+    name: str
+    level: int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def digest(self) -> str:
+        """A short content hash, stable across runs (used for cache and memory keys)."""
+        return hashlib.sha256(self.source.encode()).hexdigest()[:12]
+
+
+def _level_from_path(path: str) -> int | None:
+    for part in Path(path).parts:
+        low = part.lower()
+        if low.startswith("level") and low[5:].isdigit():
+            return int(low[5:])
+    return None
+
+
+def _parse(source: str, path: str) -> ast.Module:
+    try:
+        return ast.parse(source, filename=path)
+    except SyntaxError as exc:
+        raise ProblemError(f"{path}: syntax error on line {exc.lineno}: {exc.msg}") from None
+
+
+def _decorator_names(node: ast.FunctionDef) -> list[str]:
+    names = []
+    for dec in node.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        names.append(ast.unparse(target))
+    return names
+
+
+def classify_source(source: str, path: str = "<cell>") -> tuple[ProblemKind, str]:
+    """Tell the problem kind and entry point from the source text alone (no execution)."""
+    tree = _parse(source, path)
+    classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    explicit = None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "KERNELOPT_ENTRY" for t in node.targets
+        ):
+            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                explicit = node.value.value
+            else:
+                raise ProblemError(f"{path}: KERNELOPT_ENTRY must be a string literal")
+    if "Model" in classes:
+        return "module", "Model"
+    helion = [f.name for f in funcs if any("helion" in d for d in _decorator_names(f))]
+    jitted = [f.name for f in funcs if any(d.endswith("jit") for d in _decorator_names(f))]
+    if helion:
+        if explicit is not None:
+            if explicit not in helion:
+                raise ProblemError(f"{path}: KERNELOPT_ENTRY={explicit!r} is not a @helion.kernel")
+            return "helion", explicit
+        if len(helion) > 1:
+            raise ProblemError(
+                f"{path}: several @helion.kernel functions; set KERNELOPT_ENTRY to one of {helion}"
+            )
+        return "helion", helion[0]
+    if jitted:
+        plain = [
+            f.name
+            for f in funcs
+            if f.name not in jitted
+            and f.name not in _CONVENTION_NAMES
+            and not f.name.startswith("_")
+        ]
+        if explicit is not None:
+            if explicit not in {f.name for f in funcs} or explicit in jitted:
+                raise ProblemError(
+                    f"{path}: KERNELOPT_ENTRY={explicit!r} must name a plain launcher function"
+                )
+            return "triton", explicit
+        if len(plain) != 1:
+            raise ProblemError(
+                f"{path}: found @triton.jit kernels but {len(plain)} candidate launcher functions "
+                f"{plain}; set KERNELOPT_ENTRY = 'launcher_name'"
+            )
+        return "triton", plain[0]
+    raise ProblemError(
+        f"{path}: defines no `class Model(nn.Module)`, no @triton.jit kernel and no "
+        "@helion.kernel; see docs/problems.md for the problem layout"
+    )
+
+
+def problem_from_source(
+    source: str, path: str = "<cell>", *, level: int | None = None, validate: bool = True
+) -> Problem:
+    """Capture a problem from source text; ``validate`` executes it once to check conventions."""
+    kind, entry = classify_source(source, path)
+    tree = _parse(source, path)
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    if "get_inputs" not in defined:
+        raise ProblemError(f"{path}: no get_inputs() function; define one returning a list")
+    problem = Problem(
+        kind=kind,
+        path=path,
+        source=source,
+        entry=entry,
+        name=Path(path).stem if not path.startswith("<") else "cell",
+        level=level if level is not None else _level_from_path(path),
+    )
+    if validate:
+        # Validation runs the problem's own code: it is the user's trusted reference.
+        loaded = materialize(problem)
+        loaded.make_inputs(seed=0)
+        loaded.make_model()
+    return problem
+
+
+def load_problem(path: str | os.PathLike[str], *, validate: bool = True) -> Problem:
+    """Read and capture a problem file; raises ProblemError with a one-line cause."""
+    p = Path(path)
+    if not p.is_file():
+        raise ProblemError(f"{p}: no such problem file")
+    try:
+        source = p.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProblemError(f"{p}: cannot read ({exc})") from None
+    return problem_from_source(source, str(p), validate=validate)
+
+
+# --------------------------------------------------------------------------- source loading
+
+_MODULE_DIR: Path | None = None
+
+
+def _module_dir() -> Path:
+    global _MODULE_DIR
+    if _MODULE_DIR is None:
+        _MODULE_DIR = Path(tempfile.mkdtemp(prefix="kernelopt-src-"))
+    return _MODULE_DIR
+
+
+def load_source_module(source: str, name: str) -> types.ModuleType:
+    """Import source text as a fresh module backed by a real file.
+
+    ``@triton.jit`` calls ``inspect.getsource``, which needs a file on disk; plain ``exec`` fails
+    on a real GPU. Each call gets a new module object, so kernels are decorated afresh under the
+    current ``TRITON_INTERPRET`` setting.
+    """
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    safe = "".join(c if c.isalnum() else "_" for c in name)
+    mod_name = f"kernelopt_src_{safe}_{digest}"
+    file = _module_dir() / f"{mod_name}.py"
+    if not file.exists():
+        file.write_text(source)
+    spec = importlib.util.spec_from_file_location(mod_name, file)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[mod_name] = module  # dataclasses and pickling look modules up by name
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(mod_name, None)
+        raise
+    return module
+
+
+def _entry_module(fn: Callable[..., Any]) -> Any:
+    """Wrap a launcher function (Triton or Helion entry) as an ``nn.Module``."""
+    import torch
+
+    class EntryModel(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fn = fn
+
+        def forward(self, *args: Any) -> Any:
+            return self.fn(*args)
+
+    return EntryModel()
+
+
+@dataclass
+class LoadedProblem:
+    """A problem executed in this process: factories for its model and inputs."""
+
+    problem: Problem
+    module: types.ModuleType
+
+    def _call(self, fn_name: str, *args: Any) -> Any:
+        fn = getattr(self.module, fn_name, None)
+        if fn is None:
+            if fn_name == "get_init_inputs":
+                return []
+            raise ProblemError(f"{self.problem.path}: no {fn_name}() function")
+        try:
+            return fn(*args)
+        except Exception as exc:
+            raise ProblemError(
+                f"{self.problem.path}: {fn_name}() raised {type(exc).__name__}: {exc}"
+            ) from None
+
+    def init_inputs(self) -> list[Any]:
+        """Constructor arguments of ``Model`` (empty for kernel problems)."""
+        if self.problem.kind != "module":
+            return []
+        value = self._call("get_init_inputs")
+        if not isinstance(value, list | tuple):
+            raise ProblemError(f"{self.problem.path}: get_init_inputs() must return a list")
+        return list(value)
+
+    def make_inputs(self, seed: int, device: str = "cpu") -> list[Any]:
+        """Fresh inputs drawn under ``seed`` and moved to ``device``."""
+        import torch
+
+        torch.manual_seed(seed)
+        value = self._call("get_inputs")
+        if not isinstance(value, list | tuple):
+            raise ProblemError(f"{self.problem.path}: get_inputs() must return a list")
+        return [v.to(device) if isinstance(v, torch.Tensor) else v for v in value]
+
+    def make_model(self, device: str = "cpu", seed: int = 0) -> Any:
+        """The reference as an ``nn.Module`` on ``device`` (weights drawn under ``seed``)."""
+        import torch
+
+        if self.problem.kind == "module":
+            init = self.init_inputs()
+            torch.manual_seed(seed)
+            cls = getattr(self.module, "Model")
+            try:
+                model = cls(*init)
+            except TypeError as exc:
+                raise ProblemError(
+                    f"{self.problem.path}: Model(*get_init_inputs()) failed: {exc}"
+                ) from None
+            return model.to(device).eval()
+        fn = getattr(self.module, self.problem.entry)
+        return _entry_module(fn).to(device).eval()
+
+    def reference_fn(self) -> Callable[..., Any] | None:
+        """The torch-only reference used by the float64 referee, if the problem has one."""
+        if self.problem.kind == "module":
+            return None
+        ref = getattr(self.module, "reference", None)
+        return ref if callable(ref) else None
+
+
+def materialize(problem: Problem) -> LoadedProblem:
+    """Execute a problem's source in a fresh module (trusted code: the user's reference)."""
+    try:
+        module = load_source_module(problem.source, f"problem_{problem.name}")
+    except Exception as exc:
+        raise ProblemError(
+            f"{problem.path}: executing the problem raised {type(exc).__name__}: {exc}"
+        ) from None
+    return LoadedProblem(problem, module)
+
+
+def candidate_model(
+    problem: Problem, module: types.ModuleType, init_inputs: Sequence[Any]
+) -> Any:
+    """Build the candidate's model from its module: ``ModelNew(*init)`` or the entry function."""
+    new_cls = getattr(module, "ModelNew", None)
+    if new_cls is not None:
+        return new_cls(*init_inputs)
+    if problem.kind != "module" and callable(getattr(module, problem.entry, None)):
+        return _entry_module(getattr(module, problem.entry))
+    wanted = "class ModelNew" if problem.kind == "module" else f"ModelNew or {problem.entry}()"
+    raise AttributeError(f"candidate defines no {wanted}")

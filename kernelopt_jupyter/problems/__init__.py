@@ -1,0 +1,1 @@
+"""Bundled example problems (KernelBench layout) used by the quickstart and tests."""

@@ -1,0 +1,35 @@
+"""Shared test setup: GPU tests fail loudly where there is no GPU, never skip silently."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("gpu") is not None:
+        import torch
+
+        if not torch.cuda.is_available():
+            pytest.fail(
+                "this test is marked gpu but no CUDA GPU is visible: run it on the GPU machine "
+                "(scripts/gpu_checks.sh) or deselect it with -m 'not gpu'",
+                pytrace=False,
+            )
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    """The folder of test problems and candidates."""
+    return DATA
+
+
+@pytest.fixture(autouse=True)
+def _no_api_key_leak(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tests never talk to the real Claude API; a test that needs a key sets a fake one.
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        monkeypatch.delenv("ANTHROPIC_API_KEY")

@@ -1,0 +1,106 @@
+"""Problem capture, the worker process and the event log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernelopt_jupyter.events import EventError, EventLog, read_events
+from kernelopt_jupyter.problem import ProblemError, classify_source, problem_from_source
+from kernelopt_jupyter.verify.worker import run_task
+
+MODULE = """
+import torch
+class Model(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = torch.nn.Linear(n, n)
+    def forward(self, x):
+        return torch.relu(self.lin(x))
+def get_inputs():
+    return [torch.randn(4, 8)]
+def get_init_inputs():
+    return [8]
+"""
+
+TRITON = """
+import torch, triton, triton.language as tl
+@triton.jit
+def _add(x, y, o, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n
+    tl.store(o + i, tl.load(x + i, mask=m) + tl.load(y + i, mask=m), mask=m)
+def add(x, y):
+    o = torch.empty_like(x)
+    _add[(triton.cdiv(x.numel(), 1024),)](x, y, o, x.numel(), BLOCK=1024)
+    return o
+def get_inputs():
+    return [torch.randn(3000), torch.randn(3000)]
+"""
+
+
+def test_module_problem_is_captured_and_runs() -> None:
+    from kernelopt_jupyter.problem import materialize
+
+    problem = problem_from_source(MODULE, "p.py")
+    assert (problem.kind, problem.entry) == ("module", "Model")
+    loaded = materialize(problem)
+    out = loaded.make_model()(*loaded.make_inputs(seed=0))
+    assert tuple(out.shape) == (4, 8)
+
+
+def test_triton_problem_entry_is_found() -> None:
+    assert classify_source(TRITON) == ("triton", "add")
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("def f(:\n", "syntax error on line 1"),
+        ("import torch\nx = 1\n", "defines no `class Model"),
+        (MODULE.replace("def get_inputs", "def other_inputs"), "no get_inputs()"),
+        (MODULE.replace("return [8]", "return [8, 9]"), "Model(*get_init_inputs()) failed"),
+        (MODULE.replace("return [torch.randn(4, 8)]", "raise ValueError('boom')"), "boom"),
+        (MODULE.replace("import torch", "import torch_missing"), "ModuleNotFoundError"),
+    ],
+)
+def test_bad_problems_give_one_line_errors(source: str, message: str) -> None:
+    with pytest.raises(ProblemError) as info:
+        problem_from_source(source, "bad.py")
+    text = str(info.value)
+    assert text.startswith("bad.py: ") and message in text and "\n" not in text
+
+
+def test_worker_reports_timeout_crash_and_exception() -> None:
+    env = {"PYTHONPATH": str(Path(__file__).parent)}
+    ok = run_task("_worker_tasks:echo", {"value": [1, 2]}, device="cpu", extra_env=env)
+    assert ok.ok and ok.value == {"value": [1, 2], "interpret": "1"}
+    hang = run_task("_worker_tasks:hang", {}, device="cpu", time_limit_s=3, extra_env=env)
+    assert not hang.ok and hang.timed_out and "timed out" in hang.describe()
+    failed = run_task("_worker_tasks:fail", {}, device="cpu", extra_env=env)
+    assert failed.describe() == "RuntimeError: candidate exploded"
+    crash = run_task("os:abort", {}, device="cpu", time_limit_s=30)
+    assert not crash.ok and "SIGABRT" in crash.describe()
+
+
+def test_event_log_appends_replays_and_resumes(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    log = EventLog(path)
+    seen: list[str] = []
+    log.emit("session_started", problem="p.py", kind="module", device="cpu", agents="offline", options={})
+    log.subscribe(lambda e: seen.append(e.type))
+    log.emit("error", where="test", message="x")
+    assert seen == ["session_started", "error"]
+    with pytest.raises(EventError):
+        log.emit("nonsense")
+    # a crash mid-write leaves a torn line: it is dropped and the sequence continues
+    with path.open("a") as fh:
+        fh.write('{"type": "agent_te')
+    resumed = EventLog(path)
+    assert resumed.session == log.session
+    resumed.emit("session_finished", status="stopped", best=None, speedup_vs_eager=None, speedup_vs_compile=None)
+    events = read_events(path)
+    assert [e.seq for e in events] == [0, 1, 2]
+    assert all(json.loads(line)["schema"] == 1 for line in path.read_text().splitlines())

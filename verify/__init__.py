@@ -1,0 +1,1 @@
+"""Verification: the four gates every candidate must pass, run in a worker process."""
