@@ -1,0 +1,197 @@
+"""The agent interface: five roles, one protocol, three policies (offline, Claude, replay).
+
+A policy is the brain behind all five agents. The search calls it role by role and gives each
+call an :class:`AgentIO`, through which the policy streams its reasoning and tool calls into the
+event stream. Policies return plain data (below); the search turns proposed sources into
+:class:`~kernelopt_jupyter.candidate.Candidate` records and sends every one through the gates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from kernelopt_jupyter.candidate import Candidate
+from kernelopt_jupyter.events import EventLog
+from kernelopt_jupyter.problem import Problem
+
+AGENTS = ("profiler", "planner", "executor", "tuner", "summarizer")
+
+
+@dataclass
+class KernelUnit:
+    """One harvested Triton sub-kernel, or a kept vendor call, as the agents see it."""
+
+    name: str
+    kind: str  # "triton" | "vendor" | "other"
+    source: str = ""
+    ops: list[str] = field(default_factory=list)
+    share: float | None = None  # fraction of measured time, None where not measured
+    ms: float | None = None
+    bound: str | None = None  # "memory" | "compute" | None
+    roofline_fraction: float | None = None
+
+
+@dataclass
+class AgentContext:
+    """Facts the search cannot change, given to every agent call."""
+
+    problem: Problem
+    device: str
+    baselines: dict[str, float | None]  # name -> ms (None where not measured)
+    kernels: list[KernelUnit]
+    library_dominated: bool = False
+    memory: list[ExperienceItem] = field(default_factory=list)
+    iteration: int = 0
+    budget_left: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Bottleneck:
+    """A sub-kernel that matters, and why."""
+
+    kernel: str
+    share: float | None
+    bound: str | None
+    note: str
+
+
+@dataclass
+class ProfileReport:
+    """The Profiler's answer: what to work on, ranked."""
+
+    bottlenecks: list[Bottleneck]
+    summary: str
+
+
+@dataclass
+class Plan:
+    """One concrete, minimal change to try.
+
+    ``action`` names a transform the offline executor knows (``retile``, ``fuse``,
+    ``vendor_dispatch``, ``cuda_graph``, ``keep_baseline``, ``rewrite``, ...); an LLM plan may use
+    ``rewrite`` with free text in ``rationale``. ``params`` carries the transform's arguments.
+    """
+
+    id: str
+    title: str
+    rationale: str
+    action: str
+    targets: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for events."""
+        return asdict(self)
+
+
+@dataclass
+class Edit:
+    """The Executor's answer: a whole new candidate source, or why it could not make one."""
+
+    source: str | None
+    explanation: str
+    dispatch_only: bool = False
+
+
+@dataclass
+class TuneProposal:
+    """The Tuner's answer: variants of a candidate to measure (each a full source)."""
+
+    variants: list[tuple[str, str]]  # (label, source)
+    explanation: str
+
+
+@dataclass
+class StepRecord:
+    """What one search step did, for the Summarizer."""
+
+    candidate: Candidate
+    parent_source: str
+    plan: Plan | None
+    verdict: str
+    speedup: float | None
+    parent_speedup: float | None
+    gate_details: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class ExperienceItem:
+    """A reusable lesson: what worked (or hurt) for which pattern."""
+
+    pattern: str
+    action: str
+    outcome: float  # speedup of the step (child over parent)
+    lesson: str
+    problem: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for the memory file and events."""
+        return asdict(self)
+
+
+@dataclass
+class Summary:
+    """The Summarizer's answer."""
+
+    explanations: dict[str, str]  # candidate id -> plain-language explanation
+    experience: list[ExperienceItem]
+
+
+class AgentIO:
+    """What one agent call may say while it works: streamed into the event stream."""
+
+    def __init__(self, log: EventLog, agent: str, step: int) -> None:
+        self.log = log
+        self.agent = agent
+        self.step = step
+        self.usage: dict[str, float] = {}
+
+    def text(self, delta: str) -> None:
+        """Stream a piece of the agent's reasoning."""
+        if delta:
+            self.log.emit("agent_text", agent=self.agent, step=self.step, delta=delta)
+
+    def tool_call(self, tool: str, payload: dict[str, Any]) -> None:
+        """Record a structured tool call the agent made."""
+        self.log.emit("tool_call", agent=self.agent, step=self.step, tool=tool, input=payload)
+
+    def add_usage(self, **counts: float) -> None:
+        """Accumulate token and cost counts (input_tokens, output_tokens, cost_usd, ...)."""
+        for key, value in counts.items():
+            self.usage[key] = self.usage.get(key, 0) + value
+
+
+class Policy(Protocol):
+    """The five roles. Every method may stream through ``io``; none may run candidate code."""
+
+    name: str
+
+    def profile(self, ctx: AgentContext, io: AgentIO) -> ProfileReport:
+        """Profiler: rank what matters (Amdahl) and say memory- or compute-bound."""
+        ...
+
+    def plan(
+        self, ctx: AgentContext, report: ProfileReport, parent: Candidate, n: int, io: AgentIO
+    ) -> list[Plan]:
+        """Planner: up to ``n`` concrete plans for improving ``parent``."""
+        ...
+
+    def execute(
+        self,
+        ctx: AgentContext,
+        plan: Plan,
+        parent: Candidate,
+        feedback: str | None,
+        io: AgentIO,
+    ) -> Edit:
+        """Executor: apply ``plan`` to ``parent``; ``feedback`` is the failing gate's diagnostic."""
+        ...
+
+    def tune(self, ctx: AgentContext, candidate: Candidate, io: AgentIO) -> TuneProposal:
+        """Tuner: launch-configuration variants of ``candidate`` worth measuring."""
+        ...
+
+    def summarize(self, ctx: AgentContext, steps: list[StepRecord], io: AgentIO) -> Summary:
+        """Summarizer: explain each step in plain words and distil reusable experience."""
+        ...
