@@ -268,7 +268,7 @@ class LoadedProblem:
         if self.problem.kind == "module":
             init = self.init_inputs()
             torch.manual_seed(seed)
-            cls = getattr(self.module, "Model")
+            cls = self.module.Model
             try:
                 model = cls(*init)
             except TypeError as exc:
@@ -298,9 +298,7 @@ def materialize(problem: Problem) -> LoadedProblem:
     return LoadedProblem(problem, module)
 
 
-def candidate_model(
-    problem: Problem, module: types.ModuleType, init_inputs: Sequence[Any]
-) -> Any:
+def candidate_model(problem: Problem, module: types.ModuleType, init_inputs: Sequence[Any]) -> Any:
     """Build the candidate's model from its module: ``ModelNew(*init)`` or the entry function."""
     new_cls = getattr(module, "ModelNew", None)
     if new_cls is not None:

@@ -89,7 +89,9 @@ def test_event_log_appends_replays_and_resumes(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     log = EventLog(path)
     seen: list[str] = []
-    log.emit("session_started", problem="p.py", kind="module", device="cpu", agents="offline", options={})
+    log.emit(
+        "session_started", problem="p.py", kind="module", device="cpu", agents="offline", options={}
+    )
     log.subscribe(lambda e: seen.append(e.type))
     log.emit("error", where="test", message="x")
     assert seen == ["session_started", "error"]
@@ -100,7 +102,13 @@ def test_event_log_appends_replays_and_resumes(tmp_path: Path) -> None:
         fh.write('{"type": "agent_te')
     resumed = EventLog(path)
     assert resumed.session == log.session
-    resumed.emit("session_finished", status="stopped", best=None, speedup_vs_eager=None, speedup_vs_compile=None)
+    resumed.emit(
+        "session_finished",
+        status="stopped",
+        best=None,
+        speedup_vs_eager=None,
+        speedup_vs_compile=None,
+    )
     events = read_events(path)
     assert [e.seq for e in events] == [0, 1, 2]
     assert all(json.loads(line)["schema"] == 1 for line in path.read_text().splitlines())

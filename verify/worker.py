@@ -77,7 +77,9 @@ def run_task(
     """Run ``task(**kwargs)`` in a fresh process on ``device``; never raises for task failures."""
     env = interpreter_env(device)
     env["PYTHONUNBUFFERED"] = "1"
-    env.setdefault("TORCHINDUCTOR_CACHE_DIR", str(Path(tempfile.gettempdir()) / "kernelopt-inductor"))
+    env.setdefault(
+        "TORCHINDUCTOR_CACHE_DIR", str(Path(tempfile.gettempdir()) / "kernelopt-inductor")
+    )
     if extra_env:
         env.update(extra_env)
     with tempfile.TemporaryDirectory(prefix="kernelopt-worker-") as tmp:
@@ -87,7 +89,13 @@ def run_task(
         start = time.monotonic()
         with open(Path(tmp) / "stderr.txt", "w+b") as err:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "kernelopt_jupyter.verify.worker", str(payload), str(result)],
+                [
+                    sys.executable,
+                    "-m",
+                    "kernelopt_jupyter.verify.worker",
+                    str(payload),
+                    str(result),
+                ],
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
