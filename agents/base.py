@@ -41,6 +41,8 @@ class AgentContext:
     baselines: dict[str, float | None]  # name -> ms (None where not measured)
     kernels: list[KernelUnit]
     library_dominated: bool = False
+    #: Harvest variants that route an op back to its vendor library: (label, source).
+    dispatch_variants: list[tuple[str, str]] = field(default_factory=list)
     memory: list[ExperienceItem] = field(default_factory=list)
     iteration: int = 0
     budget_left: dict[str, Any] = field(default_factory=dict)

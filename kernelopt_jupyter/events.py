@@ -28,7 +28,7 @@ EVENT_TYPES: dict[str, tuple[str, ...]] = {
     "agent_started": ("agent", "step", "iteration"),
     "agent_text": ("agent", "step", "delta"),
     "tool_call": ("agent", "step", "tool", "input"),
-    "agent_finished": ("agent", "step", "summary", "usage"),
+    "agent_finished": ("agent", "step", "summary", "usage", "output"),
     "plan": ("plan_id", "agent", "title", "rationale", "targets", "parent"),
     "candidate": ("id", "parent", "agent", "plan_id", "source", "diff", "dispatch_only", "note"),
     "gate": ("candidate", "name", "status", "detail", "metrics"),

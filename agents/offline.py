@@ -1,0 +1,345 @@
+"""The embedded offline policy: deterministic, profiling-guided rules that need no API key.
+
+Its moves are the ones that pay on real hardware without an LLM: CUDA-graph capture where launch
+overhead dominates, routing an op back to its vendor library where that beats Inductor's
+lowering, keeping the faster of eager and torch.compile, and a measured search over the Triton
+kernels' launch configurations. It never guesses a speed: every proposal is gated and timed.
+"""
+
+from __future__ import annotations
+
+import math
+
+from kernelopt_jupyter.agents.base import (
+    AgentContext,
+    AgentIO,
+    Bottleneck,
+    Edit,
+    ExperienceItem,
+    KernelUnit,
+    Plan,
+    ProfileReport,
+    StepRecord,
+    Summary,
+    TuneProposal,
+)
+from kernelopt_jupyter.agents.memory import ExperienceMemory, worth_keeping
+from kernelopt_jupyter.agents.transforms import (
+    TransformError,
+    config_neighbours,
+    describe_config_change,
+    eager_dispatch_source,
+    is_dispatch_only,
+    lift_launch_configs,
+    read_launch_configs,
+    wrap_cuda_graph,
+    write_launch_configs,
+)
+from kernelopt_jupyter.candidate import Candidate
+
+#: Below this eager time (ms) a forward is dominated by launch overhead on an H200.
+LAUNCH_BOUND_MS = 0.25
+TUNE_VARIANTS = 4
+
+_WHY = {
+    "cuda_graph": "replay the whole forward as one CUDA graph, removing per-kernel launch gaps",
+    "eager_dispatch": "route every op to the vendor libraries (eager) instead of Inductor's kernels",
+    "eager_graph": "eager vendor kernels, replayed as one CUDA graph",
+    "vendor_dispatch": "route one op back to its vendor library, keep Inductor's other kernels",
+    "retile": "measure nearby launch configurations of the heaviest Triton kernel",
+}
+
+
+def patterns_of(ctx: AgentContext) -> set[str]:
+    """Pattern tags of a problem, the keys of the experience memory."""
+    tags = {f"kind:{ctx.problem.kind}"}
+    triton_kernels = [k for k in ctx.kernels if k.kind == "triton"]
+    vendor = [k for k in ctx.kernels if k.kind == "vendor"]
+    eager = ctx.baselines.get("eager")
+    if eager is not None and eager < LAUNCH_BOUND_MS:
+        tags.add("launch-bound")
+    if ctx.library_dominated:
+        tags.add("library-dominated")
+    if len(triton_kernels) >= 3:
+        tags.add("many-kernels")
+    if vendor and triton_kernels:
+        tags.add("vendor+epilogue")
+    compile_ms = ctx.baselines.get("compile")
+    if eager is not None and compile_ms is not None and eager < compile_ms:
+        tags.add("eager-beats-compile")
+    bounds = {k.bound for k in triton_kernels if k.bound}
+    tags.update(f"{b}-bound" for b in bounds)
+    return tags
+
+
+def _ranked(kernels: list[KernelUnit]) -> list[KernelUnit]:
+    return sorted(kernels, key=lambda k: -(k.share or 0.0))
+
+
+class OfflinePolicy:
+    """Rule-table agents over the dispatch map, the baselines and the experience memory."""
+
+    name = "offline"
+
+    def __init__(self, memory: ExperienceMemory | None = None) -> None:
+        self.memory = memory or ExperienceMemory(None)
+        self._tried: set[tuple[str, str, str]] = set()
+
+    # ------------------------------------------------------------------ Profiler
+    def profile(self, ctx: AgentContext, io: AgentIO) -> ProfileReport:
+        """Rank sub-kernels by time share and say what bounds each one."""
+        ranked = _ranked(ctx.kernels)
+        measured = any(k.ms is not None for k in ranked)
+        bottlenecks = [
+            Bottleneck(
+                kernel=k.name,
+                share=k.share,
+                bound=k.bound,
+                note=_kernel_note(k),
+            )
+            for k in ranked[:4]
+        ]
+        eager, compiled = ctx.baselines.get("eager"), ctx.baselines.get("compile")
+        lines = []
+        if eager is not None and compiled is not None:
+            faster = "eager" if eager < compiled else "torch.compile"
+            lines.append(
+                f"Baselines: eager {eager:.4f} ms, torch.compile {compiled:.4f} ms; "
+                f"{faster} is the one to beat."
+            )
+        else:
+            lines.append("Baselines are not timed here (no GPU): ranking by estimated work.")
+        if ctx.library_dominated:
+            lines.append(
+                "All the work is in vendor library calls (cuBLAS/cuDNN); Inductor generated no "
+                "Triton kernel worth editing, so only dispatch-level moves remain."
+            )
+        if bottlenecks:
+            top = bottlenecks[0]
+            share = f"{top.share:.0%}" if top.share is not None else "an unmeasured share"
+            bound = f", {top.bound}-bound" if top.bound else ""
+            lines.append(f"Largest: {top.kernel} with {share} of the time{bound}.")
+            if top.share and top.share < 1:
+                lines.append(
+                    f"Amdahl: making only this kernel infinitely fast gives at most "
+                    f"{1 / (1 - top.share):.2f}x."
+                )
+        if eager is not None and eager < LAUNCH_BOUND_MS:
+            lines.append(
+                f"The whole forward takes {eager * 1000:.0f} µs in eager mode: launch overhead "
+                f"is a large part of that, so CUDA-graph replay is promising."
+            )
+        if not measured and ranked:
+            lines.append("(time shares are estimates from FLOPs and bytes, not measurements)")
+        summary = " ".join(lines)
+        io.text(summary)
+        return ProfileReport(bottlenecks=bottlenecks, summary=summary)
+
+    # ------------------------------------------------------------------ Planner
+    def plan(
+        self, ctx: AgentContext, report: ProfileReport, parent: Candidate, n: int, io: AgentIO
+    ) -> list[Plan]:
+        """Concrete plans from the rule table, ordered by memory, minus those already tried."""
+        patterns = patterns_of(ctx)
+        graphed = "KernelOPT: CUDA-graph capture" in parent.source
+        parent_dispatch = parent.dispatch_only or is_dispatch_only(parent.source)
+        options: list[tuple[float, Plan]] = []
+
+        def add(priority: float, action: str, title: str, **params: object) -> None:
+            key = (parent.id, action, repr(sorted(params.items())))
+            if key in self._tried:
+                return
+            prior = self.memory.score(patterns, action)
+            plan = Plan(
+                id="",
+                title=title,
+                rationale=_WHY[action] + (f" (memory: {prior:+.2f} log-speedup)" if prior else ""),
+                action=action,
+                targets=[str(params.get("kernel", ""))] if params.get("kernel") else [],
+                params=dict(params),
+            )
+            options.append((priority + prior, plan))
+
+        cuda = ctx.device == "cuda"
+        eager, compiled = ctx.baselines.get("eager"), ctx.baselines.get("compile")
+        launch_bound = eager is not None and eager < LAUNCH_BOUND_MS
+        if cuda and not graphed:
+            add(3.0 if launch_bound else 1.0, "cuda_graph", "Capture the forward in a CUDA graph")
+        if ctx.problem.kind == "module" and parent.agent == "harvest":
+            eager_wins = eager is not None and compiled is not None and eager < compiled
+            if eager_wins or ctx.library_dominated:
+                add(2.5, "eager_dispatch", "Keep the vendor-library path (eager) for every op")
+            if cuda and (eager_wins or ctx.library_dominated or launch_bound):
+                add(
+                    2.8 if launch_bound else 2.0, "eager_graph", "Eager vendor path in a CUDA graph"
+                )
+            for label, _source in ctx.dispatch_variants:
+                add(2.2, "vendor_dispatch", f"Vendor dispatch: {label}", variant=label)
+        if not parent_dispatch and (
+            read_launch_configs(parent.source) or ctx.problem.kind != "module"
+        ):
+            for rank, kernel in enumerate(
+                _ranked([k for k in ctx.kernels if k.kind == "triton"])[:2]
+            ):
+                add(1.5 - 0.3 * rank, "retile", f"Retune {kernel.name}", kernel=kernel.name)
+            if not ctx.kernels:
+                add(1.2, "retile", "Retune the launch configuration", kernel="")
+        options.sort(key=lambda pair: -pair[0])
+        plans = []
+        for index, (_, plan) in enumerate(options[:n]):
+            plan.id = f"{parent.id}.p{index}"
+            self._tried.add((parent.id, plan.action, repr(sorted(plan.params.items()))))
+            plans.append(plan)
+        if plans:
+            io.text(
+                "Plans for "
+                + parent.id
+                + ": "
+                + "; ".join(f"[{p.action}] {p.title}" for p in plans)
+                + (f". Patterns: {', '.join(sorted(patterns))}." if patterns else ".")
+            )
+        else:
+            io.text(f"No untried plan applies to {parent.id}.")
+        return plans
+
+    # ------------------------------------------------------------------ Executor
+    def execute(
+        self,
+        ctx: AgentContext,
+        plan: Plan,
+        parent: Candidate,
+        feedback: str | None,
+        io: AgentIO,
+    ) -> Edit:
+        """Apply the plan's transform; a retry after a gate failure gives up honestly."""
+        if feedback is not None:
+            io.text(f"The gate rejected the last attempt ({feedback[:200]}); no safer variant.")
+            return Edit(None, "no safer variant of this transform")
+        try:
+            if plan.action == "cuda_graph":
+                return Edit(
+                    wrap_cuda_graph(parent.source), _WHY["cuda_graph"], parent.dispatch_only
+                )
+            if plan.action == "eager_dispatch":
+                return Edit(eager_dispatch_source(ctx.problem), _WHY["eager_dispatch"], True)
+            if plan.action == "eager_graph":
+                source = wrap_cuda_graph(eager_dispatch_source(ctx.problem))
+                return Edit(source, _WHY["eager_graph"], True)
+            if plan.action == "vendor_dispatch":
+                for label, source in ctx.dispatch_variants:
+                    if label == plan.params.get("variant"):
+                        return Edit(source, _WHY["vendor_dispatch"], is_dispatch_only(source))
+                return Edit(None, f"dispatch variant {plan.params.get('variant')} is gone")
+            if plan.action == "retile":
+                return self._retile(plan, parent, io)
+        except TransformError as exc:
+            io.text(f"Cannot apply {plan.action}: {exc}")
+            return Edit(None, str(exc))
+        return Edit(None, f"the offline executor has no transform for {plan.action!r}")
+
+    def _retile(self, plan: Plan, parent: Candidate, io: AgentIO) -> Edit:
+        source = lift_launch_configs(parent.source)
+        configs = read_launch_configs(source)
+        kernel = str(plan.params.get("kernel") or "")
+        name = kernel if kernel in configs else next(iter(configs))
+        moves = config_neighbours(configs[name])
+        if not moves:
+            return Edit(None, f"{name} has no tunable launch setting")
+        label, new = moves[0]
+        io.text(f"Retile {name}: {label}. The Tuner measures the other neighbours.")
+        return Edit(write_launch_configs(source, {**configs, name: new}), f"{name}: {label}")
+
+    # ------------------------------------------------------------------ Tuner
+    def tune(self, ctx: AgentContext, candidate: Candidate, io: AgentIO) -> TuneProposal:
+        """Neighbouring launch configurations of the heaviest kernels, to be measured."""
+        try:
+            source = lift_launch_configs(candidate.source)
+            configs = read_launch_configs(source)
+        except TransformError as exc:
+            return TuneProposal([], f"nothing to tune: {exc}")
+        shares = {k.name: k.share or 0.0 for k in ctx.kernels}
+        order = sorted(configs, key=lambda name: -shares.get(name, 0.0))
+        variants: list[tuple[str, str]] = []
+        for name in order:
+            for label, new in config_neighbours(configs[name]):
+                variants.append(
+                    (f"{name}: {label}", write_launch_configs(source, {**configs, name: new}))
+                )
+                if len(variants) >= TUNE_VARIANTS:
+                    break
+            if len(variants) >= TUNE_VARIANTS:
+                break
+        text = f"Measuring {len(variants)} launch configurations around {candidate.id}."
+        io.text(text)
+        return TuneProposal(variants, text)
+
+    # ------------------------------------------------------------------ Summarizer
+    def summarize(self, ctx: AgentContext, steps: list[StepRecord], io: AgentIO) -> Summary:
+        """A plain-language explanation per step and the lessons worth remembering."""
+        explanations: dict[str, str] = {}
+        experience: list[ExperienceItem] = []
+        patterns = sorted(patterns_of(ctx))
+        for step in steps:
+            text = explain_step(step)
+            explanations[step.candidate.id] = text
+            io.text(text + "\n")
+            if step.plan and step.speedup and step.parent_speedup:
+                outcome = step.speedup / step.parent_speedup
+                if worth_keeping(outcome):
+                    for pattern in patterns:
+                        experience.append(
+                            ExperienceItem(
+                                pattern=pattern,
+                                action=step.plan.action,
+                                outcome=round(outcome, 4),
+                                lesson=text,
+                                problem=ctx.problem.name,
+                            )
+                        )
+        return Summary(explanations, experience)
+
+
+def _kernel_note(k: KernelUnit) -> str:
+    if k.kind == "vendor":
+        return "vendor library call: kept (very hard to beat); fuse around it instead"
+    if k.roofline_fraction is not None and k.bound:
+        return f"{k.bound}-bound at {k.roofline_fraction:.0%} of the H200 roofline"
+    return f"{k.kind} kernel"
+
+
+def explain_step(step: StepRecord) -> str:
+    """Templated, data-driven explanation of one step for the panel and the report."""
+    c = step.candidate
+    what = step.plan.title if step.plan else (c.note or "candidate")
+    if step.verdict != "pass":
+        failing = next((g for g in step.gate_details if g.get("status") == "fail"), None)
+        why = f"{failing['name']} gate: {failing['detail']}" if failing else "a gate failed"
+        return f"{c.id} ({what}) was rejected by the {why}."
+    if step.speedup is None:
+        return f"{c.id} ({what}) passed gates 1-3; its speed is not measured without a GPU."
+    change = ""
+    if step.parent_speedup:
+        ratio = step.speedup / step.parent_speedup
+        change = f", {ratio:.2f}x its parent"
+        if step.plan and step.plan.action == "retile":
+            old = read_launch_configs(step.parent_source)
+            new = read_launch_configs(c.source)
+            for name, cfg in new.items():
+                if old.get(name) != cfg:
+                    change += f" ({name}: {describe_config_change(old.get(name, {}), cfg)})"
+    verdict = "faster" if step.speedup > 1 else "slower"
+    return (
+        f"{c.id} ({what}) passed all gates and runs {step.speedup:.2f}x the baseline "
+        f"({verdict}{change}). {_lesson(step, math.log(max(step.speedup, 1e-9)))}"
+    )
+
+
+def _lesson(step: StepRecord, log_gain: float) -> str:
+    action = step.plan.action if step.plan else ""
+    if action in ("cuda_graph", "eager_graph") and log_gain > 0:
+        return "Launch overhead was a real cost: one graph replay replaced many launches."
+    if action == "eager_dispatch" and log_gain > 0:
+        return "The vendor library beat Inductor's generated code for this problem."
+    if action == "retile" and log_gain > 0:
+        return "A better launch shape kept more memory transactions in flight."
+    return ""

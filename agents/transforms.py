@@ -1,0 +1,292 @@
+"""Source transforms the offline Executor and Tuner apply to candidates.
+
+Every transform takes candidate source text and returns new source text; nothing here runs
+candidate code. Launch configurations follow the ``LAUNCH_CONFIGS`` convention of
+docs/engine.md: one module-level dict literal, kernel name -> constexprs plus ``num_warps`` and
+``num_stages``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from kernelopt_jupyter.problem import Problem
+
+LaunchConfigs = dict[str, dict[str, int]]
+
+_GRAPH_MARKER = "# --- KernelOPT: CUDA-graph capture"
+
+
+class TransformError(ValueError):
+    """A transform does not apply to this source (the Executor reports it and moves on)."""
+
+
+def _launch_configs_node(tree: ast.Module) -> ast.Assign | None:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "LAUNCH_CONFIGS" for t in node.targets
+        ):
+            return node
+    return None
+
+
+def read_launch_configs(source: str) -> LaunchConfigs:
+    """The candidate's ``LAUNCH_CONFIGS`` dict, or ``{}`` when it has none."""
+    node = _launch_configs_node(ast.parse(source))
+    if node is None:
+        return {}
+    try:
+        value = ast.literal_eval(node.value)
+    except ValueError as exc:
+        raise TransformError(f"LAUNCH_CONFIGS is not a literal dict: {exc}") from None
+    if not isinstance(value, dict):
+        raise TransformError("LAUNCH_CONFIGS is not a dict")
+    return {str(k): {str(a): int(b) for a, b in v.items()} for k, v in value.items()}
+
+
+def format_launch_configs(configs: LaunchConfigs) -> str:
+    """The ``LAUNCH_CONFIGS = {...}`` statement, one kernel a line."""
+    lines = ["LAUNCH_CONFIGS = {"]
+    for name, cfg in configs.items():
+        inner = ", ".join(f"{k!r}: {v}" for k, v in cfg.items())
+        lines.append(f"    {name!r}: {{{inner}}},")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def write_launch_configs(source: str, configs: LaunchConfigs) -> str:
+    """Replace the ``LAUNCH_CONFIGS`` literal in ``source`` with ``configs``."""
+    node = _launch_configs_node(ast.parse(source))
+    if node is None or node.end_lineno is None:
+        raise TransformError("candidate has no LAUNCH_CONFIGS dict to retune")
+    lines = source.splitlines(keepends=True)
+    before = "".join(lines[: node.lineno - 1])
+    after = "".join(lines[node.end_lineno :])
+    return before + format_launch_configs(configs) + "\n" + after
+
+
+def _is_block_key(key: str) -> bool:
+    return key.upper() == key and key.endswith("BLOCK")
+
+
+def config_neighbours(cfg: dict[str, int], *, limit: int = 6) -> list[tuple[str, dict[str, int]]]:
+    """Nearby launch configurations: each block size doubled or halved, warps and stages moved.
+
+    Ordered so the moves that most often pay on memory-bound generated kernels come first
+    (bigger blocks, more warps); the caller measures them, nothing here guesses a winner.
+    """
+    moves: list[tuple[str, dict[str, int]]] = []
+    for key, value in cfg.items():
+        if not _is_block_key(key):
+            continue
+        for factor, word in ((2, "x2"), (0.5, "/2")):
+            new = int(value * factor)
+            if 1 <= new <= 8192 and new != value:
+                moves.append((f"{key} {value}->{new} ({word})", {**cfg, key: new}))
+    warps = cfg.get("num_warps", 4)
+    for new in (warps * 2, warps // 2):
+        if 1 <= new <= 32 and new != warps:
+            moves.append((f"num_warps {warps}->{new}", {**cfg, "num_warps": new}))
+    stages = cfg.get("num_stages", 1)
+    for new in (stages + 1, stages - 1):
+        if 1 <= new <= 5:
+            moves.append((f"num_stages {stages}->{new}", {**cfg, "num_stages": new}))
+    return moves[:limit]
+
+
+def wrap_cuda_graph(source: str) -> str:
+    """Wrap ``ModelNew`` so the whole forward replays as one CUDA graph.
+
+    Where launch overhead dominates (many small kernels), one graph launch replaces them all.
+    Inputs are copied into static buffers and the output is cloned, so every call computes
+    afresh on its own inputs and never hands out memory a later call overwrites. A new input
+    signature (shape, dtype, device) re-captures; CPU inputs run the plain forward.
+    """
+    if _GRAPH_MARKER in source:
+        raise TransformError("candidate already replays a CUDA graph")
+    tree = ast.parse(source)
+    if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body):
+        raise TransformError("candidate defines no class ModelNew to capture")
+    renamed = re.sub(r"^class ModelNew\b", "class _ModelNewEager", source, count=1, flags=re.M)
+    return renamed.rstrip("\n") + "\n\n\n" + _GRAPH_WRAPPER
+
+
+_GRAPH_WRAPPER = '''# --- KernelOPT: CUDA-graph capture (the whole forward replays as one graph launch) ---
+class ModelNew(_ModelNewEager):
+    """The eager candidate above, captured once per input signature and replayed."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._graph = None
+        self._graph_key = None
+        self._static_inputs = []
+        self._static_output = None
+
+    def _signature(self, inputs):
+        return tuple(
+            (tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else ("v", x)
+            for x in inputs
+        )
+
+    def _capture(self, inputs, key):
+        self._static_inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        # Two eager calls first: they compile the Triton kernels and create library handles,
+        # neither of which may happen during capture.
+        for _ in range(2):
+            _ModelNewEager.forward(self, *self._static_inputs)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            self._static_output = _ModelNewEager.forward(self, *self._static_inputs)
+        self._graph, self._graph_key = graph, key
+
+    def forward(self, *inputs):
+        tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+        if not tensors or not all(x.is_cuda for x in tensors):
+            return _ModelNewEager.forward(self, *inputs)
+        key = self._signature(inputs)
+        if self._graph is None or key != self._graph_key:
+            self._capture(inputs, key)
+        for static, x in zip(self._static_inputs, inputs):
+            if isinstance(x, torch.Tensor):
+                static.copy_(x)
+        self._graph.replay()
+        out = self._static_output
+        if isinstance(out, torch.Tensor):
+            return out.clone()
+        return type(out)(o.clone() if isinstance(o, torch.Tensor) else o for o in out)
+'''
+
+
+def eager_dispatch_source(problem: Problem) -> str:
+    """A dispatch-only candidate: the reference's own ops (vendor libraries) as ``ModelNew``.
+
+    It launches no Triton kernel, so it is marked dispatch-only and counted as such. It wins
+    where torch.compile's lowering loses to the vendor library (depthwise convolution, pooling).
+    """
+    if problem.kind != "module":
+        raise TransformError("eager dispatch applies to module problems only")
+    source = re.sub(r"^class Model\b", "class ModelNew", problem.source, count=1, flags=re.M)
+    source = re.sub(r"\bsuper\(Model, self\)", "super(ModelNew, self)", source)
+    header = (
+        "# Dispatch-only candidate: the reference's operators, routed to the vendor libraries\n"
+        "# (cuBLAS/cuDNN) instead of torch.compile's generated kernels.\n"
+        "KERNELOPT_DISPATCH_ONLY = True\n"
+    )
+    return _insert_after_imports(source, header)
+
+
+def _insert_after_imports(source: str, text: str) -> str:
+    tree = ast.parse(source)
+    last = 0
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom) or (
+            isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        ):
+            last = node.end_lineno or last
+        else:
+            break
+    lines = source.splitlines(keepends=True)
+    return "".join(lines[:last]) + "\n" + text + "".join(lines[last:])
+
+
+def is_dispatch_only(source: str) -> bool:
+    """Whether the candidate declares itself dispatch-only."""
+    return re.search(r"^KERNELOPT_DISPATCH_ONLY\s*=\s*True", source, flags=re.M) is not None
+
+
+def describe_config_change(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """``XBLOCK 1024->2048, num_warps 4->8`` for explanations."""
+    parts = [f"{k} {old.get(k)}->{v}" for k, v in new.items() if old.get(k) != v]
+    return ", ".join(parts) or "no change"
+
+
+_TUNABLE_ALWAYS = ("num_warps", "num_stages")
+
+
+def _jit_names(tree: ast.Module) -> set[str]:
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            for dec in node.decorator_list:
+                target = dec.func if isinstance(dec, ast.Call) else dec
+                if ast.unparse(target).endswith("jit"):
+                    names.add(node.name)
+    return names
+
+
+def _grid_uses_meta(call: ast.Call) -> bool:
+    assert isinstance(call.func, ast.Subscript)
+    return isinstance(call.func.slice, ast.Lambda)
+
+
+def lift_launch_configs(source: str) -> str:
+    """Move literal launch settings of ``kernel[grid](...)`` calls into ``LAUNCH_CONFIGS``.
+
+    ``num_warps`` and ``num_stages`` are always safe to lift (no grid depends on them); block
+    sizes are lifted only where the grid is a ``lambda meta`` and so follows them. Launches that
+    set nothing get Triton's defaults written out, so the Tuner has something to move. A source
+    that already has ``LAUNCH_CONFIGS`` is returned unchanged.
+    """
+    tree = ast.parse(source)
+    if _launch_configs_node(tree) is not None:
+        return source
+    jitted = _jit_names(tree)
+    configs: LaunchConfigs = {}
+    edits: list[tuple[ast.Call, ast.Call]] = []
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Subscript)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in jitted
+        ):
+            continue
+        name = node.func.value.id
+        if name in configs or any(kw.arg is None for kw in node.keywords):
+            continue
+        lifted: dict[str, int] = {}
+        kept = []
+        for kw in node.keywords:
+            literal = isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, int)
+            liftable = kw.arg in _TUNABLE_ALWAYS or (
+                kw.arg is not None and _is_block_key(kw.arg) and _grid_uses_meta(node)
+            )
+            if literal and liftable and kw.arg is not None:
+                assert isinstance(kw.value, ast.Constant)
+                lifted[kw.arg] = int(kw.value.value)
+            else:
+                kept.append(kw)
+        lifted.setdefault("num_warps", 4)
+        lifted.setdefault("num_stages", 3)
+        configs[name] = lifted
+        spread = ast.keyword(
+            arg=None,
+            value=ast.Subscript(
+                value=ast.Name("LAUNCH_CONFIGS", ast.Load()),
+                slice=ast.Constant(name),
+                ctx=ast.Load(),
+            ),
+        )
+        edits.append((node, ast.Call(func=node.func, args=node.args, keywords=[*kept, spread])))
+    if not configs:
+        raise TransformError("no Triton launch with tunable settings found")
+    lines = source.splitlines(keepends=True)
+    for old, new in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
+        assert old.end_lineno is not None and old.end_col_offset is not None
+        start = sum(len(ln) for ln in lines[: old.lineno - 1]) + _byte_to_char(
+            lines[old.lineno - 1], old.col_offset
+        )
+        end = sum(len(ln) for ln in lines[: old.end_lineno - 1]) + _byte_to_char(
+            lines[old.end_lineno - 1], old.end_col_offset
+        )
+        text = "".join(lines)
+        text = text[:start] + ast.unparse(new) + text[end:]
+        lines = text.splitlines(keepends=True)
+    return _insert_after_imports("".join(lines), format_launch_configs(configs) + "\n\n")
+
+
+def _byte_to_char(line: str, byte_offset: int) -> int:
+    return len(line.encode()[:byte_offset].decode(errors="ignore"))
