@@ -18,6 +18,13 @@ from kernelopt_jupyter.problem import Problem
 AGENTS = ("profiler", "planner", "executor", "tuner", "summarizer")
 
 
+class PolicyError(Exception):
+    """A policy cannot go on (no API key, the API failing after retries, a recording used up).
+
+    The search ends cleanly with this one-line message; decided results are kept.
+    """
+
+
 @dataclass
 class KernelUnit:
     """One harvested Triton sub-kernel, or a kept vendor call, as the agents see it."""

@@ -255,8 +255,8 @@ def lift_launch_configs(source: str) -> str:
                 kw.arg is not None and _is_block_key(kw.arg) and _grid_uses_meta(node)
             )
             if literal and liftable and kw.arg is not None:
-                assert isinstance(kw.value, ast.Constant)
-                lifted[kw.arg] = int(kw.value.value)
+                assert isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, int)
+                lifted[kw.arg] = kw.value.value
             else:
                 kept.append(kw)
         lifted.setdefault("num_warps", 4)

@@ -1,0 +1,564 @@
+"""The beam search: Profiler -> Planner -> Executor (with retries) -> Tuner -> Summarizer.
+
+Everything the search learns leaves it as events. Gate verdicts come from
+``kernelopt_jupyter.verify`` (candidates run in a worker process); the search never runs
+candidate code itself. Defaults follow the paper: 5 iterations, 4 plans, 4 executor retries,
+beam 4.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from kernelopt_jupyter.agents.base import (
+    AgentContext,
+    AgentIO,
+    Edit,
+    Plan,
+    Policy,
+    PolicyError,
+    StepRecord,
+)
+from kernelopt_jupyter.agents.memory import ExperienceMemory
+from kernelopt_jupyter.agents.stepping import StepControl
+from kernelopt_jupyter.candidate import Candidate, unified_diff
+from kernelopt_jupyter.events import EventLog
+from kernelopt_jupyter.problem import Problem
+
+
+T = TypeVar("T")
+
+
+@dataclass
+class SearchConfig:
+    """Shape and budgets of one search."""
+
+    device: str = "cpu"
+    iterations: int = 5
+    plans: int = 4
+    retries: int = 4
+    beam: int = 4
+    max_candidates: int = 16
+    max_seconds: float | None = None
+    max_tokens: int | None = None
+    seeds: int = 3
+    time_limit_s: float = 180.0
+    #: Stop after an iteration that improved nothing (GPU only: on CPU nothing is timed).
+    early_stop: bool = True
+
+
+@dataclass
+class GatedCandidate:
+    """A candidate with its verdict and timing."""
+
+    candidate: Candidate
+    verdict: str
+    gates: list[dict[str, Any]]
+    ms: float | None = None
+    speedup_vs_eager: float | None = None
+    speedup_vs_compile: float | None = None
+    ci: tuple[float | None, float | None] = (None, None)
+
+    @property
+    def passed(self) -> bool:
+        """All gates that ran passed."""
+        return self.verdict == "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The candidate's row of result.json."""
+        c = self.candidate
+        return {
+            "id": c.id,
+            "parent": c.parent,
+            "agent": c.agent,
+            "plan": c.plan_id,
+            "note": c.note,
+            "dispatch_only": c.dispatch_only,
+            "verdict": self.verdict,
+            "gates": self.gates,
+            "time_ms": self.ms,
+            "speedup_vs_eager": self.speedup_vs_eager,
+            "speedup_vs_compile": self.speedup_vs_compile,
+            "ci": list(self.ci),
+        }
+
+
+@dataclass
+class SearchResult:
+    """What a search decided."""
+
+    status: str  # finished | stopped | failed
+    baselines: dict[str, float | None]
+    candidates: list[GatedCandidate]
+    best: GatedCandidate | None
+    library_dominated: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def speedup_vs_eager(self) -> float | None:
+        """Best candidate's speedup over eager (None when not timed)."""
+        return self.best.speedup_vs_eager if self.best else None
+
+    @property
+    def speedup_vs_compile(self) -> float | None:
+        """Best candidate's speedup over torch.compile (None when not timed)."""
+        return self.best.speedup_vs_compile if self.best else None
+
+
+class BudgetExhausted(Exception):
+    """Raised inside the loop when a budget runs out; the search ends cleanly."""
+
+
+class SearchStopped(Exception):
+    """Raised inside the loop when the person (or Ctrl-C) stops the search."""
+
+
+#: Gate runner: (problem, candidate, dispatch_only) -> report dict (``verify --json`` shape).
+GateRunner = Callable[[Problem, Candidate], dict[str, Any]]
+
+
+def source_key(source: str) -> str:
+    """Identity of a candidate's code, for memoizing verdicts on resume."""
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+class BeamSearch:
+    """One search over one problem with one policy."""
+
+    def __init__(
+        self,
+        problem: Problem,
+        policy: Policy,
+        log: EventLog,
+        config: SearchConfig,
+        *,
+        gate_runner: GateRunner,
+        context: AgentContext,
+        root: Candidate,
+        control: StepControl | None = None,
+        memory: ExperienceMemory | None = None,
+        known_verdicts: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        self.problem = problem
+        self.policy = policy
+        self.log = log
+        self.config = config
+        self.gate_runner = gate_runner
+        self.ctx = context
+        self.root = root
+        self.control = control or StepControl(enabled=False)
+        self.memory = memory or ExperienceMemory(None)
+        self.known = known_verdicts or {}
+        self.gated: list[GatedCandidate] = []
+        self._by_id: dict[str, GatedCandidate] = {}
+        self._next_id = 0
+        self._step = 0
+        self._t0 = time.monotonic()
+        self._tokens = 0.0
+
+    # ------------------------------------------------------------------ helpers
+    def _new_id(self) -> str:
+        cid = f"c{self._next_id}"
+        self._next_id += 1
+        return cid
+
+    def _budget_event(self) -> None:
+        self.log.emit(
+            "budget",
+            candidates=len(self.gated),
+            max_candidates=self.config.max_candidates,
+            seconds=round(time.monotonic() - self._t0, 1),
+            max_seconds=self.config.max_seconds,
+            tokens=int(self._tokens),
+            max_tokens=self.config.max_tokens,
+        )
+
+    def _check_budget(self) -> None:
+        if self.control.stop_requested:
+            raise SearchStopped()
+        if len(self.gated) >= self.config.max_candidates:
+            raise BudgetExhausted("candidate budget used")
+        if self.config.max_seconds and time.monotonic() - self._t0 > self.config.max_seconds:
+            raise BudgetExhausted("time budget used")
+        if self.config.max_tokens and self._tokens >= self.config.max_tokens:
+            raise BudgetExhausted("token budget used")
+
+    def _agent(
+        self, agent: str, call: Callable[[AgentIO], T], describe: Callable[[T], dict[str, Any]]
+    ) -> T:
+        """Run one agent step with its events; returns the policy's answer."""
+        self._check_budget()
+        step = self._step
+        self._step += 1
+        self.log.emit("agent_started", agent=agent, step=step, iteration=self.ctx.iteration)
+        io = AgentIO(self.log, agent, step)
+        try:
+            answer = call(io)
+        finally:
+            self._tokens += io.usage.get("input_tokens", 0) + io.usage.get("output_tokens", 0)
+        output = describe(answer)
+        self.log.emit(
+            "agent_finished",
+            agent=agent,
+            step=step,
+            summary=_short(output),
+            usage=io.usage,
+            output=output,
+        )
+        return answer
+
+    def gate(self, candidate: Candidate) -> GatedCandidate:
+        """Send a candidate through the four gates (or reuse a verdict already decided)."""
+        self._check_budget()
+        parent_source = (
+            self._by_id[candidate.parent].candidate.source
+            if candidate.parent in self._by_id
+            else self.problem.source
+        )
+        self.log.emit(
+            "candidate",
+            id=candidate.id,
+            parent=candidate.parent,
+            agent=candidate.agent,
+            plan_id=candidate.plan_id,
+            source=candidate.source,
+            diff=unified_diff(
+                parent_source, candidate.source, candidate.parent or "reference", candidate.id
+            ),
+            dispatch_only=candidate.dispatch_only,
+            note=candidate.note,
+        )
+        key = source_key(candidate.source)
+        report = self.known.get(key)
+        if report is None:
+            report = self.gate_runner(self.problem, candidate)
+        gated = self._record(candidate, report)
+        self._budget_event()
+        return gated
+
+    def _record(self, candidate: Candidate, report: dict[str, Any]) -> GatedCandidate:
+        gates = report.get("gates", [])
+        for g in gates:
+            self.log.emit(
+                "gate",
+                candidate=candidate.id,
+                name=g.get("name"),
+                status=g.get("status"),
+                detail=g.get("detail", ""),
+                metrics={k: v for k, v in g.items() if k not in ("name", "status", "detail")},
+            )
+        perf: dict[str, Any] = next((g for g in gates if g.get("name") == "performance"), {})
+        ms = perf.get("candidate_ms")
+        eager = self.ctx.baselines.get("eager")
+        compiled = self.ctx.baselines.get("compile")
+        vs_eager = perf.get("speedup_vs_eager") or (eager / ms if eager and ms else None)
+        vs_compile = perf.get("speedup_vs_compile") or (compiled / ms if compiled and ms else None)
+        gated = GatedCandidate(
+            candidate=candidate,
+            verdict=report.get("verdict", "fail"),
+            gates=gates,
+            ms=ms,
+            speedup_vs_eager=vs_eager,
+            speedup_vs_compile=vs_compile,
+            ci=(perf.get("ci_low"), perf.get("ci_high")),
+        )
+        self.log.emit(
+            "verdict",
+            candidate=candidate.id,
+            verdict=gated.verdict,
+            ms=ms,
+            speedup=perf.get("speedup"),
+            ci_low=perf.get("ci_low"),
+            ci_high=perf.get("ci_high"),
+            speedup_vs_eager=vs_eager,
+            speedup_vs_compile=vs_compile,
+            source_key=source_key(candidate.source),
+            report=report,
+        )
+        self.gated.append(gated)
+        self._by_id[candidate.id] = gated
+        return gated
+
+    def _pause(self, agent: str, payload: dict[str, Any]) -> tuple[str, Any]:
+        """Step mode: hand control to the person after an agent step."""
+        if not self.control.enabled:
+            return "approve", None
+        self.log.emit(
+            "step_paused",
+            agent=agent,
+            step=self._step - 1,
+            actions=self.control.actions_for(agent),
+            payload=payload,
+        )
+        action, value = self.control.wait()
+        self.log.emit("step_resumed", action=action, by="person")
+        if action == "stop":
+            raise SearchStopped()
+        return action, value
+
+    @staticmethod
+    def _rank_key(g: GatedCandidate) -> float:
+        return g.ms if g.ms is not None else math.inf
+
+    # ------------------------------------------------------------------ the loop
+    def run(self) -> SearchResult:
+        """Run to completion, a budget, or a stop; never raises for candidate failures."""
+        status = "finished"
+        notes: list[str] = []
+        try:
+            root = self.gate(self.root)
+            beam = [root] if root.passed else []
+            if not root.passed:
+                notes.append(f"the harvested starting point failed: {_first_failure(root)}")
+                fallback = self._fallback_root()
+                if fallback is not None:
+                    beam = [fallback]
+            best_ms = min((g.ms for g in beam if g.ms is not None), default=math.inf)
+            for iteration in range(self.config.iterations):
+                if not beam:
+                    notes.append("no passing candidate to build on")
+                    break
+                self.ctx.iteration = iteration
+                improved = self._iteration(beam)
+                passing = [g for g in self.gated if g.passed]
+                beam = sorted(passing, key=self._rank_key)[: self.config.beam]
+                new_best = min((g.ms for g in beam if g.ms is not None), default=math.inf)
+                self.log.emit(
+                    "decision",
+                    kind="iteration",
+                    candidate=beam[0].candidate.id if beam else None,
+                    reason=f"iteration {iteration}: beam {[g.candidate.id for g in beam]}",
+                )
+                timed = new_best < math.inf
+                if (
+                    self.config.early_stop
+                    and timed
+                    and new_best >= best_ms * 0.995
+                    and not improved
+                ):
+                    notes.append(f"stopped early after iteration {iteration}: nothing improved")
+                    break
+                best_ms = min(best_ms, new_best)
+        except BudgetExhausted as exc:
+            notes.append(str(exc))
+        except SearchStopped:
+            status = "stopped"
+        except PolicyError as exc:
+            notes.append(f"the {self.policy.name} policy stopped: {exc}")
+            self.log.emit("error", where=self.policy.name, message=str(exc))
+        best = self.choose_best()
+        if best is not None:
+            self.log.emit(
+                "decision", kind="best", candidate=best.candidate.id, reason=_best_reason(best)
+            )
+        return SearchResult(
+            status=status,
+            baselines=self.ctx.baselines,
+            candidates=self.gated,
+            best=best,
+            library_dominated=self.ctx.library_dominated,
+            notes=notes,
+        )
+
+    def _fallback_root(self) -> GatedCandidate | None:
+        """When the harvest fails, start from the problem's own code as a dispatch-only root."""
+        from kernelopt_jupyter.agents.transforms import TransformError, eager_dispatch_source
+
+        try:
+            source = eager_dispatch_source(self.problem)
+        except TransformError:
+            return None
+        cand = Candidate(
+            self._new_id(), source, None, "harvest", None, True, "reference ops (fallback root)"
+        )
+        gated = self.gate(cand)
+        return gated if gated.passed else None
+
+    def _iteration(self, beam: list[GatedCandidate]) -> bool:
+        report = self._agent(
+            "profiler",
+            lambda io: self.policy.profile(self.ctx, io),
+            lambda r: {"bottlenecks": [b.__dict__ for b in r.bottlenecks], "summary": r.summary},
+        )
+        self._pause("profiler", {"summary": report.summary})
+        improved = False
+        for parent in list(beam):
+            plans = self._agent(
+                "planner",
+                functools.partial(
+                    self.policy.plan, self.ctx, report, parent.candidate, self.config.plans
+                ),
+                lambda ps: {"plans": [p.to_dict() for p in ps]},
+            )
+            for plan in plans:
+                self.log.emit(
+                    "plan",
+                    plan_id=plan.id,
+                    agent="planner",
+                    title=plan.title,
+                    rationale=plan.rationale,
+                    targets=plan.targets,
+                    parent=parent.candidate.id,
+                    action=plan.action,
+                )
+            action, value = self._pause("planner", {"plans": [p.to_dict() for p in plans]})
+            if action == "reject":
+                continue
+            if action == "edit_plan" and plans and value:
+                plans[0].rationale = str(value)
+            for plan in plans:
+                child = self._execute(plan, parent)
+                if child is not None and child.passed:
+                    improved |= self._better(child, parent)
+                    improved |= self._tune(child)
+        return improved
+
+    def _better(self, child: GatedCandidate, parent: GatedCandidate) -> bool:
+        return child.ms is not None and (parent.ms is None or child.ms < parent.ms * 0.995)
+
+    def _execute(self, plan: Plan, parent: GatedCandidate) -> GatedCandidate | None:
+        feedback: str | None = None
+        last: GatedCandidate | None = None
+        for attempt in range(self.config.retries):
+            edit = self._agent(
+                "executor",
+                functools.partial(self.policy.execute, self.ctx, plan, parent.candidate, feedback),
+                functools.partial(_describe_edit, plan_id=plan.id, attempt=attempt),
+            )
+            action, value = self._pause(
+                "executor",
+                {"plan_id": plan.id, "source": edit.source, "explanation": edit.explanation},
+            )
+            if action == "reject":
+                return None
+            source = str(value) if action == "edit_candidate" and value else edit.source
+            if source is None:
+                return last
+            candidate = Candidate(
+                id=self._new_id(),
+                source=source,
+                parent=parent.candidate.id,
+                agent="person" if action == "edit_candidate" else "executor",
+                plan_id=plan.id,
+                dispatch_only=edit.dispatch_only,
+                note=plan.title if attempt == 0 else f"{plan.title} (retry {attempt})",
+            )
+            last = self.gate(candidate)
+            self._summarize([last], parent, plan)
+            if last.passed:
+                return last
+            feedback = _first_failure(last)
+        return last
+
+    def _tune(self, candidate: GatedCandidate) -> bool:
+        proposal = self._agent(
+            "tuner",
+            lambda io: self.policy.tune(self.ctx, candidate.candidate, io),
+            lambda t: {"variants": [list(v) for v in t.variants], "explanation": t.explanation},
+        )
+        if not proposal.variants:
+            return False
+        action, _ = self._pause("tuner", {"variants": [label for label, _ in proposal.variants]})
+        if action == "reject":
+            return False
+        improved = False
+        for label, source in proposal.variants:
+            child = self.gate(
+                Candidate(
+                    id=self._new_id(),
+                    source=source,
+                    parent=candidate.candidate.id,
+                    agent="tuner",
+                    plan_id=candidate.candidate.plan_id,
+                    dispatch_only=candidate.candidate.dispatch_only,
+                    note=f"tune {label}",
+                )
+            )
+            tune_plan = Plan(
+                id=f"{candidate.candidate.id}.tune",
+                title=f"tune {label}",
+                rationale="",
+                action="retile",
+            )
+            self._summarize([child], candidate, tune_plan)
+            if child.passed and self._better(child, candidate):
+                improved = True
+        return improved
+
+    def _summarize(
+        self, children: list[GatedCandidate], parent: GatedCandidate, plan: Plan | None
+    ) -> None:
+        steps = [
+            StepRecord(
+                candidate=c.candidate,
+                parent_source=parent.candidate.source,
+                plan=plan,
+                verdict=c.verdict,
+                speedup=c.speedup_vs_eager,
+                parent_speedup=parent.speedup_vs_eager,
+                gate_details=c.gates,
+            )
+            for c in children
+        ]
+        summary = self._agent(
+            "summarizer",
+            lambda io: self.policy.summarize(self.ctx, steps, io),
+            lambda s: {
+                "explanations": s.explanations,
+                "experience": [e.to_dict() for e in s.experience],
+            },
+        )
+        for cid, text in summary.explanations.items():
+            self.log.emit("explanation", candidate=cid, text=text)
+        for item in summary.experience:
+            if self.memory.add(item):
+                self.log.emit("experience", item=item.to_dict())
+
+    def choose_best(self) -> GatedCandidate | None:
+        """The fastest passing candidate; on CPU (untimed) the last passing one of the deepest lineage."""
+        passing = [g for g in self.gated if g.passed]
+        if not passing:
+            return None
+        timed = [g for g in passing if g.ms is not None]
+        if timed:
+            return min(timed, key=lambda g: g.ms or math.inf)
+        return passing[0]
+
+
+def _describe_edit(edit: Edit, *, plan_id: str, attempt: int) -> dict[str, Any]:
+    return {
+        "source": edit.source,
+        "explanation": edit.explanation,
+        "dispatch_only": edit.dispatch_only,
+        "plan_id": plan_id,
+        "attempt": attempt,
+    }
+
+
+def _first_failure(g: GatedCandidate) -> str:
+    failing = next((x for x in g.gates if x.get("status") == "fail"), None)
+    if failing is None:
+        return "failed"
+    return f"{failing.get('name')} gate failed: {failing.get('detail', '')}"
+
+
+def _best_reason(best: GatedCandidate) -> str:
+    if best.ms is None:
+        return "passes gates 1-3; not timed (no GPU)"
+    parts = [f"{best.ms:.4f} ms"]
+    if best.speedup_vs_eager:
+        parts.append(f"{best.speedup_vs_eager:.2f}x eager")
+    if best.speedup_vs_compile:
+        parts.append(f"{best.speedup_vs_compile:.2f}x torch.compile")
+    return ", ".join(parts)
+
+
+def _short(output: Any) -> str:
+    text = repr(output)
+    return text if len(text) <= 200 else text[:197] + "..."

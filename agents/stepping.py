@@ -1,0 +1,83 @@
+"""Step mode: the search pauses after each agent step until a person decides.
+
+The search thread calls :meth:`StepControl.wait`; the panel or the terminal calls one of the
+decision methods from another thread. Every decision is also an event, so a saved session shows
+who approved what.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+#: What a person may do after each agent's step.
+ACTIONS = {
+    "profiler": ["approve", "stop"],
+    "planner": ["approve", "reject", "edit_plan", "stop"],
+    "executor": ["approve", "reject", "edit_candidate", "stop"],
+    "tuner": ["approve", "reject", "stop"],
+    "summarizer": ["approve", "stop"],
+}
+
+
+class StepControl:
+    """A one-slot mailbox between the search thread and the person."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self._cond = threading.Condition()
+        self._decision: tuple[str, Any] | None = None
+        self._waiting = False
+        self.stop_requested = False
+
+    @staticmethod
+    def actions_for(agent: str) -> list[str]:
+        """The decisions offered after ``agent``'s step."""
+        return ACTIONS.get(agent, ["approve", "stop"])
+
+    @property
+    def pending(self) -> bool:
+        """Whether the search is paused waiting for a decision."""
+        with self._cond:
+            return self._waiting
+
+    def wait(self, timeout: float | None = None) -> tuple[str, Any]:
+        """Search side: block until a decision arrives (or stop was requested)."""
+        with self._cond:
+            self._waiting = True
+            try:
+                while self._decision is None and not self.stop_requested:
+                    if not self._cond.wait(timeout):
+                        return "approve", None  # a timeout means "carry on"
+                decision = self._decision or ("stop", None)
+                self._decision = None
+                return decision
+            finally:
+                self._waiting = False
+
+    def _decide(self, action: str, value: Any = None) -> None:
+        with self._cond:
+            self._decision = (action, value)
+            self._cond.notify_all()
+
+    def approve(self) -> None:
+        """Accept the step and go on."""
+        self._decide("approve")
+
+    def reject(self, reason: str = "") -> None:
+        """Drop what the step proposed (plans, an edit or tune variants)."""
+        self._decide("reject", reason)
+
+    def edit_plan(self, text: str) -> None:
+        """Replace the first plan's rationale with the person's text before the Executor runs."""
+        self._decide("edit_plan", text)
+
+    def edit_candidate(self, source: str) -> None:
+        """Gate the person's version of the candidate instead of the Executor's."""
+        self._decide("edit_candidate", source)
+
+    def stop(self) -> None:
+        """Stop the search after the current step (works in and out of step mode)."""
+        with self._cond:
+            self.stop_requested = True
+            self._cond.notify_all()

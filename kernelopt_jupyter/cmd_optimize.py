@@ -1,0 +1,267 @@
+"""``kernelopt optimize`` and ``kernelopt bench``: searches from the terminal.
+
+Progress goes to stderr as one line per meaningful event; ``--json`` prints exactly one JSON
+object on stdout. Exit codes follow the contract: 0 a verified candidate was found, 1 none was,
+2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from kernelopt_jupyter.device import DeviceError
+from kernelopt_jupyter.events import Event
+from kernelopt_jupyter.problem import ProblemError, load_problem
+from kernelopt_jupyter.session import OptimizationSession, SearchOptions, SessionError
+
+#: Below this ratio over the faster baseline a result counts as "improved" (2% past noise).
+IMPROVED_RATIO = 1.02
+
+
+def _fail(message: str) -> int:
+    print(f"kernelopt: {message}", file=sys.stderr)
+    return 2
+
+
+def _options(args: argparse.Namespace, out_dir: Path | None) -> SearchOptions:
+    opts = SearchOptions(
+        agents=getattr(args, "agents", "offline") or "offline",
+        budget=int(getattr(args, "budget", None) or 16),
+        seeds=int(getattr(args, "seeds", None) or 3),
+        device=getattr(args, "device", "auto") or "auto",
+        step=bool(getattr(args, "step", False)),
+        model=getattr(args, "model", None),
+        out_dir=out_dir,
+    )
+    limit = getattr(args, "time_limit", None)
+    if limit:
+        opts.max_seconds = float(limit)
+    return opts
+
+
+class ProgressPrinter:
+    """One line on stderr per meaningful event: what a person watching a terminal wants."""
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream or sys.stderr
+
+    def __call__(self, event: Event) -> None:
+        d = event.data
+        line = None
+        if event.type == "baseline":
+            ms = d.get("ms")
+            line = f"baseline {d.get('name')}: " + (
+                f"{ms:.4f} ms" if ms else f"not measured ({d.get('detail', '')})"
+            )
+        elif event.type == "agent_finished":
+            line = f"{d.get('agent')}: {d.get('summary', '')[:120]}"
+        elif event.type == "verdict":
+            sp = d.get("speedup_vs_compile") or d.get("speedup")
+            extra = f" {d.get('ms'):.4f} ms" if d.get("ms") else ""
+            extra += f" ({sp:.2f}x torch.compile)" if sp else ""
+            line = f"candidate {d.get('candidate')}: {d.get('verdict')}{extra}"
+        elif event.type == "gate" and d.get("status") == "fail":
+            line = f"  {d.get('name')} gate failed: {str(d.get('detail'))[:160]}"
+        elif event.type in ("error", "decision", "session_finished"):
+            line = f"{event.type}: " + ", ".join(f"{k}={v}" for k, v in d.items())[:200]
+        elif event.type == "step_paused":
+            line = f"paused after {d.get('agent')}: {', '.join(d.get('actions', []))}"
+        if line:
+            print(f"[{event.t:7.1f}s] {line}", file=self.stream, flush=True)
+
+
+def _terminal_step_loop(session: OptimizationSession) -> None:
+    """Step mode on a terminal: read a decision from stdin at every pause."""
+    help_text = "a=approve r=reject s=stop | p TEXT=edit plan | e FILE=gate FILE as the edit"
+    while session.running:
+        if not session.step.pending:
+            time.sleep(0.05)
+            continue
+        print(f"step> {help_text}", file=sys.stderr, flush=True)
+        line = sys.stdin.readline()
+        if not line:
+            session.step.stop()
+            break
+        cmd, _, rest = line.strip().partition(" ")
+        if cmd in ("a", ""):
+            session.step.approve()
+        elif cmd == "r":
+            session.step.reject(rest)
+        elif cmd == "s":
+            session.step.stop()
+        elif cmd == "p" and rest:
+            session.step.edit_plan(rest)
+        elif cmd == "e" and rest and Path(rest).is_file():
+            session.step.edit_candidate(Path(rest).read_text())
+        else:
+            print(f"step> not understood: {line.strip()!r}", file=sys.stderr)
+
+
+def optimize_one(
+    problem_path: str, opts: SearchOptions, *, quiet: bool = False
+) -> OptimizationSession:
+    """Run one search to completion with a progress display; raises for bad input."""
+    problem = load_problem(problem_path)
+    session = OptimizationSession(problem, opts)
+    if not quiet:
+        session.log.subscribe(ProgressPrinter(), replay=False)
+    if opts.step:
+        session.start()
+        _terminal_step_loop(session)
+        session.wait()
+        if session.error:
+            raise RuntimeError(session.error)
+    else:
+        try:
+            session.run()
+        except KeyboardInterrupt:
+            session.stop()
+            print("kernelopt: interrupted; events.jsonl keeps everything decided", file=sys.stderr)
+    return session
+
+
+def run_optimize(args: argparse.Namespace) -> int:
+    """The ``optimize`` subcommand."""
+    out = Path(args.out) if getattr(args, "out", None) else None
+    try:
+        session = optimize_one(args.problem, _options(args, out))
+    except (ProblemError, SessionError, DeviceError) as exc:
+        return _fail(str(exc))
+    result_file = session.out_dir / "result.json"
+    payload = json.loads(result_file.read_text()) if result_file.exists() else {}
+    payload["out_dir"] = str(session.out_dir)
+    if getattr(args, "json", False):
+        print(json.dumps(payload, default=str))
+    else:
+        best = payload.get("best")
+        print(f"best: {best or 'none'}; files in {session.out_dir}")
+    return 0 if payload.get("best") else 1
+
+
+def _problem_files(paths: list[str]) -> list[Path]:
+    files: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            files.extend(sorted(f for f in p.rglob("*.py") if not f.name.startswith("_")))
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise ProblemError(f"{p}: no such problem file or folder")
+    return files
+
+
+def bench_row(
+    path: Path, session: OptimizationSession | None, seconds: float, error: str = ""
+) -> dict[str, Any]:
+    """One row of ``bench --json`` from a finished session."""
+    from kernelopt_jupyter.problem import _level_from_path
+
+    row: dict[str, Any] = {
+        "problem": str(path),
+        "level": _level_from_path(str(path)),
+        "seconds": round(seconds, 1),
+    }
+    if session is None or session.result is None:
+        row.update(verdict="error", error=error or (session.error if session else "failed"))
+        return row
+    result = session.result
+    eager, compiled = result.baselines.get("eager"), result.baselines.get("compile")
+    best = result.best
+    row.update(
+        eager_ms=eager,
+        compile_ms=compiled,
+        best=best.candidate.id if best else None,
+        best_ms=best.ms if best else None,
+        dispatch_only=best.candidate.dispatch_only if best else None,
+        speedup_vs_eager=best.speedup_vs_eager if best else None,
+        speedup_vs_compile=best.speedup_vs_compile if best else None,
+        candidates=len(result.candidates),
+        library_dominated=result.library_dominated,
+        out_dir=str(session.out_dir),
+    )
+    if best is None:
+        row["verdict"] = "no verified candidate"
+    elif best.ms is None:
+        row["verdict"] = "verified (not timed)"
+    else:
+        floor = min(x for x in (eager, compiled, math.inf) if x)
+        row["verdict"] = "improved" if best.ms * IMPROVED_RATIO < floor else "not improved"
+    return row
+
+
+def summarize_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-level counts and geometric means; no verified improvement counts as 1.0."""
+    levels: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        levels.setdefault(str(row.get("level")), []).append(row)
+    summary: dict[str, Any] = {}
+    for level, group in sorted(levels.items()):
+
+        def geo(key: str, group: list[dict[str, Any]] = group) -> float:
+            # A verified candidate slower than a baseline is not used: the baseline is kept.
+            vals = [max(1.0, r.get(key) or 1.0) for r in group]
+            return round(math.exp(sum(math.log(v) for v in vals) / len(vals)), 4)
+
+        summary[level] = {
+            "count": len(group),
+            "improved": sum(1 for r in group if r.get("verdict") == "improved"),
+            "improved_dispatch_only": sum(
+                1 for r in group if r.get("verdict") == "improved" and r.get("dispatch_only")
+            ),
+            "geomean_speedup_vs_eager": geo("speedup_vs_eager"),
+            "geomean_speedup_vs_compile": geo("speedup_vs_compile"),
+        }
+    return summary
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    """The ``bench`` subcommand: a folder of problems, one search each, a per-level summary."""
+    try:
+        files = _problem_files(list(args.problems))
+    except ProblemError as exc:
+        return _fail(str(exc))
+    if not files:
+        return _fail("no problem files found")
+    out = Path(getattr(args, "out", None) or "runs/bench")
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for path in files:
+        level = path.parent.name
+        opts = _options(args, out / level / path.stem)
+        start = time.monotonic()
+        print(f"== {path}", file=sys.stderr, flush=True)
+        try:
+            session = optimize_one(str(path), opts, quiet=True)
+            rows.append(bench_row(path, session, time.monotonic() - start))
+        except (ProblemError, SessionError, DeviceError) as exc:
+            rows.append(bench_row(path, None, time.monotonic() - start, str(exc)))
+        except Exception as exc:  # one broken problem must not end the benchmark
+            rows.append(
+                bench_row(path, None, time.monotonic() - start, f"{type(exc).__name__}: {exc}")
+            )
+        print(
+            f"   {rows[-1].get('verdict')} {rows[-1].get('speedup_vs_compile')}",
+            file=sys.stderr,
+            flush=True,
+        )
+        (out / "bench.json").write_text(
+            json.dumps(
+                {"schema": 1, "rows": rows, "summary": summarize_rows(rows)}, indent=1, default=str
+            )
+        )
+    summary = summarize_rows(rows)
+    payload = {"schema": 1, "rows": rows, "summary": summary}
+    (out / "bench.json").write_text(json.dumps(payload, indent=1, default=str))
+    if getattr(args, "json", False):
+        print(json.dumps(payload, default=str))
+    else:
+        for level, s in summary.items():
+            print(f"level {level}: {s}")
+    return 0 if any(r.get("best") for r in rows) else 1

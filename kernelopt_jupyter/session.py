@@ -1,0 +1,354 @@
+"""An optimization session: analysis, the agents' search, and its files on disk.
+
+The notebook magic, the panel and the CLI all drive this one class. A session owns an
+``out_dir`` holding ``events.jsonl`` (written as things happen), ``problem.py`` (the captured
+source), and at the end ``result.json`` and ``best.py`` (contract v1). The search runs in the
+caller's thread (:meth:`run`) or a background thread (:meth:`start`) so a notebook stays live.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kernelopt_jupyter.agents.base import AgentContext, KernelUnit, Policy, PolicyError
+from kernelopt_jupyter.agents.memory import ExperienceMemory, default_memory_path
+from kernelopt_jupyter.agents.offline import OfflinePolicy
+from kernelopt_jupyter.agents.replay import ReplayPolicy
+from kernelopt_jupyter.agents.search import (
+    BeamSearch,
+    GatedCandidate,
+    SearchConfig,
+    SearchResult,
+    source_key,
+)
+from kernelopt_jupyter.agents.stepping import StepControl
+from kernelopt_jupyter.candidate import Candidate
+from kernelopt_jupyter.device import resolve_device
+from kernelopt_jupyter.events import Event, EventLog, read_events
+from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source
+
+RESULT_SCHEMA = 1
+
+
+class SessionError(Exception):
+    """A user-level problem starting or opening a session (one line)."""
+
+
+@dataclass
+class SearchOptions:
+    """Everything a person can choose about a search (the magic's and CLI's flags)."""
+
+    agents: str = "offline"  # offline | claude | replay:FILE
+    budget: int = 16  # candidates
+    seeds: int = 3
+    device: str = "auto"
+    step: bool = False
+    model: str | None = None
+    max_seconds: float | None = None
+    max_tokens: int | None = None
+    out_dir: Path | None = None
+    time_limit_s: float = 180.0
+    iterations: int = 5
+    plans: int = 4
+    retries: int = 4
+    beam: int = 4
+    memory_path: Path | None = field(default_factory=default_memory_path)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for the session_started event."""
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}
+
+
+def make_policy(spec: str, model: str | None, memory: ExperienceMemory) -> Policy:
+    """The policy behind ``--agents``; raises SessionError for an unknown or unusable one."""
+    if spec == "offline":
+        return OfflinePolicy(memory)
+    if spec == "claude":
+        from kernelopt_jupyter.agents.claude import ClaudePolicy
+
+        try:
+            return ClaudePolicy(model=model)
+        except PolicyError as exc:
+            raise SessionError(f"--agents claude: {exc}") from None
+    if spec.startswith("replay:"):
+        path = spec.split(":", 1)[1]
+        try:
+            return ReplayPolicy.from_file(path)
+        except (OSError, ValueError) as exc:
+            raise SessionError(f"--agents {spec}: {exc}") from None
+    raise SessionError(f"unknown agents {spec!r}; use offline, claude or replay:FILE")
+
+
+def _default_out_dir(problem: Problem) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return Path("runs") / f"{problem.name}-{stamp}"
+
+
+class OptimizationSession:
+    """One search over one problem, with its event log and result files."""
+
+    def __init__(
+        self,
+        problem: Problem,
+        options: SearchOptions | None = None,
+        *,
+        _resume_events: list[Event] | None = None,
+    ) -> None:
+        self.problem = problem
+        self.options = options or SearchOptions()
+        self.device = resolve_device(self.options.device)
+        self.out_dir = Path(self.options.out_dir or _default_out_dir(problem))
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        (self.out_dir / "problem.py").write_text(problem.source)
+        self.log = EventLog(self.out_dir / "events.jsonl")
+        self.control = StepControl(enabled=self.options.step)
+        self.memory = ExperienceMemory(self.options.memory_path)
+        self.result: SearchResult | None = None
+        self.error: str | None = None
+        self._resume = _resume_events
+        self._search: BeamSearch | None = None
+        self._thread: threading.Thread | None = None
+        self._id_lock = threading.Lock()
+
+    # ------------------------------------------------------------------ control
+    @property
+    def step(self) -> StepControl:
+        """Step-mode decisions (approve, reject, edit_plan, edit_candidate, stop)."""
+        return self.control
+
+    @property
+    def running(self) -> bool:
+        """Whether the background search thread is alive."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        """Run the search in a background thread and return at once."""
+        if self.running:
+            raise SessionError("this session is already running")
+        self._thread = threading.Thread(
+            target=self._run_guarded, name="kernelopt-search", daemon=True
+        )
+        self._thread.start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the background search; returns whether it has finished."""
+        if self._thread is None:
+            return self.result is not None
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def stop(self) -> None:
+        """Ask the search to stop after the current step; results so far are kept."""
+        self.control.stop()
+
+    def _run_guarded(self) -> None:
+        try:
+            self.run()
+        except Exception as exc:  # the thread must leave a trace, never die silently
+            self.error = f"{type(exc).__name__}: {exc}"
+
+    # ------------------------------------------------------------------ the run
+    def run(self) -> SearchResult:
+        """Analyse the problem, run the agents' search, write the result files."""
+        policy = make_policy(self.options.agents, self.options.model, self.memory)
+        known: dict[str, dict[str, Any]] = {}
+        if self._resume is not None:
+            policy = ReplayPolicy(self._resume, fallback=policy)
+            known = {
+                str(e.data["source_key"]): e.data["report"]
+                for e in self._resume
+                if e.type == "verdict" and "report" in e.data and "source_key" in e.data
+            }
+        self.log.emit(
+            "session_started",
+            problem=self.problem.path,
+            kind=self.problem.kind,
+            device=self.device,
+            agents=self.options.agents,
+            options=self.options.to_dict(),
+            resumed=self._resume is not None,
+            name=self.problem.name,
+            entry=self.problem.entry,
+        )
+        status = "failed"
+        try:
+            context, root = self._analyse()
+            config = SearchConfig(
+                device=self.device,
+                iterations=self.options.iterations,
+                plans=self.options.plans,
+                retries=self.options.retries,
+                beam=self.options.beam,
+                max_candidates=self.options.budget,
+                max_seconds=self.options.max_seconds,
+                max_tokens=self.options.max_tokens,
+                seeds=self.options.seeds,
+                time_limit_s=self.options.time_limit_s,
+            )
+            self._search = BeamSearch(
+                self.problem,
+                policy,
+                self.log,
+                config,
+                gate_runner=self._gate,
+                context=context,
+                root=root,
+                control=self.control,
+                memory=self.memory,
+                known_verdicts=known,
+            )
+            self.result = self._search.run()
+            status = self.result.status
+            return self.result
+        except Exception as exc:
+            self.log.emit("error", where="session", message=f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            self._finish(status)
+
+    def _analyse(self) -> tuple[AgentContext, Candidate]:
+        """Baselines, dispatch map and harvest: from the log when resuming, else measured."""
+        from kernelopt_jupyter.session_analysis import analyse, analysis_from_events
+
+        facts = analysis_from_events(self._resume) if self._resume else None
+        if facts is None:
+            facts = analyse(self.problem, self.device, self.log)
+        else:
+            facts.replay_into(self.log)
+        context = AgentContext(
+            problem=self.problem,
+            device=self.device,
+            baselines=facts.baselines,
+            kernels=[KernelUnit(**k) for k in facts.kernels],
+            library_dominated=facts.library_dominated,
+            dispatch_variants=facts.dispatch_variants,
+            memory=[],
+        )
+        root = Candidate(
+            id="c0",
+            source=facts.root_source,
+            parent=None,
+            agent="harvest",
+            plan_id=None,
+            dispatch_only=facts.root_dispatch_only,
+            note=facts.root_note,
+        )
+        return context, root
+
+    def _gate(self, problem: Problem, candidate: Candidate) -> dict[str, Any]:
+        from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
+
+        report = verify_candidate(
+            problem,
+            candidate.source,
+            VerifyOptions(
+                device=self.device,
+                seeds=self.options.seeds,
+                time_limit_s=self.options.time_limit_s,
+                dispatch_only=candidate.dispatch_only,
+            ),
+            candidate_path=f"{self.out_dir}/{candidate.id}.py",
+        )
+        (self.out_dir / "candidates").mkdir(exist_ok=True)
+        (self.out_dir / "candidates" / f"{candidate.id}.py").write_text(candidate.source)
+        return dict(report.to_dict())
+
+    def submit(self, source: str, parent: str | None = None, agent: str = "person") -> str:
+        """Gate a person's candidate (from the panel) like any other; returns its id."""
+        if self._search is None:
+            raise SessionError("the search has not started yet; submit after it begins")
+        search = self._search
+        with self._id_lock:
+            cid = search._new_id()
+        from kernelopt_jupyter.agents.transforms import is_dispatch_only
+
+        candidate = Candidate(
+            cid, source, parent, agent, None, is_dispatch_only(source), "edited by a person"
+        )
+        threading.Thread(target=search.gate, args=(candidate,), daemon=True).start()
+        return cid
+
+    # ------------------------------------------------------------------ files
+    def _finish(self, status: str) -> None:
+        result = self.result
+        best = result.best if result else None
+        payload = {
+            "schema": RESULT_SCHEMA,
+            "problem": self.problem.path,
+            "device": self.device,
+            "agents": self.options.agents,
+            "status": status,
+            "baselines": result.baselines if result else {},
+            "library_dominated": result.library_dominated if result else False,
+            "candidates": [g.to_dict() for g in result.candidates] if result else [],
+            "best": best.candidate.id if best else None,
+            "best_dispatch_only": best.candidate.dispatch_only if best else None,
+            "speedup_vs_eager": best.speedup_vs_eager if best else None,
+            "speedup_vs_compile": best.speedup_vs_compile if best else None,
+            "notes": result.notes if result else ([self.error] if self.error else []),
+        }
+        (self.out_dir / "result.json").write_text(json.dumps(payload, indent=1, default=str))
+        if best is not None:
+            (self.out_dir / "best.py").write_text(_standalone(best))
+        self.log.emit(
+            "session_finished",
+            status=status,
+            best=payload["best"],
+            speedup_vs_eager=payload["speedup_vs_eager"],
+            speedup_vs_compile=payload["speedup_vs_compile"],
+        )
+
+    # ------------------------------------------------------------------ saved sessions
+    @classmethod
+    def open(
+        cls, out_dir: str | Path, *, resume: bool = False, options: SearchOptions | None = None
+    ) -> OptimizationSession:
+        """A saved session from its folder: read-only (``log`` holds its events) or resumed."""
+        folder = Path(out_dir)
+        events_file = folder / "events.jsonl"
+        problem_file = folder / "problem.py"
+        if not events_file.is_file() or not problem_file.is_file():
+            raise SessionError(f"{folder}: not a KernelOPT session (no events.jsonl/problem.py)")
+        events = read_events(events_file)
+        started = next((e for e in events if e.type == "session_started"), None)
+        try:
+            problem = problem_from_source(
+                problem_file.read_text(),
+                str(started.data.get("problem")) if started else str(problem_file),
+                validate=False,
+            )
+        except ProblemError as exc:
+            raise SessionError(str(exc)) from None
+        if options is None:
+            saved = dict(started.data.get("options", {})) if started else {}
+            options = SearchOptions(
+                **{k: v for k, v in saved.items() if k in SearchOptions.__dataclass_fields__}
+            )
+            if options.memory_path is not None:
+                options.memory_path = Path(options.memory_path)
+        options.out_dir = folder
+        session = cls(problem, options, _resume_events=events if resume else None)
+        return session
+
+
+def _standalone(best: GatedCandidate) -> str:
+    c = best.candidate
+    timing = (
+        f"{best.ms:.4f} ms; {best.speedup_vs_eager or 0:.2f}x eager; "
+        f"{best.speedup_vs_compile or 0:.2f}x torch.compile"
+        if best.ms is not None
+        else "not timed (no GPU)"
+    )
+    gates = ", ".join(f"{g.get('name')}={g.get('status')}" for g in best.gates)
+    kind = "dispatch-only" if c.dispatch_only else "kernel"
+    header = (
+        f"# KernelOPT candidate {c.id} (agent: {c.agent}; plan: {c.plan_id}; {kind})\n"
+        f"# Gates: {gates}\n"
+        f"# Timing: {timing}\n# source key {source_key(c.source)}\n"
+    )
+    return header + c.source
