@@ -415,11 +415,12 @@ class ClaudePolicy:
                 return self._stream(client, params, io)
             except Exception as exc:
                 verdict = self._classify(exc, params)
+                if isinstance(verdict, ClaudeError):
+                    raise verdict from None
                 if verdict == "adapted":
                     attempt -= 1  # the request changed shape; the API did not fail
                     continue
-                if not isinstance(verdict, _Retryable):
-                    raise verdict from None
+                assert isinstance(verdict, _Retryable)
                 if attempt >= self.max_attempts:
                     raise ClaudeError(
                         f"Claude API: gave up after {attempt} attempts; last error: "

@@ -1,0 +1,284 @@
+"""What the Claude policy tells the model: the rules of the house, each role's task, and the
+rendering of the search's facts (problem, dispatch map, candidates, steps) into prompt text.
+
+The system prompt is split in two blocks that never change during a search, so that the API
+can cache them: :data:`HOUSE_RULES` (the same for every problem) and the problem context from
+:func:`problem_context` (the same for every call on one problem). Everything that changes from
+call to call (the parent candidate, the plan, gate feedback, memory) goes in the user turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kernelopt_jupyter.candidate import Candidate, unified_diff
+
+from .base import AgentContext, ExperienceItem, KernelUnit, Plan, ProfileReport, StepRecord
+
+#: What every gate checks; the Executor and Tuner are told this so they waste no attempts.
+GATES = """\
+Every candidate goes through four gates, in order; the first failure stops it and its
+diagnostic comes back to you on the next attempt.
+
+1. static: the source is imported in a fresh worker process, its kernels are compiled and it
+   runs once on the problem's inputs. The same gate rejects, by inspecting the source:
+   try/except around compute (a silent fallback to PyTorch), any use of torch.compile or
+   torch._dynamo, calling or importing the reference `Model` / entry function, side CUDA
+   streams or threads, caching results between calls, changing global torch settings
+   (e.g. TF32, matmul precision, deterministic flags), and mutating the inputs in place.
+2. correctness: seeds 0, 1 and 2; for each seed fresh inputs come from the problem's
+   get_inputs(), the reference weights are loaded into the candidate with load_state_dict,
+   and the outputs must match the eager reference with torch.allclose(rtol=1e-3, atol=1e-3)
+   (same shapes, same dtypes, same number of outputs).
+3. fp64: the outputs are compared against a float64 copy of the reference. The error of the
+   candidate may be at most 10x the error of the float32 reference itself: accumulate in
+   float32 (or better), never in float16/bfloat16, and do not reorder a reduction in a way
+   that loses precision on large inputs.
+4. performance (on the GPU only; skipped on CPU): the candidate is timed interleaved with the
+   baselines (eager PyTorch and torch.compile) on fresh inputs with the GPU synchronized. It
+   must not be slower than the fastest baseline (within 3%); the search keeps only real
+   speedups. Results that beat the memory roofline are treated as cheating.
+"""
+
+#: The rules of the house: shared by every role and every problem (cached by the API).
+HOUSE_RULES = f"""\
+You are one of five cooperating agents in KernelOPT, a profiling-guided optimizer of GPU
+kernels for PyTorch programs. The team: the Profiler ranks what matters, the Planner proposes
+one small concrete change at a time, the Executor edits the candidate source, the Tuner
+searches launch configurations, and the Summarizer explains each step and distils lessons for
+later searches. Each call gives you one role; answer by calling that role's tool exactly once.
+Before the tool call, think out loud briefly (a few sentences) about the evidence: your text
+is streamed live to a person who is learning GPU optimization by watching you.
+
+What a candidate is
+- A module problem defines `class Model(nn.Module)`; a candidate is a complete Python module
+  that defines `class ModelNew(nn.Module)` whose constructor takes exactly the same arguments
+  as `Model`, and whose parameters and buffers keep the same names and shapes (the reference
+  weights are loaded into it with load_state_dict). `forward` takes the same inputs and
+  returns the same outputs.
+- A Triton or Helion problem's candidate defines a function with the entry's name and the
+  same signature (or a `ModelNew` module), returning the same outputs.
+- The candidate imports only torch, triton, math and the standard library. It is a whole
+  file: every kernel, helper, import and constant it uses is in it.
+- Harvested candidates keep their Triton launch configurations in one module-level dict
+  literal `LAUNCH_CONFIGS = {{"kernel_name": {{"XBLOCK": 1024, "num_warps": 4, "num_stages": 1}},
+  ...}}` read by every launch (`kernel[grid](..., **LAUNCH_CONFIGS["kernel_name"])`, with a
+  grid computed from `meta`). Keep that convention in every source you write.
+
+How to write kernels that pass
+- Masks on every tl.load and tl.store whose offsets can run past the end (sizes such as 127,
+  129 or 1023 are normal); give masked loads a neutral `other=` (0 for sums, -inf for max).
+- Accumulate in float32 (`tl.zeros(..., dtype=tl.float32)`, `acc += ...`), cast once when
+  storing. Index with int64 where offsets can exceed 2**31.
+- Keep matmuls, convolutions and attention as vendor library calls (torch.matmul, F.linear,
+  F.conv2d, torch.addmm, F.scaled_dot_product_attention): cuBLAS/cuDNN are very hard to beat.
+  Gain time around them instead: fuse the elementwise epilogue (bias, activation, scaling,
+  residual) into one Triton kernel, remove copies and intermediate tensors, pick the faster
+  of the vendor and generated path per op.
+- Never: try/except fallbacks, torch.compile, side streams or threads, calling the reference,
+  shape- or seed-specific shortcuts, caching outputs between calls, lowering precision.
+
+{GATES}"""
+
+ROLE_PROFILER = """\
+Role: Profiler. Rank the sub-kernels above by what optimizing them could gain (Amdahl: a
+kernel at 5% of the time can save at most 5%). For each one that matters say whether it is
+memory-bound (low arithmetic intensity: elementwise ops, reductions, copies; judge by bytes
+moved and its roofline fraction) or compute-bound (matmul/conv-like, high FLOPs per byte), and
+in one line what limits it (launch overhead for tiny kernels, uncoalesced access, extra
+round trips to memory, a vendor call that is already near peak). Vendor calls already near
+their roofline are not worth a plan; say so. Where nothing was measured (CPU), reason from the
+ops and shapes and say that the shares are estimates. Call `report_bottlenecks` with at most 5
+entries, the most important first, naming kernels exactly as listed.
+"""
+
+ROLE_PLANNER = """\
+Role: Planner. Propose up to {n} plans for improving the parent candidate below, the most
+promising first. Each plan is ONE minimal, concrete change that the Executor can make in a
+single edit and that the gates can judge on its own: e.g. fuse two named neighbouring kernels,
+fold the bias and activation into the kernel that produces the matmul output, route an op back
+to its vendor library call, retile a kernel, remove an intermediate tensor. Say which kernels
+it targets (names as listed), why the profile says it should pay off, and what could go wrong.
+Prefer plans that experience says worked for the same pattern; avoid repeating ones that
+hurt. Library calls (matmul, convolution) are very hard to beat: keep them and work around
+them. If the problem is library-dominated and nothing around the vendor calls is worth doing,
+propose a single `keep_baseline` plan. Use `retile` only for changes the Tuner cannot do by
+itself (a different tiling scheme, not just different block sizes). Call `propose_plans`.
+"""
+
+ROLE_EXECUTOR = """\
+Role: Executor. Apply the plan below to the parent candidate as a surgical edit: change only
+what the plan needs and keep everything else byte for byte (names, LAUNCH_CONFIGS, the
+ModelNew constructor signature and parameter names). Re-read the gate rules above before
+writing. Return the complete new source (a whole module, not a diff) through
+`submit_candidate`, with a short explanation of the change. Set `dispatch_only` to true only
+when the edit merely chooses between existing implementations (vendor call vs generated
+kernel) without writing new kernel code. If the plan cannot be done safely, call
+`submit_candidate` with an empty `source` and explain why.
+"""
+
+ROLE_TUNER = """\
+Role: Tuner. Propose up to {n} launch-configuration variants of the candidate below that are
+worth measuring on the GPU. Change only the entries of its `LAUNCH_CONFIGS` dict: block-size
+constexprs (powers of two), `num_warps` (1, 2, 4, 8, 16) and `num_stages` (1 to 5). Reason from
+each kernel's shape and bound: memory-bound elementwise kernels want large blocks (1024-4096
+elements) and 4-8 warps; reductions want the reduction block to cover the row when it fits;
+tiny problems want fewer, smaller programs to cut launch overhead; more stages only help
+kernels that loop over K. Block sizes must keep every mask valid (the kernels are masked, so
+any power of two is correct). Give each variant a short label. Call `propose_launch_configs`.
+"""
+
+ROLE_SUMMARIZER = """\
+Role: Summarizer. For each step below write a plain-language explanation (3-5 sentences) for
+a learner who knows PyTorch but not GPU kernels: what was changed, why it was expected to
+help (in terms of memory traffic, launches, or arithmetic), what the gates and timings showed,
+and the lesson. Be factual: quote the measured speedup, or say it was not measured on this
+machine. Then distil at most 3 reusable experience items: a pattern that can be recognized in
+another problem (e.g. "elementwise epilogue after a vendor matmul"), the action, the measured
+outcome (speedup of the child over its parent, 1.0 if not measured) and the lesson. Record
+items for clear wins (>= 1.05x) and clear regressions or repeated gate failures; skip the
+rest. Call `record_experience`.
+"""
+
+
+def _fmt_ms(value: float | None) -> str:
+    return "not measured" if value is None else f"{value:.4g} ms"
+
+
+def _fmt_share(value: float | None) -> str:
+    return "?" if value is None else f"{100 * value:.1f}%"
+
+
+def kernel_table(kernels: Iterable[KernelUnit]) -> str:
+    """The dispatch map as a plain table: one row per sub-kernel or vendor call."""
+    rows = ["name | kind | time share | ms | bound | roofline fraction | ops"]
+    for k in kernels:
+        roof = "?" if k.roofline_fraction is None else f"{k.roofline_fraction:.2f}"
+        rows.append(
+            f"{k.name} | {k.kind} | {_fmt_share(k.share)} | {_fmt_ms(k.ms)} | "
+            f"{k.bound or '?'} | {roof} | {', '.join(k.ops) or '-'}"
+        )
+    return "\n".join(rows)
+
+
+def problem_context(ctx: AgentContext) -> str:
+    """The stable facts of one problem: source, baselines, dispatch map and harvested kernels."""
+    p = ctx.problem
+    parts = [
+        f"# Problem `{p.name}` ({p.kind} problem, entry `{p.entry}`, file {p.path})",
+        f"Device: {ctx.device}"
+        + (
+            " (Triton interpreter on CPU: nothing is timed, only correctness is checked)"
+            if ctx.device == "cpu"
+            else ""
+        ),
+        "",
+        "## Reference source (the problem; it cannot change)",
+        "```python",
+        p.source.rstrip(),
+        "```",
+        "",
+        "## Baselines",
+    ]
+    if ctx.baselines:
+        parts += [f"- {name}: {_fmt_ms(ms)}" for name, ms in ctx.baselines.items()]
+    else:
+        parts.append("- none measured")
+    parts += ["", "## Dispatch map (from the torch.compile max-autotune harvest)"]
+    if ctx.kernels:
+        parts.append(kernel_table(ctx.kernels))
+    else:
+        parts.append("(no harvested kernels)")
+    if ctx.library_dominated:
+        parts.append(
+            "\nThis problem is library-dominated: nearly all time is in vendor calls, which are"
+            " very hard to beat; the baseline may well be the answer."
+        )
+    if ctx.dispatch_variants:
+        parts += ["", "## Vendor-dispatch variants available from the harvest"]
+        parts += [f"- {label}" for label, _ in ctx.dispatch_variants]
+    sources = [k for k in ctx.kernels if k.kind == "triton" and k.source]
+    if sources:
+        parts += ["", "## Harvested Triton kernels"]
+        for k in sources:
+            parts += [f"### {k.name}", "```python", k.source.rstrip(), "```"]
+    return "\n".join(parts) + "\n"
+
+
+def memory_text(items: list[ExperienceItem]) -> str:
+    """Experience from earlier searches, for the Planner."""
+    if not items:
+        return "Experience memory: empty (no earlier lessons)."
+    lines = ["Experience memory (lessons from earlier searches, outcome = speedup child/parent):"]
+    for item in items:
+        where = f" [{item.problem}]" if item.problem else ""
+        lines.append(
+            f"- pattern: {item.pattern}; action: {item.action}; outcome: {item.outcome:.2f}x"
+            f"{where}; lesson: {item.lesson}"
+        )
+    return "\n".join(lines)
+
+
+def candidate_text(candidate: Candidate, heading: str = "Parent candidate") -> str:
+    """A candidate's source with its identity, as the Planner, Executor and Tuner see it."""
+    note = f" ({candidate.note})" if candidate.note else ""
+    return f"## {heading} `{candidate.id}`{note}\n```python\n{candidate.source.rstrip()}\n```\n"
+
+
+def report_text(report: ProfileReport) -> str:
+    """The Profiler's report, for the Planner."""
+    lines = ["## Profiler report", report.summary]
+    for b in report.bottlenecks:
+        lines.append(f"- {b.kernel}: share {_fmt_share(b.share)}, {b.bound or '?'}-bound; {b.note}")
+    return "\n".join(lines)
+
+
+def plan_text(plan: Plan) -> str:
+    """One plan, for the Executor."""
+    targets = ", ".join(plan.targets) or "-"
+    params = f"\nParameters: {plan.params}" if plan.params else ""
+    return (
+        f"## Plan {plan.id}: {plan.title}\nAction: {plan.action}; targets: {targets}\n"
+        f"Rationale: {plan.rationale}{params}"
+    )
+
+
+def feedback_text(feedback: str) -> str:
+    """The failing gate's diagnostic from the previous attempt at the same plan."""
+    return (
+        "## Your previous attempt at this plan failed a gate\n"
+        f"{feedback.strip()}\n"
+        "Fix the cause shown above; keep the rest of the change."
+    )
+
+
+def steps_text(steps: list[StepRecord], max_diff_lines: int = 80) -> str:
+    """Accepted and rejected steps with their diffs and gate results, for the Summarizer."""
+    blocks = []
+    for s in steps:
+        plan = f"{s.plan.title} (action {s.plan.action})" if s.plan else "no plan (direct edit)"
+        speed = "not measured" if s.speedup is None else f"{s.speedup:.3f}x vs baseline"
+        parent = "" if s.parent_speedup is None else f"; parent was {s.parent_speedup:.3f}x"
+        gates = "; ".join(
+            f"{g.get('name')}: {g.get('status')}"
+            + (f" ({str(g.get('detail'))[:200]})" if g.get("detail") else "")
+            for g in s.gate_details
+        )
+        diff = unified_diff(s.parent_source, s.candidate.source).splitlines()
+        if len(diff) > max_diff_lines:
+            diff = [*diff[:max_diff_lines], f"... ({len(diff) - max_diff_lines} more lines)"]
+        blocks.append(
+            f"## Step: candidate `{s.candidate.id}` (parent `{s.candidate.parent}`, "
+            f"agent {s.candidate.agent})\nPlan: {plan}\nVerdict: {s.verdict}; speed: "
+            f"{speed}{parent}\nGates: {gates or '-'}\n```diff\n" + "\n".join(diff) + "\n```"
+        )
+    return "\n\n".join(blocks)
+
+
+def budget_text(ctx: AgentContext) -> str:
+    """Where the search stands, so the agent can pace itself."""
+    parts = [f"Search iteration {ctx.iteration}."]
+    if ctx.budget_left:
+        left = ", ".join(f"{k}: {v}" for k, v in ctx.budget_left.items())
+        parts.append(f"Budget left: {left}.")
+    return " ".join(parts)
