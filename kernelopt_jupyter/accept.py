@@ -1,0 +1,141 @@
+"""Accepting a candidate: the notebook cell that brings it back, and how it gets inserted.
+
+The cell is the candidate's own source (it defines ``ModelNew``, or the kernel entry for a
+Triton/Helion problem) under a header comment naming the candidate, its gate results and its
+speedup, so the notebook records what was accepted and why it was trusted. Insertion goes
+through the labextension bridge (a comm, works from a button while the kernel is busy); where
+there is none, ``%kernelopt accept N`` inserts it with ``set_next_input`` from an executing cell.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from kernelopt_jupyter.problem import Problem
+
+GATE_ORDER = ("static", "correctness", "fp64", "performance")
+
+
+def _field(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def gate_line(gates: Iterable[Any] | Mapping[str, Any]) -> str:
+    """'static pass · correctness pass · fp64 pass · performance skipped (no GPU)'."""
+    items = list(gates.values()) if isinstance(gates, Mapping) else list(gates)
+    by_name = {str(_field(g, "name")): g for g in items}
+    names = [n for n in GATE_ORDER if n in by_name] + [n for n in by_name if n not in GATE_ORDER]
+    parts = []
+    for name in names:
+        gate = by_name[name]
+        status = str(_field(gate, "status", "pending"))
+        detail = str(_field(gate, "detail", "") or "")
+        text = f"{name} {status}"
+        if status == "skipped" and detail:
+            text += f" ({detail.splitlines()[0][:60]})"
+        parts.append(text)
+    return " · ".join(parts) if parts else "no gate results"
+
+
+def speedup_line(speedup: Any) -> str:
+    """'1.23x vs eager [1.20, 1.26]' from a number, a (value, low, high) tuple, or None."""
+    if speedup is None:
+        return "not timed (no GPU: the performance gate was skipped)"
+    low = high = None
+    if isinstance(speedup, tuple | list):
+        speedup, low, high = [*speedup, None, None][:3]
+    elif isinstance(speedup, Mapping):
+        speedup, low, high = speedup.get("speedup"), speedup.get("ci_low"), speedup.get("ci_high")
+    if speedup is None:
+        return "not timed (no GPU: the performance gate was skipped)"
+    text = f"{float(speedup):.2f}x vs the baseline"
+    if low is not None and high is not None:
+        text += f" (95% CI {float(low):.2f}-{float(high):.2f})"
+    return text
+
+
+def render_accepted_cell(
+    problem: Problem | None, candidate: Any, gates: Iterable[Any] | Mapping[str, Any], speedup: Any
+) -> str:
+    """A runnable notebook cell that redefines the model (``ModelNew``) or the kernel entry.
+
+    ``candidate`` is a :class:`~kernelopt_jupyter.candidate.Candidate` or anything with ``id``,
+    ``source``, ``parent``, ``agent`` and ``plan_id``; ``gates`` are gate results (objects or
+    dicts with ``name``, ``status``, ``detail``); ``speedup`` a number, a (value, low, high)
+    tuple or None.
+    """
+    cid = _field(candidate, "id")
+    source = str(_field(candidate, "source", "") or "").rstrip() + "\n"
+    lineage = [f"agent {_field(candidate, 'agent') or 'unknown'}"]
+    if _field(candidate, "parent"):
+        lineage.append(f"parent {_field(candidate, 'parent')}")
+    if _field(candidate, "plan_id"):
+        lineage.append(f"plan {_field(candidate, 'plan_id')}")
+    if problem is None:
+        defines = "ModelNew"
+        where = ""
+    elif problem.kind == "module":
+        defines = "ModelNew (a drop-in for Model: same constructor arguments and weights)"
+        where = f"{problem.name} ({problem.kind} problem)"
+    else:
+        defines = f"{problem.entry} (same signature as your kernel launcher)"
+        where = f"{problem.name} ({problem.kind} problem)"
+    header = [
+        f"# KernelOPT: accepted candidate {cid}" + (f" for {where}" if where else ""),
+        f"#   lineage: {', '.join(lineage)}",
+        f"#   gates:   {gate_line(gates)}",
+        f"#   speedup: {speedup_line(speedup)}",
+        f"#   defines: {defines}",
+    ]
+    return "\n".join(header) + "\n" + source
+
+
+def insert_with_bridge(
+    cell_id: str | None,
+    source: str,
+    mode: str,
+    done: Callable[[bool, str], None],
+) -> threading.Thread:
+    """Ask the labextension to insert ``source`` next to cell ``cell_id``, off the caller's thread.
+
+    The bridge waits for the front end's answer, which arrives as a comm message on the
+    kernel's shell channel; blocking a widget callback (which runs on that channel) would
+    starve it, so the request runs in a thread and ``done(inserted, detail)`` reports the outcome.
+    """
+
+    def run() -> None:
+        ok, detail = False, ""
+        if not cell_id:
+            detail = "the %%kernelopt cell has no id (not JupyterLab)"
+        else:
+            try:
+                import importlib
+
+                # Imported by name: bridge.py belongs to the labextension's side of the project.
+                bridge = importlib.import_module("kernelopt_jupyter.bridge")
+                ok = bool(bridge.request_insert(cell_id, source, mode))
+                detail = "" if ok else "no JupyterLab extension answered"
+            except ImportError:
+                detail = "the notebook bridge is not installed"
+            except Exception as exc:  # a broken bridge must not lose the accept: fall back
+                detail = f"bridge error {type(exc).__name__}: {exc}"
+        done(ok, detail)
+
+    thread = threading.Thread(target=run, name="kernelopt-accept", daemon=True)
+    thread.start()
+    return thread
+
+
+def insert_next_input(text: str, shell: Any = None) -> None:
+    """Put ``text`` in a new cell below the executing one (the ``%kernelopt accept`` fallback)."""
+    if shell is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    if shell is None:
+        raise RuntimeError("not running inside IPython: copy the cell text instead")
+    shell.set_next_input(text, replace=False)

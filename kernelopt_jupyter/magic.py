@@ -1,0 +1,426 @@
+"""``%%kernelopt`` and ``%kernelopt``: start, watch, steer and accept searches from a notebook.
+
+``%%kernelopt [options]`` runs its cell in the user's namespace, captures the problem the cell
+defines, starts an :class:`~kernelopt_jupyter.session.OptimizationSession` in a background
+thread (the cell returns at once, so the panel's buttons stay live) and shows the live panel
+plus a static HTML summary. ``%kernelopt status|stop|accept N|sessions|open DIR`` do the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+from IPython.display import HTML, display
+
+from kernelopt_jupyter.accept import insert_next_input, render_accepted_cell
+from kernelopt_jupyter.events import Event, read_events
+from kernelopt_jupyter.panel.state import PanelState
+from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source
+from kernelopt_jupyter.report import render_summary, state_from_events
+
+LINE_USAGE = """\
+%kernelopt status            the current session: status, best candidate, summary
+%kernelopt stop              stop the current session after its current step
+%kernelopt accept N          insert candidate N (e.g. c3, or 'best') in a new cell below
+%kernelopt sessions          sessions of this kernel and saved ones under runs/
+%kernelopt open DIR [--resume] [--text]   show a saved session (read-only, or resume it)
+%%kernelopt --help           options of the cell magic that starts a search"""
+
+
+@dataclass
+class SessionRecord:
+    """A session started or opened in this kernel, with what its panel needs."""
+
+    label: str
+    session: Any
+    problem: Problem | None
+    cell_id: str | None
+    out_dir: Path | None
+    panel: Any = None
+    live: bool = True
+
+    def events(self) -> list[Event]:
+        """The session's events so far."""
+        log = getattr(self.session, "log", None)
+        if log is not None:
+            return list(log.events)
+        if self.out_dir is not None and (self.out_dir / "events.jsonl").is_file():
+            return read_events(self.out_dir / "events.jsonl")
+        return []
+
+    def state(self) -> PanelState:
+        """A fresh fold of the session's events."""
+        return state_from_events(self.events())
+
+
+#: Sessions of this kernel, oldest first; the last is "the current session".
+SESSIONS: list[SessionRecord] = []
+
+
+def _say(message: str) -> None:
+    """A one-line message for the person (stderr: notebooks show it in red, no traceback)."""
+    print(f"kernelopt: {message}", file=sys.stderr)
+
+
+def has_widget_frontend(shell: Any) -> bool:
+    """Whether outputs go to a Jupyter front end (JupyterLab, Notebook 7, VS Code) via a kernel."""
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def current_cell_id(shell: Any) -> str | None:
+    """The id of the executing cell, as JupyterLab sends it (None elsewhere)."""
+    get_parent = getattr(shell, "get_parent", None)
+    if get_parent is None:
+        return None
+    try:
+        parent = get_parent() or {}
+    except Exception:  # an old kernel without parent tracking: no cell id, fallback accept
+        return None
+    metadata = parent.get("metadata") or {}
+    cell_id = metadata.get("cellId") or metadata.get("cell_id")
+    return str(cell_id) if cell_id else None
+
+
+def instance_problem_source(
+    cell: str, module_name: str, inputs_name: str, ns: dict[str, Any]
+) -> str:
+    """Problem source for ``--module NAME --inputs NAME``: the cell plus a KernelBench wrapper.
+
+    The worker rebuilds the problem from text, so the cell must be self-contained; the wrapper
+    deep-copies the instance (its weights are the reference's) and draws fresh inputs shaped
+    like the named ones (or calls them, when they name a function).
+    """
+    import torch
+
+    for name in (module_name, inputs_name):
+        if not name.isidentifier():
+            raise ProblemError(f"<cell>: {name!r} is not a variable name")
+    if not isinstance(ns.get(module_name), torch.nn.Module):
+        raise ProblemError(
+            f"<cell>: --module {module_name}: the cell defines no nn.Module of that name"
+        )
+    if inputs_name not in ns:
+        raise ProblemError(
+            f"<cell>: --inputs {inputs_name}: the cell defines no variable of that name"
+        )
+    return (
+        cell.rstrip()
+        + f"""
+
+
+# Added by %%kernelopt: the instance `{module_name}` and inputs `{inputs_name}` as a problem.
+import copy as _ko_copy
+
+import torch as _ko_torch
+
+_ko_instance = {module_name}
+_ko_inputs = {inputs_name}
+
+
+class Model(_ko_torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = _ko_copy.deepcopy(_ko_instance)
+
+    def forward(self, *args):
+        return self.inner(*args)
+
+
+def get_inputs():
+    values = _ko_inputs() if callable(_ko_inputs) else _ko_inputs
+    values = list(values) if isinstance(values, (list, tuple)) else [values]
+    return [
+        _ko_torch.randn_like(v) if isinstance(v, _ko_torch.Tensor) and v.is_floating_point() else v
+        for v in values
+    ]
+
+
+def get_init_inputs():
+    return []
+"""
+    )
+
+
+def find_candidate(state: PanelState, which: str) -> str:
+    """Resolve 'c3', '3' or 'best' to a candidate id of ``state``; raises UsageError."""
+    if which == "best":
+        if state.best is None:
+            raise UsageError("kernelopt: no verified candidate yet")
+        return state.best
+    for cid in (which, f"c{which}"):
+        if cid in state.candidates:
+            return cid
+    known = ", ".join(list(state.candidates)[-8:]) or "none yet"
+    raise UsageError(f"kernelopt: no candidate {which!r} (known: {known})")
+
+
+@magics_class
+class KernelOptMagics(Magics):
+    """The ``kernelopt`` line and cell magics."""
+
+    @magic_arguments()
+    @argument("--agents", default="offline", help="offline (default), claude or replay:FILE")
+    @argument("--budget", type=int, default=16, help="most candidates to gate (default 16)")
+    @argument("--seeds", type=int, default=3, help="input seeds of the correctness gate")
+    @argument("--device", default="auto", help="auto (default), cpu or cuda")
+    @argument("--step", action="store_true", help="pause after every agent step for a decision")
+    @argument("--model", default=None, help="Claude model name for --agents claude")
+    @argument("--out", default=None, help="session folder (default runs/<name>-<time>)")
+    @argument("--time-limit", type=float, default=None, help="stop the search after SECONDS")
+    @argument("--iterations", type=int, default=None, help="beam-search iterations")
+    @argument("--plans", type=int, default=None, help="plans per iteration")
+    @argument("--beam", type=int, default=None, help="beam width")
+    @argument("--module", default=None, help="optimize this nn.Module instance of the cell")
+    @argument("--inputs", default=None, help="with --module: its input list (or a function)")
+    @argument("--name", default=None, help="problem name (for the session folder)")
+    @argument("--text", action="store_true", help="text progress instead of the widget panel")
+    @line_cell_magic
+    def kernelopt(self, line: str, cell: str | None = None) -> Any:
+        """Start a search on the problem the cell defines (cell magic), or manage sessions.
+
+        The cell defines a problem as a file would (docs/problems.md): ``class Model`` with
+        ``get_inputs()`` (and ``get_init_inputs()``), a Triton kernel with its launcher, or a
+        Helion kernel; or any ``nn.Module`` instance with ``--module NAME --inputs NAME``.
+        """
+        if cell is None:
+            return self._line(line)
+        args = parse_argstring(self.kernelopt, line)
+        return self.start(args, cell)
+
+    # ------------------------------------------------------------------ the cell magic
+
+    def start(self, args: argparse.Namespace, cell: str) -> SessionRecord | None:
+        """Run the cell, capture its problem, start the session and show the panel."""
+        if bool(args.module) != bool(args.inputs):
+            raise UsageError("kernelopt: --module and --inputs go together")
+        shell: Any = self.shell
+        result = shell.run_cell(cell, store_history=False)
+        if not result.success:
+            return None  # the cell's own error is already shown, with its traceback
+        try:
+            if args.module:
+                source = instance_problem_source(cell, args.module, args.inputs, shell.user_ns)
+            else:
+                source = cell
+            problem = problem_from_source(source, "<cell>")
+        except ProblemError as exc:
+            hint = "" if args.module else " (or pass --module NAME --inputs NAME)"
+            _say(f"{exc}{hint}")
+            return None
+        if args.name:
+            problem = dataclasses.replace(problem, name=args.name)
+        try:
+            from kernelopt_jupyter.session import OptimizationSession, SearchOptions, SessionError
+        except ImportError as exc:
+            _say(f"the search engine is not available ({exc})")
+            return None
+        options = SearchOptions(
+            agents=args.agents,
+            budget=args.budget,
+            seeds=args.seeds,
+            device=args.device,
+            step=args.step,
+            model=args.model,
+            max_seconds=args.time_limit,
+            out_dir=Path(args.out) if args.out else None,
+        )
+        for name in ("iterations", "plans", "beam"):
+            if getattr(args, name) is not None:
+                setattr(options, name, getattr(args, name))
+        try:
+            session = OptimizationSession(problem, options)
+        except (SessionError, ProblemError, OSError) as exc:
+            _say(str(exc))
+            return None
+        record = SessionRecord(
+            label=f"s{len(SESSIONS) + 1}",
+            session=session,
+            problem=problem,
+            cell_id=current_cell_id(self.shell),
+            out_dir=Path(session.out_dir),
+        )
+        self.show(record, text=args.text, step_mode=args.step)
+        SESSIONS.append(record)
+        try:
+            session.start()
+        except SessionError as exc:
+            _say(str(exc))
+        return None
+
+    def show(self, record: SessionRecord, *, text: bool = False, step_mode: bool = False) -> None:
+        """Display ``record``'s panel (or text progress) and its static summary."""
+        session = record.session
+        live = record.live
+        events_now: list[Event] = [] if live else record.events()
+        if text or not has_widget_frontend(self.shell):
+            from kernelopt_jupyter.panel.text import TextProgress
+
+            progress = TextProgress()
+            if live:
+                session.log.subscribe(progress, replay=True)
+            else:
+                for event in events_now:
+                    progress(event)
+                if has_widget_frontend(self.shell):
+                    display(HTML(render_summary(progress.state, out_dir=record.out_dir)))
+            record.panel = progress
+            return
+        from kernelopt_jupyter.panel.view import SessionPanel
+
+        panel = SessionPanel(
+            controller=session if live else None,
+            problem=record.problem,
+            cell_id=record.cell_id,
+            step_mode=step_mode,
+        )
+        record.panel = panel
+        display(panel.widget)
+        summary = display(
+            HTML(render_summary(panel.state, out_dir=record.out_dir)), display_id=True
+        )
+
+        def finished(state: PanelState) -> None:
+            if summary is not None:
+                summary.update(HTML(render_summary(state, out_dir=record.out_dir)))
+
+        panel.on_finished.append(finished)
+        if live:
+            panel.attach(session.log)
+        else:
+            panel.feed(events_now)
+            if summary is not None:
+                summary.update(HTML(render_summary(panel.state, out_dir=record.out_dir)))
+
+    # ------------------------------------------------------------------ the line magic
+
+    def _line(self, line: str) -> Any:
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            raise UsageError(f"kernelopt: {exc}") from None
+        if not words or words[0] in ("help", "-h", "--help"):
+            print(LINE_USAGE)
+            return None
+        command, rest = words[0], words[1:]
+        handler = getattr(self, f"_cmd_{command}", None)
+        if handler is None:
+            raise UsageError(f"kernelopt: unknown command {command!r}\n{LINE_USAGE}")
+        return handler(rest)
+
+    def _current(self) -> SessionRecord:
+        if not SESSIONS:
+            raise UsageError("kernelopt: no session in this kernel; run a %%kernelopt cell first")
+        return SESSIONS[-1]
+
+    def _cmd_status(self, rest: list[str]) -> None:
+        record = self._current()
+        state = record.state()
+        running = bool(getattr(record.session, "running", False))
+        print(
+            f"{record.label}: {state.problem} {state.status}"
+            + (" (running)" if running else "")
+            + f"; {len(state.candidates)} candidates; best {state.best or 'none'}"
+            + (f"; {state.budget_line()}" if state.budget_line() else "")
+        )
+        if has_widget_frontend(self.shell):
+            display(HTML(render_summary(state, out_dir=record.out_dir)))
+
+    def _cmd_stop(self, rest: list[str]) -> None:
+        record = self._current()
+        if not record.live:
+            raise UsageError("kernelopt: the current session is a read-only view")
+        record.session.stop()
+        print(f"{record.label}: stopping after the current step")
+
+    def _cmd_accept(self, rest: list[str]) -> str:
+        if len(rest) != 1:
+            raise UsageError("kernelopt: usage: %kernelopt accept N   (a candidate id or 'best')")
+        record = self._current()
+        state = record.state()
+        cid = find_candidate(state, rest[0])
+        cand = state.candidates[cid]
+        if cand.verdict != "pass":
+            raise UsageError(
+                f"kernelopt: {cid} did not pass the gates ({cand.verdict or 'not gated yet'})"
+            )
+        speed = (cand.speedup, cand.ci_low, cand.ci_high) if cand.speedup is not None else None
+        text = render_accepted_cell(record.problem, cand, cand.gates, speed)
+        insert_next_input(text, self.shell)
+        print(f"{cid} is in a new cell below.")
+        return text
+
+    def _cmd_sessions(self, rest: list[str]) -> None:
+        lines = []
+        for record in SESSIONS:
+            state = record.state()
+            lines.append(
+                f"{record.label}  {state.problem:<16} {state.status:<9} "
+                f"{len(state.candidates):>3} candidates  best {state.best or '-':<6} {record.out_dir}"
+            )
+        root = Path(rest[0]) if rest else Path("runs")
+        known = {str(r.out_dir) for r in SESSIONS}
+        if root.is_dir():
+            for events_file in sorted(root.glob("*/events.jsonl")):
+                folder = events_file.parent
+                if str(folder) in known:
+                    continue
+                try:
+                    state = state_from_events(read_events(events_file))
+                except Exception as exc:  # one unreadable folder must not hide the others
+                    lines.append(f"saved  {folder}  (unreadable: {exc})")
+                    continue
+                lines.append(
+                    f"saved  {state.problem:<16} {state.status:<9} "
+                    f"{len(state.candidates):>3} candidates  best {state.best or '-':<6} {folder}"
+                )
+        print("\n".join(lines) if lines else f"no sessions yet (none in this kernel or {root}/)")
+
+    def _cmd_open(self, rest: list[str]) -> None:
+        parser = argparse.ArgumentParser(prog="%kernelopt open", add_help=False)
+        parser.add_argument("dir")
+        parser.add_argument("--resume", action="store_true")
+        parser.add_argument("--text", action="store_true")
+        try:
+            args = parser.parse_args(rest)
+        except SystemExit:
+            raise UsageError("kernelopt: usage: %kernelopt open DIR [--resume] [--text]") from None
+        folder = Path(args.dir)
+        if not (folder / "events.jsonl").is_file():
+            _say(f"{folder}: not a KernelOPT session folder (no events.jsonl)")
+            return
+        try:
+            from kernelopt_jupyter.session import OptimizationSession, SessionError
+        except ImportError as exc:
+            _say(f"the search engine is not available ({exc})")
+            return
+        try:
+            session = OptimizationSession.open(folder, resume=args.resume)
+        except (SessionError, ProblemError, OSError) as exc:
+            _say(str(exc))
+            return
+        record = SessionRecord(
+            label=f"s{len(SESSIONS) + 1}",
+            session=session,
+            problem=getattr(session, "problem", None),
+            cell_id=current_cell_id(self.shell),
+            out_dir=folder,
+            live=args.resume,
+        )
+        self.show(record, text=args.text, step_mode=bool(getattr(session.options, "step", False)))
+        SESSIONS.append(record)
+        if args.resume:
+            session.start()
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register the magics (``%load_ext kernelopt_jupyter``)."""
+    ipython.register_magics(KernelOptMagics)

@@ -1,0 +1,292 @@
+"""A synthetic, well-formed event stream for the panel's tests and its benchmark.
+
+It follows docs/events.md (every type and field of ``EVENT_TYPES``) with GPU-shaped numbers,
+so the charts have something to draw without a GPU. It is not a search: nothing is verified.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+REFERENCE = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x) * 2.0
+
+
+def get_inputs():
+    return [torch.randn(1024, 256)]
+"""
+
+CANDIDATE = """import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _relu_scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, tl.maximum(x, 0.0) * SCALE, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        y = torch.empty_like(x)
+        n = x.numel()
+        _relu_scale[(triton.cdiv(n, BLOCK_SIZE),)](x, y, n, BLOCK=BLOCK_SIZE)
+        return y
+"""
+
+
+def candidate_source(block: int, scale: str = "2.0") -> str:
+    """The sample Triton candidate with a given block size."""
+    return CANDIDATE.replace("SCALE", scale).replace("BLOCK_SIZE", str(block))
+
+
+def sample_events(
+    candidates: int = 6, text_deltas: int = 20, step: bool = False
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(type, data) pairs of a plausible session with ``candidates`` candidates."""
+    yield (
+        "session_started",
+        {
+            "problem": "relu_scale",
+            "kind": "module",
+            "device": "cuda",
+            "agents": "offline",
+            "options": {"budget": candidates, "step": step},
+        },
+    )
+    yield (
+        "baseline",
+        {
+            "name": "eager",
+            "ms": 0.05,
+            "ci_low": 0.049,
+            "ci_high": 0.051,
+            "measured": True,
+            "detail": "",
+        },
+    )
+    dmap = {
+        "records": [
+            {
+                "name": "relu",
+                "kind": "triton",
+                "share": 0.55,
+                "ms": 0.0275,
+                "flops": 262144,
+                "bytes": 2097152,
+                "bound": "memory",
+            },
+            {
+                "name": "mul",
+                "kind": "triton",
+                "share": 0.40,
+                "ms": 0.02,
+                "flops": 262144,
+                "bytes": 2097152,
+                "bound": "memory",
+            },
+            {"name": "aten::empty", "kind": "other", "share": 0.05, "ms": 0.0025},
+        ],
+        "peak_gflops": 60000.0,
+        "peak_gbps": 4300.0,
+        "timeline": [
+            {"name": "relu", "kind": "triton", "start_ms": 0.0, "dur_ms": 0.0275},
+            {"name": "mul", "kind": "triton", "start_ms": 0.03, "dur_ms": 0.02},
+        ],
+    }
+    yield ("profile", {"dispatch_map": dmap, "summary": "two memory-bound elementwise kernels"})
+    parent = None
+    best = None
+    for i in range(candidates):
+        stepno = i + 1
+        for agent in ("planner", "executor"):
+            yield ("agent_started", {"agent": agent, "step": stepno, "iteration": i // 2})
+            for k in range(text_deltas):
+                yield ("agent_text", {"agent": agent, "step": stepno, "delta": f"token{k} "})
+            yield (
+                "tool_call",
+                {
+                    "agent": agent,
+                    "step": stepno,
+                    "tool": "read_profile",
+                    "input": {"kernel": "relu"},
+                },
+            )
+            yield (
+                "agent_finished",
+                {
+                    "agent": agent,
+                    "step": stepno,
+                    "summary": f"{agent} done",
+                    "usage": {"output_tokens": text_deltas},
+                },
+            )
+        plan_id = f"p{stepno}"
+        yield (
+            "plan",
+            {
+                "plan_id": plan_id,
+                "agent": "planner",
+                "title": f"fuse, BLOCK={256 << (i % 4)}",
+                "rationale": "one pass over memory",
+                "targets": ["relu", "mul"],
+                "parent": parent,
+            },
+        )
+        cid = f"c{stepno}"
+        source = candidate_source(256 << (i % 4))
+        yield (
+            "candidate",
+            {
+                "id": cid,
+                "parent": parent,
+                "agent": "executor",
+                "plan_id": plan_id,
+                "source": source,
+                "diff": "",
+                "dispatch_only": False,
+                "note": "",
+            },
+        )
+        if step:
+            yield (
+                "step_paused",
+                {
+                    "agent": "executor",
+                    "step": stepno,
+                    "actions": ["approve", "reject", "edit_candidate", "edit_plan"],
+                },
+            )
+            yield ("step_resumed", {"action": "approve", "by": "human"})
+        wrong = i % 3 == 2
+        yield (
+            "gate",
+            {"candidate": cid, "name": "static", "status": "pass", "detail": "", "metrics": {}},
+        )
+        yield (
+            "gate",
+            {
+                "candidate": cid,
+                "name": "correctness",
+                "status": "fail" if wrong else "pass",
+                "detail": "seed 1: max abs err 0.5 > 1e-3" if wrong else "3 seeds",
+                "metrics": {"max_abs_err": 0.5 if wrong else 1e-7},
+            },
+        )
+        if wrong:
+            for g in ("fp64", "performance"):
+                yield (
+                    "gate",
+                    {
+                        "candidate": cid,
+                        "name": g,
+                        "status": "skipped",
+                        "detail": "an earlier gate failed",
+                        "metrics": {},
+                    },
+                )
+            yield (
+                "verdict",
+                {
+                    "candidate": cid,
+                    "verdict": "fail",
+                    "ms": None,
+                    "speedup": None,
+                    "ci_low": None,
+                    "ci_high": None,
+                },
+            )
+            yield ("decision", {"kind": "reject", "candidate": cid, "reason": "gate 2"})
+        else:
+            speed = 1.1 + 0.1 * i
+            yield (
+                "gate",
+                {
+                    "candidate": cid,
+                    "name": "fp64",
+                    "status": "pass",
+                    "detail": "",
+                    "metrics": {"err_ratio": 0.9},
+                },
+            )
+            yield (
+                "gate",
+                {
+                    "candidate": cid,
+                    "name": "performance",
+                    "status": "pass",
+                    "detail": "",
+                    "metrics": {"speedup": speed},
+                },
+            )
+            yield (
+                "verdict",
+                {
+                    "candidate": cid,
+                    "verdict": "pass",
+                    "ms": 0.05 / speed,
+                    "speedup": speed,
+                    "ci_low": speed - 0.02,
+                    "ci_high": speed + 0.02,
+                },
+            )
+            yield ("decision", {"kind": "keep", "candidate": cid, "reason": "faster"})
+            yield (
+                "profile",
+                {
+                    "candidate": cid,
+                    "summary": "fused",
+                    "dispatch_map": {
+                        "records": [
+                            {
+                                "name": "_relu_scale",
+                                "kind": "triton",
+                                "share": 1.0,
+                                "ms": 0.05 / speed,
+                            }
+                        ],
+                        "timeline": [
+                            {
+                                "name": "_relu_scale",
+                                "kind": "triton",
+                                "start_ms": 0.0,
+                                "dur_ms": 0.05 / speed,
+                            }
+                        ],
+                    },
+                },
+            )
+            parent = best = cid
+        yield (
+            "budget",
+            {
+                "candidates": stepno,
+                "max_candidates": candidates,
+                "seconds": stepno,
+                "max_seconds": None,
+                "tokens": stepno * text_deltas * 2,
+                "max_tokens": None,
+            },
+        )
+    yield ("explanation", {"candidate": best, "text": "one fused pass halves memory traffic"})
+    yield (
+        "session_finished",
+        {"status": "done", "best": best, "speedup_vs_eager": 1.5, "speedup_vs_compile": 1.2},
+    )

@@ -1,0 +1,450 @@
+"""What the panel knows: the event stream folded into plain data, plus what changed.
+
+Pure Python (no widget import), so the panel, the static HTML report and the text progress
+display share one reading of the events, and tests can check it without a front end. Every
+event is applied in order by :meth:`PanelState.apply`; the view asks :meth:`PanelState.take_changes`
+once per refresh tick and redraws only what the :class:`Changes` name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernelopt_jupyter.events import Event
+
+#: The four gates, in contract order; the badges are drawn in this order.
+GATES = ("static", "correctness", "fp64", "performance")
+
+
+@dataclass
+class GateView:
+    """One gate's latest result for one candidate."""
+
+    name: str
+    status: str = "pending"  # pending | pass | fail | skipped | running
+    detail: str = ""
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CandidateView:
+    """A row of the candidates table."""
+
+    id: str
+    parent: str | None
+    agent: str
+    plan_id: str | None
+    source: str
+    diff: str = ""
+    dispatch_only: bool = False
+    note: str = ""
+    t: float = 0.0
+    gates: dict[str, GateView] = field(default_factory=lambda: {g: GateView(g) for g in GATES})
+    verdict: str | None = None
+    ms: float | None = None
+    speedup: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    decision: str | None = None
+    explanation: str = ""
+
+
+@dataclass
+class AgentView:
+    """One agent's stream: its reasoning text so far, where it is and what it used."""
+
+    agent: str
+    step: int | None = None
+    iteration: int | None = None
+    running: bool = False
+    text: list[str] = field(default_factory=list)
+    tool_calls: int = 0
+    summary: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def full_text(self) -> str:
+        """Everything the agent has said, in order."""
+        return "".join(self.text)
+
+
+@dataclass
+class Changes:
+    """What the events applied since the last refresh touched."""
+
+    header: bool = False
+    text: dict[str, list[str]] = field(default_factory=dict)  # agent -> new text pieces
+    agents: set[str] = field(default_factory=set)  # agents whose status line changed
+    new_candidates: list[str] = field(default_factory=list)
+    candidates: set[str] = field(default_factory=set)  # rows to update (gates, verdict...)
+    profile: bool = False
+    progress: bool = False
+    step: bool = False
+    errors: list[str] = field(default_factory=list)
+    finished: bool = False
+
+    def any(self) -> bool:
+        """True when something needs redrawing."""
+        return bool(
+            self.header
+            or self.text
+            or self.agents
+            or self.new_candidates
+            or self.candidates
+            or self.profile
+            or self.progress
+            or self.step
+            or self.errors
+            or self.finished
+        )
+
+
+def _num(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+@dataclass
+class PanelState:
+    """The events of one session so far, folded for display."""
+
+    problem: str = ""
+    kind: str = ""
+    device: str = ""
+    agents_option: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+    status: str = "starting"  # starting | running | paused | finished
+    baselines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    profiles: list[dict[str, Any]] = field(default_factory=list)
+    agents: dict[str, AgentView] = field(default_factory=dict)
+    current_agent: str | None = None
+    plans: dict[str, dict[str, Any]] = field(default_factory=dict)
+    candidates: dict[str, CandidateView] = field(default_factory=dict)
+    progress: list[tuple[float, float]] = field(default_factory=list)  # (t, best speedup)
+    best: str | None = None
+    best_speedup: float | None = None
+    budget: dict[str, Any] = field(default_factory=dict)
+    paused: dict[str, Any] | None = None
+    last_resume: dict[str, Any] | None = None
+    errors: list[str] = field(default_factory=list)
+    experience: list[dict[str, Any]] = field(default_factory=list)
+    finished: dict[str, Any] | None = None
+    resumed: bool = False
+    last_t: float = 0.0
+    events_seen: int = 0
+    _changes: Changes = field(default_factory=Changes)
+
+    # ------------------------------------------------------------------ applying events
+
+    def apply(self, event: Event) -> None:
+        """Fold one event in; unknown types are ignored (a newer engine may add some)."""
+        self.events_seen += 1
+        self.last_t = max(self.last_t, event.t)
+        handler = getattr(self, f"_on_{event.type}", None)
+        if handler is not None:
+            handler(event.data, event.t)
+
+    def apply_all(self, events: list[Event]) -> None:
+        """Fold several events in order."""
+        for event in events:
+            self.apply(event)
+
+    def take_changes(self) -> Changes:
+        """What changed since the previous call (and start collecting afresh)."""
+        changes, self._changes = self._changes, Changes()
+        return changes
+
+    def _on_session_started(self, d: dict[str, Any], t: float) -> None:
+        problem = d.get("name") or d.get("problem")
+        self.problem = str(problem.get("name", "")) if isinstance(problem, dict) else str(problem)
+        self.resumed = bool(d.get("resumed"))
+        self.kind = str(d.get("kind") or "")
+        self.device = str(d.get("device") or "")
+        self.agents_option = str(d.get("agents") or "")
+        self.options = dict(d.get("options") or {})
+        self.status = "running"
+        self._changes.header = True
+
+    def _on_baseline(self, d: dict[str, Any], t: float) -> None:
+        self.baselines[str(d.get("name"))] = dict(d)
+        self._changes.header = True
+
+    def _on_profile(self, d: dict[str, Any], t: float) -> None:
+        self.profiles.append(dict(d))
+        self._changes.profile = True
+
+    def _agent(self, d: dict[str, Any]) -> AgentView:
+        name = str(d.get("agent") or "agent")
+        view = self.agents.get(name)
+        if view is None:
+            view = self.agents[name] = AgentView(name)
+        return view
+
+    def _on_agent_started(self, d: dict[str, Any], t: float) -> None:
+        view = self._agent(d)
+        view.step = d.get("step")
+        view.iteration = d.get("iteration")
+        view.running = True
+        self.current_agent = view.agent
+        self._changes.agents.add(view.agent)
+        self._changes.header = True
+
+    def _on_agent_text(self, d: dict[str, Any], t: float) -> None:
+        view = self._agent(d)
+        delta = str(d.get("delta") or "")
+        if not delta:
+            return
+        if view.step is None and d.get("step") is not None:
+            view.step = d.get("step")
+        view.text.append(delta)
+        self._changes.text.setdefault(view.agent, []).append(delta)
+
+    def _on_tool_call(self, d: dict[str, Any], t: float) -> None:
+        view = self._agent(d)
+        view.tool_calls += 1
+        line = f"\n[tool] {d.get('tool')}\n"
+        view.text.append(line)
+        self._changes.text.setdefault(view.agent, []).append(line)
+        self._changes.agents.add(view.agent)
+
+    def _on_agent_finished(self, d: dict[str, Any], t: float) -> None:
+        view = self._agent(d)
+        view.running = False
+        view.summary = str(d.get("summary") or "")
+        for key, value in (d.get("usage") or {}).items():
+            if isinstance(value, int | float):
+                view.usage[key] = view.usage.get(key, 0) + value
+        tail = "\n" if view.text and not view.text[-1].endswith("\n") else ""
+        if tail:
+            view.text.append(tail)
+            self._changes.text.setdefault(view.agent, []).append(tail)
+        self._changes.agents.add(view.agent)
+
+    def _on_plan(self, d: dict[str, Any], t: float) -> None:
+        self.plans[str(d.get("plan_id"))] = dict(d)
+        for cand in self.candidates.values():
+            if cand.plan_id == d.get("plan_id"):
+                self._changes.candidates.add(cand.id)
+
+    def _on_candidate(self, d: dict[str, Any], t: float) -> None:
+        cid = str(d.get("id"))
+        existing = self.candidates.get(cid)
+        view = CandidateView(
+            id=cid,
+            parent=d.get("parent"),
+            agent=str(d.get("agent") or ""),
+            plan_id=d.get("plan_id"),
+            source=str(d.get("source") or ""),
+            diff=str(d.get("diff") or ""),
+            dispatch_only=bool(d.get("dispatch_only")),
+            note=str(d.get("note") or ""),
+            t=t,
+        )
+        self.candidates[cid] = view
+        if existing is None:
+            self._changes.new_candidates.append(cid)
+        else:
+            self._changes.candidates.add(cid)
+
+    def _candidate(self, cid: Any) -> CandidateView | None:
+        return self.candidates.get(str(cid))
+
+    def _on_gate(self, d: dict[str, Any], t: float) -> None:
+        cand = self._candidate(d.get("candidate"))
+        if cand is None:
+            return
+        name = str(d.get("name"))
+        cand.gates[name] = GateView(
+            name=name,
+            status=str(d.get("status") or "pending"),
+            detail=str(d.get("detail") or ""),
+            metrics=dict(d.get("metrics") or {}),
+        )
+        if name == "performance" and cand.speedup is None:
+            metrics = cand.gates[name].metrics
+            cand.speedup = _num(metrics.get("speedup"))
+            cand.ci_low = _num(metrics.get("ci_low"))
+            cand.ci_high = _num(metrics.get("ci_high"))
+        self._changes.candidates.add(cand.id)
+
+    def _on_verdict(self, d: dict[str, Any], t: float) -> None:
+        cand = self._candidate(d.get("candidate"))
+        if cand is None:
+            return
+        cand.verdict = str(d.get("verdict") or "")
+        cand.ms = _num(d.get("ms"))
+        cand.speedup = _num(d.get("speedup"))
+        cand.ci_low = _num(d.get("ci_low"))
+        cand.ci_high = _num(d.get("ci_high"))
+        if cand.verdict == "pass" and cand.speedup is not None:
+            if self.best_speedup is None or cand.speedup > self.best_speedup:
+                self.best_speedup = cand.speedup
+                self._set_best(cand.id)
+            self.progress.append((t, self.best_speedup))
+            self._changes.progress = True
+        elif cand.verdict == "pass" and self.best is None:
+            # No timing (CPU): the first verified candidate is the best known so far.
+            self._set_best(cand.id)
+        self._changes.candidates.add(cand.id)
+
+    def _on_decision(self, d: dict[str, Any], t: float) -> None:
+        cand = self._candidate(d.get("candidate"))
+        if cand is None:
+            return
+        cand.decision = str(d.get("kind") or "")
+        if cand.decision == "best":
+            self._set_best(cand.id)
+        self._changes.candidates.add(cand.id)
+
+    def _set_best(self, cid: str) -> None:
+        if self.best == cid:
+            return
+        for old_or_new in (self.best, cid):
+            if old_or_new in self.candidates:
+                self._changes.candidates.add(old_or_new)  # the star moves
+        self.best = cid
+        self._changes.header = True
+
+    def _on_step_paused(self, d: dict[str, Any], t: float) -> None:
+        self.paused = dict(d)
+        self.status = "paused"
+        self._changes.step = True
+        self._changes.header = True
+
+    def _on_step_resumed(self, d: dict[str, Any], t: float) -> None:
+        self.paused = None
+        self.last_resume = dict(d)
+        if self.status == "paused":
+            self.status = "running"
+        self._changes.step = True
+        self._changes.header = True
+
+    def _on_budget(self, d: dict[str, Any], t: float) -> None:
+        self.budget = dict(d)
+        self._changes.header = True
+
+    def _on_experience(self, d: dict[str, Any], t: float) -> None:
+        item = d.get("item")
+        if isinstance(item, dict):
+            self.experience.append(item)
+
+    def _on_explanation(self, d: dict[str, Any], t: float) -> None:
+        cand = self._candidate(d.get("candidate"))
+        if cand is None:
+            return
+        cand.explanation = str(d.get("text") or "")
+        self._changes.candidates.add(cand.id)
+
+    def _on_error(self, d: dict[str, Any], t: float) -> None:
+        message = f"{d.get('where')}: {d.get('message')}"
+        self.errors.append(message)
+        self._changes.errors.append(message)
+
+    def _on_session_finished(self, d: dict[str, Any], t: float) -> None:
+        self.finished = dict(d)
+        self.status = "finished"
+        self.paused = None
+        if d.get("best"):
+            self._set_best(str(d["best"]))
+        self._changes.finished = True
+        self._changes.header = True
+        self._changes.step = True
+
+    # ------------------------------------------------------------------ derived views
+
+    def plan_title(self, plan_id: str | None) -> str:
+        """The plan's title, or its id when the plan event was not seen."""
+        if plan_id is None:
+            return ""
+        plan = self.plans.get(plan_id)
+        return str(plan.get("title") or plan_id) if plan else plan_id
+
+    def reference_profile(self) -> dict[str, Any] | None:
+        """The latest profile of the reference (a profile event naming no candidate)."""
+        for prof in reversed(self.profiles):
+            if not prof.get("candidate"):
+                return prof
+        return None
+
+    def candidate_profile(self, cid: str) -> dict[str, Any] | None:
+        """The latest profile taken of candidate ``cid``, if any."""
+        for prof in reversed(self.profiles):
+            if prof.get("candidate") == cid:
+                return prof
+        return None
+
+    def budget_line(self) -> str:
+        """'candidates 5/16 · 12 s/300 s · 3400 tokens' from the latest budget event."""
+        b = self.budget
+        if not b:
+            return ""
+        parts = []
+        for used, cap, unit in (
+            ("candidates", "max_candidates", "candidates"),
+            ("seconds", "max_seconds", "s"),
+            ("tokens", "max_tokens", "tokens"),
+        ):
+            if b.get(used) is None:
+                continue
+            value = b[used]
+            text = f"{value:.0f}" if isinstance(value, float) else str(value)
+            if b.get(cap) is not None:
+                text += f"/{b[cap]:.0f}" if isinstance(b[cap], float) else f"/{b[cap]}"
+            parts.append(f"{unit} {text}" if unit == "candidates" else f"{text} {unit}")
+        return " · ".join(parts)
+
+
+def speedup_text(cand: CandidateView) -> str:
+    """'1.23x [1.20, 1.26]', 'not timed' or '' for a row's speedup cell."""
+    if cand.speedup is None:
+        perf = cand.gates.get("performance")
+        if cand.verdict == "pass" and perf is not None and perf.status == "skipped":
+            return "not timed"
+        return ""
+    text = f"{cand.speedup:.2f}x"
+    if cand.ci_low is not None and cand.ci_high is not None:
+        text += f" [{cand.ci_low:.2f}, {cand.ci_high:.2f}]"
+    return text
+
+
+def kernel_records(profile: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The per-kernel records of a profile event's dispatch map, whatever its exact shape.
+
+    Accepted shapes: a list of records, or a dict holding one under ``records``/``kernels``.
+    Each record is a dict with at least ``name``; ``kind`` (triton/vendor/other), ``share``,
+    ``ms``, ``flops``, ``bytes``, ``bound`` and ``roofline_fraction`` are used where present.
+    """
+    if not profile:
+        return []
+    dmap = profile.get("dispatch_map")
+    if isinstance(dmap, dict):
+        dmap = dmap.get("records", dmap.get("kernels"))
+    if not isinstance(dmap, list):
+        return []
+    return [r for r in dmap if isinstance(r, dict) and "name" in r]
+
+
+def timeline_records(profile: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Kernel launches (name, start, duration in ms, kind) of a profile, if it has a timeline.
+
+    Looked up under ``timeline`` in the event, then in its dispatch map; each entry needs
+    ``name`` and ``start_ms``/``start`` and ``dur_ms``/``duration_ms``/``ms``.
+    """
+    if not profile:
+        return []
+    raw = profile.get("timeline")
+    dmap = profile.get("dispatch_map")
+    if raw is None and isinstance(dmap, dict):
+        raw = dmap.get("timeline")
+    if not isinstance(raw, list):
+        return []
+    out = []
+    for r in raw:
+        if not isinstance(r, dict) or "name" not in r:
+            continue
+        start = _num(r.get("start_ms", r.get("start")))
+        dur = _num(r.get("dur_ms", r.get("duration_ms", r.get("ms"))))
+        if start is None or dur is None:
+            continue
+        out.append({"name": str(r["name"]), "start": start, "dur": dur, "kind": r.get("kind", "")})
+    return out

@@ -1,0 +1,123 @@
+"""A static HTML summary of a session, for places where widgets do not render.
+
+Widgets do not survive on GitHub or nbviewer, and Notebook front ends without the widget
+manager show nothing for them; the magic therefore also displays this summary (and updates it
+when the session finishes), so the saved notebook keeps a readable record. Built from the event
+stream only, through the same :class:`~kernelopt_jupyter.panel.state.PanelState` as the panel.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from pathlib import Path
+
+from kernelopt_jupyter.events import Event, read_events
+from kernelopt_jupyter.panel.state import GATES, PanelState, speedup_text
+
+_BADGE = {
+    "pass": ("#1a7f37", "#dafbe1", "✓"),
+    "fail": ("#b00", "#ffebe9", "✗"),
+    "skipped": ("#555", "#eee", "–"),
+}
+
+
+def _badge(name: str, status: str, detail: str) -> str:
+    fg, bg, mark = _BADGE.get(status, ("#555", "#f6f8fa", "·"))
+    return (
+        f"<span title='{html.escape(f'{name}: {status} {detail}'.strip())}' "
+        f"style='display:inline-block;padding:0 4px;margin:1px;border-radius:3px;"
+        f"color:{fg};background:{bg};font-size:11px'>{mark} {html.escape(name)}</span>"
+    )
+
+
+def state_from_events(events: Iterable[Event]) -> PanelState:
+    """Fold events into a panel state (no widgets)."""
+    state = PanelState()
+    state.apply_all(list(events))
+    state.take_changes()
+    return state
+
+
+def render_summary(state: PanelState, *, out_dir: str | Path | None = None) -> str:
+    """HTML summary: problem, status, baselines, the candidates table and the best candidate."""
+    s = state
+    head = [
+        f"problem <b>{html.escape(s.problem or '?')}</b>",
+        html.escape(s.kind) if s.kind else "",
+        f"device {html.escape(s.device)}" if s.device else "",
+        f"agents {html.escape(s.agents_option)}" if s.agents_option else "",
+        f"status <b>{html.escape(s.status)}</b>",
+        html.escape(s.budget_line()),
+    ]
+    parts = [
+        "<div class='kernelopt-summary' style='font-family:sans-serif;font-size:13px'>",
+        "<div style='font-weight:bold;font-size:14px'>KernelOPT session summary</div>",
+        "<div>" + " · ".join(h for h in head if h) + "</div>",
+    ]
+    if out_dir is not None:
+        parts.append(
+            f"<div style='color:#555'>saved in <code>{html.escape(str(out_dir))}</code> "
+            f"(reopen with <code>%kernelopt open {html.escape(str(out_dir))}</code>)</div>"
+        )
+    measured = [
+        f"{html.escape(name)} {float(b['ms']):.4f} ms"
+        for name, b in s.baselines.items()
+        if b.get("measured") and b.get("ms") is not None
+    ]
+    if s.baselines:
+        parts.append(
+            "<div>baselines: "
+            + (", ".join(measured) if measured else "not measured (no GPU)")
+            + "</div>"
+        )
+    fin = s.finished or {}
+    if s.best:
+        best = s.candidates.get(s.best)
+        text = speedup_text(best) if best else ""
+        extra = []
+        for key, label in (("speedup_vs_eager", "eager"), ("speedup_vs_compile", "torch.compile")):
+            value = fin.get(key)
+            if isinstance(value, int | float):
+                extra.append(f"{value:.2f}x vs {label}")
+        parts.append(
+            f"<div>best: <b>{html.escape(s.best)}</b> {html.escape(text)}"
+            + (f" ({', '.join(extra)})" if extra else "")
+            + "</div>"
+        )
+    elif s.status == "finished":
+        parts.append("<div>no verified candidate</div>")
+    if s.candidates:
+        rows = [
+            "<tr style='text-align:left'><th>id</th><th>parent</th><th>agent</th><th>plan</th>"
+            "<th>gates</th><th>speedup</th></tr>"
+        ]
+        for cand in s.candidates.values():
+            badges = "".join(_badge(g, cand.gates[g].status, cand.gates[g].detail) for g in GATES)
+            star = " ★" if cand.id == s.best else ""
+            rows.append(
+                f"<tr><td><b>{html.escape(cand.id)}</b>{star}</td>"
+                f"<td>{html.escape(cand.parent or 'ref')}</td>"
+                f"<td>{html.escape(cand.agent)}</td>"
+                f"<td>{html.escape(s.plan_title(cand.plan_id))}</td><td>{badges}</td>"
+                f"<td>{html.escape(speedup_text(cand) or (cand.verdict or ''))}</td></tr>"
+            )
+        parts.append(
+            "<table class='kernelopt-summary-candidates' style='border-collapse:collapse'>"
+            + "".join(rows)
+            + "</table>"
+        )
+    if s.errors:
+        parts.append(
+            "<div style='color:#b00'>"
+            + "<br>".join(f"⚠ {html.escape(e)}" for e in s.errors[-5:])
+            + "</div>"
+        )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def summary_from_dir(out_dir: str | Path) -> str:
+    """The HTML summary of a saved session folder (its events.jsonl)."""
+    folder = Path(out_dir)
+    return render_summary(state_from_events(read_events(folder / "events.jsonl")), out_dir=folder)

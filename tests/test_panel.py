@@ -1,0 +1,448 @@
+"""The panel, headless: event folding, incremental widgets, diffs, step buttons, accept, report."""
+
+from __future__ import annotations
+
+import html as html_lib
+import io
+import re
+import sys
+import threading
+import time
+import types
+from typing import Any
+
+import pytest
+
+from kernelopt_jupyter.accept import render_accepted_cell
+from kernelopt_jupyter.agents.stepping import StepControl
+from kernelopt_jupyter.events import Event, EventLog
+from kernelopt_jupyter.panel import plots
+from kernelopt_jupyter.panel.diff import paired_blocks, side_by_side, split_blocks
+from kernelopt_jupyter.panel.sample import REFERENCE, candidate_source, sample_events
+from kernelopt_jupyter.panel.state import PanelState
+from kernelopt_jupyter.panel.stream import StreamView
+from kernelopt_jupyter.panel.text import TextProgress
+from kernelopt_jupyter.panel.view import TAB_TITLES, SessionPanel
+from kernelopt_jupyter.problem import problem_from_source
+from kernelopt_jupyter.report import render_summary, state_from_events
+
+
+def events_of(**kwargs: Any) -> list[Event]:
+    """The sample session as Event records (through a real in-memory EventLog)."""
+    log = EventLog()
+    for kind, data in sample_events(**kwargs):
+        log.emit(kind, **data)
+    return log.events
+
+
+class Controller:
+    """Records what the panel asks of the session (the session's control surface)."""
+
+    def __init__(self, step: bool = False) -> None:
+        self.step = StepControl(enabled=step)
+        self.stopped = False
+        self.submitted: list[tuple[str, str | None, str]] = []
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.step.stop()
+
+    def submit(self, source: str, parent: str | None = None, agent: str = "person") -> str:
+        self.submitted.append((source, parent, agent))
+        return f"c{100 + len(self.submitted)}"
+
+
+def plain(html_text: str) -> str:
+    """The text of an HTML fragment (highlighting splits tokens into spans)."""
+    return html_lib.unescape(re.sub(r"<[^>]+>", "", html_text))
+
+
+def wait_for(predicate: Any, timeout: float = 10.0) -> bool:
+    """Poll until ``predicate()`` holds (threads hand results back asynchronously)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+# --------------------------------------------------------------------------- state
+
+
+def test_state_folds_a_session() -> None:
+    state = state_from_events(events_of(candidates=6))
+    assert state.status == "finished"
+    assert list(state.candidates) == [f"c{i}" for i in range(1, 7)]
+    assert state.candidates["c3"].gates["correctness"].status == "fail"
+    assert state.candidates["c3"].verdict == "fail"
+    assert state.candidates["c2"].verdict == "pass"
+    assert state.best == "c5"  # the fastest passing one (speed grows with i; c6 failed)
+    assert [round(b, 2) for _, b in state.progress] == [1.1, 1.2, 1.4, 1.5]
+    assert state.budget_line().startswith("candidates 6/6")
+    assert state.agents["planner"].full_text.startswith("token0 token1")
+    assert state.agents["planner"].tool_calls == 6
+    assert state.plan_title("p2") == "fuse, BLOCK=512"
+
+
+def test_state_reports_only_what_changed() -> None:
+    state = PanelState()
+    evs = events_of(candidates=2)
+    cut = next(i for i, e in enumerate(evs) if e.type == "candidate")
+    state.apply_all(evs[: cut + 1])
+    first = state.take_changes()
+    assert first.new_candidates == ["c1"]
+    state.apply(Event("gate", {"candidate": "c1", "name": "static", "status": "pass"}))
+    second = state.take_changes()
+    assert second.new_candidates == [] and second.candidates == {"c1"}
+    assert not second.text and not second.profile
+    assert not state.take_changes().any()
+
+
+def test_unknown_event_types_are_ignored() -> None:
+    state = PanelState()
+    state.apply(Event("from_a_newer_engine", {"x": 1}))
+    assert state.events_seen == 1 and not state.take_changes().any()
+
+
+# --------------------------------------------------------------------------- widgets
+
+
+def fed_panel(controller: Any = None, **kwargs: Any) -> SessionPanel:
+    panel = SessionPanel(controller=controller, reference_source=REFERENCE)
+    panel.feed(events_of(**kwargs))
+    return panel
+
+
+def test_table_rows_badges_and_speedups() -> None:
+    panel = fed_panel(candidates=6)
+    rows = panel.rows_box.children[1:]
+    assert len(rows) == 6
+    assert "kernelopt-candidate-c3" in rows[2]._dom_classes
+    badges = panel._rows["c3"]["badges"]
+    assert "kernelopt-gate-fail" in badges["correctness"]._dom_classes
+    assert "kernelopt-gate-pass" not in badges["correctness"]._dom_classes
+    assert badges["correctness"].button_style == "danger"
+    assert badges["fp64"].description.endswith("fp64")
+    assert "kernelopt-gate-skipped" in badges["fp64"]._dom_classes
+    assert "1.50x [1.48, 1.52]" in panel._rows["c5"]["speed"].value
+    assert "★" in panel._rows["c5"]["cells"]["id"].value
+    assert panel._rows["c3"]["accept"].disabled and not panel._rows["c5"]["accept"].disabled
+    assert "best <b>c5</b>" in panel.header.value
+
+
+def test_gate_diagnostics_on_demand() -> None:
+    panel = fed_panel(candidates=3)
+    assert panel.gate_detail.value == ""
+    panel._rows["c3"]["badges"]["correctness"].click()
+    assert "max abs err 0.5" in panel.gate_detail.value
+    assert "max_abs_err" in panel.gate_detail.value
+
+
+def test_live_events_are_batched_and_rows_are_not_rebuilt() -> None:
+    log = EventLog()
+    panel = SessionPanel(interval=0.05)
+    panel.attach(log)
+    evs = list(sample_events(candidates=4))
+
+    def emit_all() -> None:
+        for kind, data in evs:
+            log.emit(kind, **data)
+
+    emit_all_thread = threading.Thread(target=emit_all)
+    emit_all_thread.start()
+    emit_all_thread.join()
+    assert wait_for(lambda: panel.rendered == len(evs))
+    first_row = panel.rows_box.children[1]
+    log.emit("gate", candidate="c1", name="performance", status="pass", detail="again")
+    assert wait_for(lambda: "again" in panel._rows["c1"]["badges"]["performance"].tooltip)
+    assert panel.rows_box.children[1] is first_row  # updated in place
+    assert panel.state.events_seen == len(evs) + 1
+    assert panel.first_render_s is not None
+    panel.close()
+
+
+def test_agent_text_is_appended_not_resent(monkeypatch: pytest.MonkeyPatch) -> None:
+    panel = SessionPanel()
+    sent: list[dict[str, Any]] = []
+    evs = events_of(candidates=1, text_deltas=50)
+    start = [e for e in evs if e.type == "session_started" or e.type == "agent_started"][:2]
+    for e in start:
+        panel._on_event(e)
+    panel.flush()
+    stream = panel._streams["planner"]
+    monkeypatch.setattr(stream, "send", lambda msg, buffers=None: sent.append(msg))
+    deltas = [
+        Event("agent_text", {"agent": "planner", "step": 1, "delta": f"w{i} "}) for i in range(50)
+    ]
+    for e in deltas[:30]:
+        panel._on_event(e)
+    panel.flush()
+    for e in deltas[30:]:
+        panel._on_event(e)
+    panel.flush()
+    assert [m["op"] for m in sent] == ["append", "append"]  # one message per refresh
+    assert sent[0]["text"] == "".join(f"w{i} " for i in range(30))
+    assert sent[1]["text"] == "".join(f"w{i} " for i in range(30, 50))  # only the new text
+    assert stream.value == sent[0]["text"] + sent[1]["text"]
+    stream._on_front_end_msg(stream, {"op": "sync"}, [])  # a new view asks for the history once
+    assert sent[-1] == {"op": "reset", "text": stream.value}
+
+
+def test_stream_view_append_only() -> None:
+    view = StreamView()
+    view.append("a")
+    view.append("")
+    view.append("bc")
+    assert view.value == "abc"
+
+
+def test_diff_against_parent_and_reference_triton_first() -> None:
+    panel = fed_panel(candidates=3)
+    panel.show_diff("c2")
+    assert panel.tabs.selected_index == TAB_TITLES.index("Diff")
+    view = plain(panel.diff_view.value)
+    assert "parent c1" in view and "BLOCK=512" in view and "BLOCK=256" in view
+    panel.show_diff("c2", against="reference")
+    view = plain(panel.diff_view.value)
+    assert "reference" in view and "Triton kernel _relu_scale (added)" in view
+    assert view.index("Triton kernel") < view.index("class ModelNew")
+    assert "torch.relu" in view  # the reference's Model is diffed against ModelNew
+
+
+def test_diff_blocks_put_triton_kernels_first() -> None:
+    old = candidate_source(256)
+    new = candidate_source(1024, scale="3.0")
+    names = [p[0] for p in paired_blocks(old, new)]
+    assert names[0] == "_relu_scale"
+    html = side_by_side(old, new)
+    assert html.index("Triton kernel _relu_scale") < html.index("class ModelNew")
+    assert "3.0" in plain(html) and "#e6ffec" in html  # added lines are highlighted
+    assert [b.kind for b in split_blocks(new)][:2] == ["triton", "class"]
+    assert "no changes" in side_by_side(old, old)
+
+
+def test_step_buttons_drive_step_control() -> None:
+    ctl = Controller(step=True)
+    panel = SessionPanel(controller=ctl, step_mode=True)
+    assert panel.step_box.layout.display == "flex"
+    assert all(b.disabled for b in panel.step_buttons.values())
+    evs = events_of(candidates=1, step=True)
+    pause = next(i for i, e in enumerate(evs) if e.type == "step_paused")
+    panel.feed(evs[: pause + 1])
+    assert panel.state.status == "paused"
+    assert not panel.step_buttons["approve"].disabled
+    assert not panel.step_buttons["reject"].disabled
+    panel.step_buttons["approve"].click()
+    assert ctl.step.wait(timeout=1) == ("approve", None)
+    assert panel.step_buttons["approve"].disabled  # until the next pause
+
+    panel.feed(
+        [
+            Event(
+                "step_paused",
+                {
+                    "agent": "executor",
+                    "step": 2,
+                    "actions": ["approve", "reject", "edit_candidate", "stop"],
+                },
+            )
+        ]
+    )
+    panel.reject_reason.value = "too clever"
+    panel.step_buttons["reject"].click()
+    assert ctl.step.wait(timeout=1) == ("reject", "too clever")
+
+    panel.feed(
+        [
+            Event(
+                "step_paused",
+                {
+                    "agent": "executor",
+                    "step": 3,
+                    "actions": ["approve", "reject", "edit_candidate", "stop"],
+                },
+            )
+        ]
+    )
+    panel.step_buttons["edit"].click()
+    assert panel.tabs.selected_index == TAB_TITLES.index("Edit")
+    assert panel.edit_kind.value == "code"
+    assert "_relu_scale" in panel.edit_source.value  # prefilled with the pending candidate
+    panel.edit_source.value = "class ModelNew: pass\n"
+    panel.edit_submit.click()
+    assert ctl.step.wait(timeout=1) == ("edit_candidate", "class ModelNew: pass\n")
+
+
+def test_step_plan_edit_and_next() -> None:
+    ctl = Controller(step=True)
+    panel = SessionPanel(controller=ctl, step_mode=True)
+    evs = events_of(candidates=1)
+    plan_at = next(i for i, e in enumerate(evs) if e.type == "plan")
+    panel.feed(evs[: plan_at + 1])
+    panel.feed(
+        [
+            Event(
+                "step_paused",
+                {
+                    "agent": "planner",
+                    "step": 1,
+                    "actions": ["approve", "reject", "edit_plan", "stop"],
+                },
+            )
+        ]
+    )
+    assert not panel.step_buttons["next"].disabled
+    panel.step_buttons["edit"].click()
+    assert panel.edit_kind.value == "plan"
+    assert panel.edit_source.value == "one pass over memory"
+    panel.edit_source.value = "fuse, and use BLOCK=2048"
+    panel.edit_submit.click()
+    assert ctl.step.wait(timeout=1) == ("edit_plan", "fuse, and use BLOCK=2048")
+    panel.feed(
+        [Event("step_paused", {"agent": "profiler", "step": 2, "actions": ["approve", "stop"]})]
+    )
+    assert panel.step_buttons["reject"].disabled and panel.step_buttons["edit"].disabled
+    panel.step_buttons["next"].click()
+    assert ctl.step.wait(timeout=1) == ("approve", None)
+
+
+def test_submit_outside_step_mode_goes_to_the_gates() -> None:
+    ctl = Controller()
+    panel = fed_panel(controller=ctl, candidates=2)
+    panel.open_editor("c2")
+    assert panel.edit_parent.value == "c2"
+    panel.edit_source.value += "# tweaked\n"
+    panel.edit_submit.click()
+    assert ctl.submitted == [(candidate_source(512) + "# tweaked\n", "c2", "human")]
+    assert "c101" in panel.message.value
+
+
+def test_stop_and_read_only() -> None:
+    ctl = Controller()
+    panel = SessionPanel(controller=ctl)
+    panel.stop_button.click()
+    assert ctl.stopped and panel.stop_button.disabled
+    read_only = fed_panel(controller=None, candidates=2)
+    assert read_only.stop_button.disabled and read_only.edit_submit.disabled
+
+
+def test_accept_uses_the_bridge_then_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[str, str, str]] = []
+    answer = {"ok": True}
+
+    def request_insert(
+        cell_id: str, source: str, mode: str = "below", timeout: float = 2.0
+    ) -> bool:
+        calls.append((cell_id, source, mode))
+        return answer["ok"]
+
+    fake = types.ModuleType("kernelopt_jupyter.bridge")
+    fake.request_insert = request_insert  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "kernelopt_jupyter.bridge", fake)
+    problem = problem_from_source(REFERENCE, validate=False)
+    panel = SessionPanel(problem=problem, cell_id="cell-42")
+    panel.feed(events_of(candidates=2))
+    panel._rows["c2"]["accept"].click()
+    assert wait_for(lambda: "Inserted c2" in panel.message.value)
+    cell_id, source, mode = calls[0]
+    assert (cell_id, mode) == ("cell-42", "below")
+    assert source.startswith("# KernelOPT: accepted candidate c2")
+    assert "BLOCK=512" in source
+    answer["ok"] = False
+    panel.accept_mode.value = "replace"
+    panel.accept("c2")
+    assert wait_for(lambda: "%kernelopt accept c2" in panel.message.value)
+    assert calls[-1][2] == "replace"
+
+
+def test_accept_without_cell_id_offers_the_line_magic() -> None:
+    panel = fed_panel(candidates=2)
+    panel.accept("c1")
+    assert wait_for(lambda: "%kernelopt accept c1" in panel.message.value)
+
+
+def test_plots_follow_the_profiles() -> None:
+    import plotly.graph_objects as go
+
+    state = state_from_events(events_of(candidates=3))
+    fig = plots.new_dispatch(go.Figure)
+    plots.update_dispatch(fig, state.reference_profile())
+    triton = fig.data[plots.KINDS.index("triton")]
+    assert list(triton.y) == ["relu", "mul"] and list(triton.x) == [55.0, 40.0]
+    roof = plots.new_roofline(go.Figure)
+    plots.update_roofline(roof, state.reference_profile())
+    assert len(roof.data[plots.KINDS.index("triton")].x) == 2 and len(roof.data[-1].x) >= 2
+    timeline = plots.new_timeline(go.Figure)
+    plots.update_timeline(timeline, state.reference_profile(), state.candidate_profile("c2"), "c2")
+    assert sorted(set(timeline.data[plots.KINDS.index("triton")].y)) == ["c2", "reference"]
+    progress = plots.new_progress(go.Figure)
+    plots.update_progress(progress, state.progress, state.last_t)
+    assert [round(y, 2) for y in progress.data[0].y][:2] == [1.1, 1.2]
+
+
+def test_panel_builds_charts_and_timeline_choice() -> None:
+    panel = fed_panel(candidates=3)
+    assert set(panel._figs) == {"dispatch", "roofline", "timeline", "progress"}
+    assert ("c2", "c2") in list(panel.timeline_candidate.options)
+    panel.timeline_candidate.value = "c2"
+    ys = panel._figs["timeline"].data[plots.KINDS.index("triton")].y
+    assert "c2" in ys
+
+
+def test_errors_are_shown() -> None:
+    panel = SessionPanel()
+    panel.feed([Event("error", {"where": "executor", "message": "boom"})])
+    assert "executor: boom" in panel.errors.value
+
+
+# --------------------------------------------------------------------------- report, text, accept
+
+
+def test_static_summary() -> None:
+    state = state_from_events(events_of(candidates=3))
+    html = render_summary(state, out_dir="runs/x")
+    assert "kernelopt-summary" in html and "%kernelopt open runs/x" in html
+    assert html.count("<tr>") == 3 and "c2</b> ★" in html
+    assert "✗ correctness" in html and "1.20x" in html
+
+
+def test_text_progress_lines() -> None:
+    out = io.StringIO()
+    progress = TextProgress(out)
+    for e in events_of(candidates=3):
+        progress(e)
+    text = out.getvalue()
+    assert "KernelOPT: relu_scale (module) on cuda" in text
+    assert "c3: fail (static pass, correctness fail, fp64 skipped, performance skipped)" in text
+    assert text.rstrip().endswith("finished (done); best: c2")
+    assert "token0" not in text
+
+
+def test_accepted_cell_runs_and_names_its_origin() -> None:
+    problem = problem_from_source(REFERENCE, validate=False)
+    source = (
+        "import torch\nimport torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n"
+        "    def forward(self, x):\n        return torch.relu(x) * 2.0\n"
+    )
+    cand = {"id": "c7", "source": source, "parent": "c3", "agent": "executor", "plan_id": "p2"}
+    gates = [
+        {"name": "static", "status": "pass"},
+        {"name": "correctness", "status": "pass"},
+        {"name": "fp64", "status": "pass"},
+        {"name": "performance", "status": "skipped", "detail": "no GPU"},
+    ]
+    text = render_accepted_cell(problem, cand, gates, None)
+    lines = text.splitlines()
+    assert lines[0] == "# KernelOPT: accepted candidate c7 for cell (module problem)"
+    assert "parent c3" in lines[1] and "plan p2" in lines[1]
+    assert "performance skipped (no GPU)" in lines[2]
+    assert "not timed" in lines[3]
+    ns: dict[str, Any] = {}
+    exec(compile(text, "<accepted>", "exec"), ns)
+    import torch
+
+    x = torch.randn(4, 4)
+    assert torch.equal(ns["ModelNew"]()(x), torch.relu(x) * 2.0)
+    timed = render_accepted_cell(problem, cand, gates, (1.5, 1.4, 1.6))
+    assert "1.50x vs the baseline (95% CI 1.40-1.60)" in timed
