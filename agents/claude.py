@@ -35,6 +35,7 @@ from .base import (
     AgentIO,
     Edit,
     Plan,
+    PolicyError,
     ProfileReport,
     StepRecord,
     Summary,
@@ -60,8 +61,20 @@ KEY_ENV = "ANTHROPIC_API_KEY"
 T = TypeVar("T")
 
 
-class ClaudeError(RuntimeError):
-    """An agent call that failed for good (after retries); the message is one line."""
+class ClaudeError(PolicyError):
+    """The API failed for good (after retries) or gave no usable answer; one-line message.
+
+    A :class:`~.base.PolicyError`: the search ends cleanly with this message.
+    """
+
+
+class ClaudeNoAnswer(ClaudeError):
+    """The model gave no usable tool call, even after one correction.
+
+    The Profiler and Planner raise it (the search cannot go on without them); the Executor,
+    Tuner and Summarizer turn it into an empty answer that says why, so one bad answer costs
+    one attempt rather than the search.
+    """
 
 
 class ClaudeUnavailable(ClaudeError):
@@ -283,7 +296,11 @@ class ClaudePolicy:
             parts.append(prompts.feedback_text(feedback))
         parts.append(prompts.ROLE_EXECUTOR)
         blocks = [_text(prompts.candidate_text(parent), cache=True), _text("\n\n".join(parts))]
-        return self._converse(ctx, "executor", blocks, lambda d: parse_edit(d, ctx.problem), io)
+        try:
+            return self._converse(ctx, "executor", blocks, lambda d: parse_edit(d, ctx.problem), io)
+        except ClaudeNoAnswer as exc:
+            io.text(f"\n[{exc}]\n")
+            return Edit(source=None, explanation=str(exc))
 
     def tune(self, ctx: AgentContext, candidate: Candidate, io: AgentIO) -> TuneProposal:
         """Tuner: variants of the candidate's ``LAUNCH_CONFIGS`` worth measuring."""
@@ -302,7 +319,11 @@ class ClaudePolicy:
             _text(task),
         ]
         source, n = candidate.source, self.tune_variants
-        return self._converse(ctx, "tuner", blocks, lambda d: parse_tune(d, source, n), io)
+        try:
+            return self._converse(ctx, "tuner", blocks, lambda d: parse_tune(d, source, n), io)
+        except ClaudeNoAnswer as exc:
+            io.text(f"\n[{exc}]\n")
+            return TuneProposal(variants=[], explanation=str(exc))
 
     def summarize(self, ctx: AgentContext, steps: list[StepRecord], io: AgentIO) -> Summary:
         """Summarizer: a plain-language explanation per step and reusable experience."""
@@ -310,9 +331,13 @@ class ClaudePolicy:
             return Summary(explanations={}, experience=[])
         task = f"{prompts.steps_text(steps)}\n\n{prompts.ROLE_SUMMARIZER}"
         name = ctx.problem.name
-        return self._converse(
-            ctx, "summarizer", [_text(task)], lambda d: parse_summary(d, steps, name), io
-        )
+        try:
+            return self._converse(
+                ctx, "summarizer", [_text(task)], lambda d: parse_summary(d, steps, name), io
+            )
+        except ClaudeNoAnswer as exc:
+            io.text(f"\n[{exc}]\n")
+            return Summary(explanations={}, experience=[])
 
     # ----------------------------------------------------------------- one agent call
 
@@ -357,7 +382,7 @@ class ClaudePolicy:
             else:
                 problem = f"the answer did not call `{tool}`"
             if round_ == 2:
-                raise ClaudeError(
+                raise ClaudeNoAnswer(
                     scrub(
                         f"{role}: no usable answer from {self.model} after a correction: {problem}"
                     )

@@ -475,3 +475,21 @@ def test_key_never_reaches_files_events_or_errors(
     for path in written:
         assert FAKE_KEY not in path.read_text(errors="replace"), path
     assert all(FAKE_KEY not in e.to_json() for e in log.events)
+
+
+def test_executor_without_a_usable_answer_gives_up_the_attempt(
+    fake: FakeAnthropic, sleeps: list[float]
+) -> None:
+    # The search treats an Edit without source as "this plan gave nothing"; one bad answer
+    # must not end the whole search (a PolicyError would).
+    fake.script(reply("Let me think."), reply("Still thinking."))
+    io = io_for(agent="executor")
+    edit = make_policy(sleeps).execute(make_ctx(), Plan("p", "t", "r", "fuse"), parent(), None, io)
+    assert edit.source is None and "did not call `submit_candidate`" in edit.explanation
+    assert "no usable answer" in texts(io)
+
+
+def test_errors_are_policy_errors_the_search_ends_on() -> None:
+    from kernelopt_jupyter.agents.base import PolicyError
+
+    assert issubclass(ClaudeError, PolicyError) and issubclass(ClaudeUnavailable, ClaudeError)
