@@ -193,19 +193,37 @@ class KernelOptMagics(Magics):
         """
         if cell is None:
             return self._line(line)
+        if {"-h", "--help"} & set(line.split()):
+            print(self.cell_help())
+            return None
         args = parse_argstring(self.kernelopt, line)
         return self.start(args, cell)
 
     # ------------------------------------------------------------------ the cell magic
+
+    def run_in_user_namespace(self, cell: str) -> None:
+        """Execute the cell's code as a normal cell would; its exceptions propagate as the cell's.
+
+        ``run_cell`` would show an error but leave the magic's cell "ok" (a notebook run would
+        go on past it); executing directly keeps the error the cell's own.
+        """
+        shell: Any = self.shell
+        code = shell.transform_cell(cell)
+        filename = shell.compile.cache(code, shell.execution_count, raw_code=cell)
+        exec(compile(code, filename, "exec"), shell.user_ns)
+
+    def cell_help(self) -> str:
+        """The options of ``%%kernelopt`` (argparse's help) followed by the line commands."""
+        parser = self.kernelopt.parser
+        parser.prog = "%kernelopt"  # IPython's formatter adds one more %
+        return parser.format_help().replace("::\n\n", "", 1) + "\nline commands:\n" + LINE_USAGE
 
     def start(self, args: argparse.Namespace, cell: str) -> SessionRecord | None:
         """Run the cell, capture its problem, start the session and show the panel."""
         if bool(args.module) != bool(args.inputs):
             raise UsageError("kernelopt: --module and --inputs go together")
         shell: Any = self.shell
-        result = shell.run_cell(cell, store_history=False)
-        if not result.success:
-            return None  # the cell's own error is already shown, with its traceback
+        self.run_in_user_namespace(cell)
         try:
             if args.module:
                 source = instance_problem_source(cell, args.module, args.inputs, shell.user_ns)
@@ -308,7 +326,7 @@ class KernelOptMagics(Magics):
         except ValueError as exc:
             raise UsageError(f"kernelopt: {exc}") from None
         if not words or words[0] in ("help", "-h", "--help"):
-            print(LINE_USAGE)
+            print(self.cell_help())
             return None
         command, rest = words[0], words[1:]
         handler = getattr(self, f"_cmd_{command}", None)

@@ -1,0 +1,278 @@
+"""The %%kernelopt and %kernelopt magics in a headless IPython shell."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from IPython import get_ipython
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.testing.globalipapp import start_ipython
+
+from kernelopt_jupyter import magic, session
+from kernelopt_jupyter.agents.stepping import StepControl
+from kernelopt_jupyter.events import EventLog
+from kernelopt_jupyter.panel.sample import REFERENCE, sample_events
+from kernelopt_jupyter.panel.text import TextProgress
+from kernelopt_jupyter.panel.view import SessionPanel
+from kernelopt_jupyter.problem import Problem
+
+CELL = REFERENCE
+
+
+class RecordedSession:
+    """Stands in for OptimizationSession: replays the sample session's events when started."""
+
+    made: list[RecordedSession] = []
+
+    def __init__(self, problem: Problem, options: Any) -> None:
+        self.problem = problem
+        self.options = options
+        self.out_dir = Path(options.out_dir or "runs/recorded")
+        self.log = EventLog(self.out_dir / "events.jsonl")
+        self.step = StepControl(enabled=options.step)
+        self.stopped = False
+        self._thread: threading.Thread | None = None
+        RecordedSession.made.append(self)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        def run() -> None:
+            for kind, data in sample_events(candidates=3):
+                self.log.emit(kind, **data)
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        assert self._thread is not None
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    def submit(self, source: str, parent: str | None = None, agent: str = "person") -> str:
+        return "c99"
+
+
+@pytest.fixture
+def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
+    shell = start_ipython() or get_ipython()  # the test shell is a process-wide singleton
+    assert shell is not None
+    monkeypatch.chdir(tmp_path)
+    shell.run_line_magic("load_ext", "kernelopt_jupyter")
+    magic.SESSIONS.clear()
+    RecordedSession.made.clear()
+    yield shell
+    for record in magic.SESSIONS:
+        panel = record.panel
+        if isinstance(panel, SessionPanel):
+            panel.close()
+    magic.SESSIONS.clear()
+
+
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(session, "OptimizationSession", RecordedSession)
+
+
+@pytest.fixture
+def widgets(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The test shell has no kernel; pretend a Jupyter front end is attached.
+    monkeypatch.setattr(magic, "has_widget_frontend", lambda shell: True)
+
+
+def run(ip: InteractiveShell, line: str, cell: str | None = None) -> Any:
+    text = f"%%kernelopt {line}\n{cell}" if cell is not None else f"%kernelopt {line}"
+    return ip.run_cell(text)
+
+
+def test_help_lists_options_and_commands(
+    ip: InteractiveShell, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(ip, "--help", "pass\n")
+    out = capsys.readouterr().out
+    for flag in (
+        "--agents",
+        "--budget",
+        "--seeds",
+        "--device",
+        "--step",
+        "--model",
+        "--out",
+        "--time-limit",
+        "--module",
+        "--inputs",
+    ):
+        assert flag in out
+    assert "%kernelopt accept N" in out and "%%kernelopt [--agents" in out
+    run(ip, "")
+    assert "%kernelopt open DIR" in capsys.readouterr().out
+
+
+def test_bad_option_is_a_usage_error(ip: InteractiveShell) -> None:
+    result = run(ip, "--budget lots", "pass\n")
+    assert not result.success and "invalid int value" in str(result.error_in_exec)
+
+
+def test_cell_without_a_problem_gets_one_line(
+    ip: InteractiveShell, recorded: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run(ip, "", "x = 41 + 1\n")
+    assert result.success
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("kernelopt: <cell>: defines no `class Model(nn.Module)`")
+    assert "--module NAME --inputs NAME" in err and len(err.splitlines()) == 1
+    assert "Traceback" not in err
+    assert ip.user_ns["x"] == 42  # the cell still ran in the user's namespace
+    assert not magic.SESSIONS and not RecordedSession.made
+
+
+def test_cell_error_shows_its_own_traceback(ip: InteractiveShell, recorded: None) -> None:
+    result = run(ip, "", "raise ValueError('mine')\n")
+    assert not result.success and "mine" in str(result.error_in_exec)
+    assert not magic.SESSIONS
+
+
+def test_cell_starts_a_session_and_panel(
+    ip: InteractiveShell, recorded: None, widgets: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ip, "get_parent", lambda: {"metadata": {"cellId": "cell-7"}}, raising=False)
+    result = run(
+        ip,
+        "--budget 5 --seeds 2 --device cpu --step --model claude-x "
+        "--time-limit 30 --out run1 --iterations 2 --name relu2",
+        CELL,
+    )
+    assert result.success
+    assert "Model" in ip.user_ns  # the cell ran in the user's namespace
+    s = RecordedSession.made[-1]
+    opts = s.options
+    assert (opts.budget, opts.seeds, opts.device, opts.step, opts.model) == (
+        5,
+        2,
+        "cpu",
+        True,
+        "claude-x",
+    )
+    assert (opts.max_seconds, opts.out_dir, opts.iterations) == (30.0, Path("run1"), 2)
+    assert s.problem.kind == "module" and s.problem.name == "relu2"
+    record = magic.SESSIONS[-1]
+    assert record.cell_id == "cell-7"
+    panel = record.panel
+    assert isinstance(panel, SessionPanel) and panel.cell_id == "cell-7" and panel.step_mode
+    assert s.wait(10)
+    assert_wait(lambda: panel.rendered == len(s.log.events))
+    assert len(panel.rows_box.children) == 4  # header + 3 candidates
+    assert panel.state.status == "finished"
+
+
+def assert_wait(predicate: Any, timeout: float = 10.0) -> None:
+    end = time.monotonic() + timeout
+    while not predicate() and time.monotonic() < end:
+        time.sleep(0.02)
+    assert predicate()
+
+
+def test_text_mode_without_widgets(
+    ip: InteractiveShell, recorded: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(ip, "--budget 3", CELL)
+    record = magic.SESSIONS[-1]
+    assert isinstance(record.panel, TextProgress)
+    assert record.session.wait(10)
+    out = capsys.readouterr().out
+    assert "KernelOPT: relu_scale" in out and "finished (done); best: c2" in out
+
+
+def test_line_commands(
+    ip: InteractiveShell,
+    recorded: None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = run(ip, "status")
+    assert not result.success and "no session in this kernel" in str(result.error_in_exec)
+    run(ip, "--budget 3", CELL)
+    s = RecordedSession.made[-1]
+    assert s.wait(10)
+    capsys.readouterr()
+    run(ip, "status")
+    assert "finished; 3 candidates; best c2" in capsys.readouterr().out
+    run(ip, "stop")
+    assert s.stopped
+    inserted: list[tuple[str, bool]] = []
+    monkeypatch.setattr(
+        ip, "set_next_input", lambda text, replace=False: inserted.append((text, replace))
+    )
+    run(ip, "accept 2")
+    text, replace = inserted[-1]
+    assert not replace and text.startswith("# KernelOPT: accepted candidate c2 for cell")
+    assert "class ModelNew" in text and "correctness pass" in text
+    run(ip, "accept best")
+    assert inserted[-1][0] == text
+    failed = run(ip, "accept c3")
+    assert not failed.success and "did not pass the gates" in str(failed.error_in_exec)
+    missing = run(ip, "accept c42")
+    assert "no candidate 'c42'" in str(missing.error_in_exec)
+    unknown = run(ip, "frobnicate")
+    assert "unknown command 'frobnicate'" in str(unknown.error_in_exec)
+    capsys.readouterr()
+    run(ip, "sessions")
+    assert "s1  relu_scale" in capsys.readouterr().out
+
+
+def test_module_instance_and_inputs(ip: InteractiveShell, recorded: None) -> None:
+    cell = (
+        "import torch\nnet = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())\n"
+        "xs = [torch.randn(4, 8)]\n"
+    )
+    assert run(ip, "--module net --inputs xs", cell).success
+    problem = RecordedSession.made[-1].problem
+    assert problem.kind == "module" and "_ko_instance = net" in problem.source
+    from kernelopt_jupyter.problem import materialize
+
+    loaded = materialize(problem)
+    model = loaded.make_model()
+    x = loaded.make_inputs(seed=1)
+    assert x[0].shape == (4, 8) and model(*x).shape == (4, 8)
+    assert not __import__("torch").equal(x[0], loaded.make_inputs(seed=2)[0])
+
+
+def test_module_option_errors(
+    ip: InteractiveShell, recorded: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run(ip, "--module net", "net = 1\n")
+    assert "--module and --inputs go together" in str(result.error_in_exec)
+    run(ip, "--module net --inputs xs", "net = 1\nxs = []\n")
+    assert "--module net: the cell defines no nn.Module" in capsys.readouterr().err
+
+
+def test_open_saved_session_read_only(
+    ip: InteractiveShell, widgets: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "saved"
+    log = EventLog(folder / "events.jsonl")
+    for kind, data in sample_events(candidates=3):
+        log.emit(kind, **data)
+    (folder / "problem.py").write_text(REFERENCE)
+    run(ip, f"open {folder}")
+    record = magic.SESSIONS[-1]
+    assert not record.live and record.problem is not None
+    panel = record.panel
+    assert isinstance(panel, SessionPanel)
+    assert panel.controller is None and panel.stop_button.disabled
+    assert len(panel.rows_box.children) == 4 and panel.state.best == "c2"
+    missing = run(ip, f"open {tmp_path / 'nothing'}")
+    assert missing.success and "not a KernelOPT session folder" in capsys.readouterr().err
+    capsys.readouterr()
+    run(ip, "sessions saved")
+    assert "relu_scale" in capsys.readouterr().out
