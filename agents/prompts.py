@@ -20,24 +20,32 @@ GATES = """\
 Every candidate goes through four gates, in order; the first failure stops it and its
 diagnostic comes back to you on the next attempt.
 
-1. static: the source is imported in a fresh worker process, its kernels are compiled and it
-   runs once on the problem's inputs. The same gate rejects, by inspecting the source:
-   try/except around compute (a silent fallback to PyTorch), any use of torch.compile or
-   torch._dynamo, calling or importing the reference `Model` / entry function, side CUDA
-   streams or threads, caching results between calls, changing global torch settings
-   (e.g. TF32, matmul precision, deterministic flags), and mutating the inputs in place.
-2. correctness: seeds 0, 1 and 2; for each seed fresh inputs come from the problem's
-   get_inputs(), the reference weights are loaded into the candidate with load_state_dict,
-   and the outputs must match the eager reference with torch.allclose(rtol=1e-3, atol=1e-3)
-   (same shapes, same dtypes, same number of outputs).
-3. fp64: the outputs are compared against a float64 copy of the reference. The error of the
-   candidate may be at most 10x the error of the float32 reference itself: accumulate in
-   float32 (or better), never in float16/bfloat16, and do not reorder a reduction in a way
-   that loses precision on large inputs.
+1. static: the source is read first; it is rejected for torch.compile, torch._dynamo or
+   Inductor's compiler; importing, subclassing or calling the reference `Model` / entry;
+   try/except (or contextlib.suppress) inside a function, i.e. a fallback around kernels;
+   side CUDA streams, threads or processes; assigning attributes of imported modules
+   (monkeypatching torch, triton, time...); reaching into the harness (gc, inspect,
+   importlib, ctypes, sys.modules, kernelopt_jupyter); changing global numerics (TF32,
+   matmul precision, default dtype). CUDA graphs are allowed. Then, in a fresh worker
+   process, the module is imported, `ModelNew` is built with the problem's init inputs, the
+   reference weights are loaded with load_state_dict, and one forward runs: it must launch at
+   least one Triton kernel (unless the candidate only re-routes ops between vendor
+   libraries: dispatch_only). Every launched kernel must also compile for the real GPU
+   (sm_90): the CPU interpreter accepts things the compiler rejects, e.g. a tl.arange whose
+   size is not a power of two, or more shared memory than the GPU has.
+2. correctness: seeds 0, 1 and 2 on fresh inputs from get_inputs(), then once more on the
+   first call's input tensors refilled with new values (a result cached by tensor address
+   fails). Outputs must have the reference's shapes, dtypes and NaN/Inf pattern and match it
+   within rtol = atol = 1e-4 for float32 (1e-2 for float16/bfloat16), atol scaled down for
+   outputs far below 1. Results within a looser 1e-2 go on to the fp64 referee.
+3. fp64: the outputs are compared against a float64 copy of the reference; the candidate's
+   error may be at most 10x the float32 reference's own error. Accumulate in float32 (or
+   better), never in float16/bfloat16; blocked reductions are fine, lost precision is not.
 4. performance (on the GPU only; skipped on CPU): the candidate is timed interleaved with the
-   baselines (eager PyTorch and torch.compile) on fresh inputs with the GPU synchronized. It
-   must not be slower than the fastest baseline (within 3%); the search keeps only real
-   speedups. Results that beat the memory roofline are treated as cheating.
+   baselines (eager PyTorch, and torch.compile where asked) on fresh cloned inputs with the
+   L2 cache flushed and the device synchronized. It must not be slower than the fastest
+   baseline beyond noise (2%); the search keeps only real speedups. A time below what moving
+   the inputs and outputs once through memory at peak bandwidth takes is treated as cheating.
 """
 
 #: The rules of the house: shared by every role and every problem (cached by the API).
