@@ -371,9 +371,12 @@ class _CallRewriter:
             names = target.elts if isinstance(target, ast.Tuple | ast.List) else [target]
             self.arg_names = [ast.unparse(n) for n in names]
             return []
-        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
-            if ast.unparse(stmt.value.func).endswith("get_raw_stream"):
-                return []
+        if (
+            isinstance(stmt, ast.Assign)
+            and isinstance(stmt.value, ast.Call)
+            and ast.unparse(stmt.value.func).endswith("get_raw_stream")
+        ):
+            return []
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             call = stmt.value
             fname = call.func.attr if isinstance(call.func, ast.Attribute) else ""

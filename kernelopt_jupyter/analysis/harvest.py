@@ -303,8 +303,10 @@ def _add_variants(
         if not any(op in triton_ops for op in ops):
             continue  # Inductor generated no kernel for this op: nothing to route back
         try:
+            # The FX graph cache does not key on forced fallbacks: compile afresh.
+            fresh = {**overrides, "fx_graph_cache": False}
             with _forced_fallbacks(fallbacks):
-                _cap, code = _harvest_once(loaded, model, inputs, device, overrides)
+                _cap, code = _harvest_once(loaded, model, inputs, device, fresh)
             if code.source == harvest.source:
                 continue
             err, scale = check_candidate(code.source, loaded, model, device, seed=2)
