@@ -493,3 +493,21 @@ def test_errors_are_policy_errors_the_search_ends_on() -> None:
     from kernelopt_jupyter.agents.base import PolicyError
 
     assert issubclass(ClaudeError, PolicyError) and issubclass(ClaudeUnavailable, ClaudeError)
+
+
+def test_connection_errors_are_retried_then_reported(
+    monkeypatch: pytest.MonkeyPatch, sleeps: list[float]
+) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on once this socket is closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{port}")
+    io = io_for()
+    with pytest.raises(
+        ClaudeError, match="gave up after 2 attempts; last error: a connection error"
+    ):
+        make_policy(sleeps, max_attempts=2).profile(make_ctx(), io)
+    assert len(sleeps) == 1 and "[retrying after a connection error in" in texts(io)
