@@ -1,0 +1,28 @@
+"""Correct: keep the vendor matmul (torch.mm), fuse bias + exact GELU in a Triton epilogue."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _bias_gelu(y_ptr, b_ptr, out_ptr, n, cols, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    v = tl.load(y_ptr + offs, mask=mask) + tl.load(b_ptr + offs % cols, mask=mask)
+    g = 0.5 * v * (1.0 + tl.math.erf(v * 0.7071067811865476))
+    tl.store(out_ptr + offs, g, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        y = torch.mm(x, self.linear.weight.t())
+        out = torch.empty_like(y)
+        n = y.numel()
+        _bias_gelu[(triton.cdiv(n, 4096),)](y, self.linear.bias, out, n, y.shape[1], BLOCK=4096)
+        return out

@@ -1,0 +1,24 @@
+"""A linear layer (a vendor matmul) followed by an exact GELU: the epilogue is the kernel."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+BATCH, IN_FEATURES, OUT_FEATURES = 129, 256, 255
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return F.gelu(self.linear(x))
+
+
+def get_inputs():
+    return [torch.randn(BATCH, IN_FEATURES)]
+
+
+def get_init_inputs():
+    return [IN_FEATURES, OUT_FEATURES]

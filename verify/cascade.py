@@ -1,0 +1,245 @@
+"""The four gates in order: ``verify_candidate`` (the Verification API of docs/engine.md).
+
+Where each part runs:
+
+* the static gate's source analysis runs here (it only parses);
+* one worker (``runtime.check_candidate``, TRITON_INTERPRET=1 on the CPU) computes the
+  reference, then runs the candidate: the static gate's run-time checks, correctness and the
+  fp64 referee, each phase recorded as it finishes so a crash is charged to the right gate;
+* on the CPU a second worker without the interpreter compiles each launched kernel for sm_90
+  (on the GPU the kernels were really compiled and run for the device);
+* on the GPU a third worker times the candidate against the baselines.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+from kernelopt_jupyter.device import Device, resolve_device
+from kernelopt_jupyter.problem import Problem, ProblemError
+from kernelopt_jupyter.verify.compile_check import check_compiles
+from kernelopt_jupyter.verify.report import (
+    GATE_NAMES,
+    GateResult,
+    VerifyOptions,
+    VerifyReport,
+    skipped_after,
+)
+from kernelopt_jupyter.verify.runtime import read_progress
+from kernelopt_jupyter.verify.static import StaticAnalysis, analyze_candidate
+from kernelopt_jupyter.verify.worker import WorkerResult, run_task
+
+#: Extra seconds the performance worker gets on top of the time limit when it must first
+#: torch.compile the reference for the "compile" baseline.
+COMPILE_BASELINE_ALLOWANCE_S = 240.0
+COMPILE_CHECK_LIMIT_S = 120.0
+
+GateCallback = Callable[[GateResult], None]
+
+
+def _source_failure(analysis: StaticAnalysis, problem: Problem, dispatch_only: bool) -> str | None:
+    if analysis.syntax_error:
+        return analysis.syntax_error
+    if analysis.violations:
+        more = len(analysis.violations) - 3
+        text = "; ".join(analysis.violations[:3])
+        return text + (f" (and {more} more)" if more > 0 else "")
+    if problem.kind == "module" and not analysis.defines_model_new:
+        return "defines no class ModelNew (a candidate for a module problem must)"
+    if problem.kind != "module" and not (analysis.defines_model_new or analysis.defines_entry):
+        return f"defines neither ModelNew nor a function {problem.entry}() (the problem's entry)"
+    if not analysis.jit_kernels and not dispatch_only:
+        return (
+            "defines no @triton.jit kernel: a candidate must launch at least one Triton kernel "
+            "(or be marked dispatch-only with KERNELOPT_DISPATCH_ONLY = True)"
+        )
+    return None
+
+
+def _crash(result: WorkerResult, phase: str) -> str:
+    if result.timed_out:
+        return f"timed out after {result.seconds:.0f} s in the {phase} phase (hang or too slow)"
+    where = f" in the {phase} phase"
+    if result.error_type:
+        return f"verifier error{where}: {result.error_type}: {result.error}"
+    return result.describe() + where
+
+
+class _Cascade:
+    def __init__(self, options: VerifyOptions, device: Device, on_gate: GateCallback | None):
+        self.options = options
+        self.device = device
+        self.on_gate = on_gate
+        self.gates: list[GateResult] = []
+
+    def add(self, gate: GateResult) -> None:
+        self.gates.append(gate)
+        if self.on_gate is not None:
+            self.on_gate(gate)
+
+    def fail_rest(self, failed: str) -> None:
+        for name in GATE_NAMES[len(self.gates) :]:
+            self.add(skipped_after(name, failed))
+
+
+def verify_candidate(
+    problem: Problem,
+    candidate_source: str,
+    options: VerifyOptions | None = None,
+    candidate_path: str = "<candidate>",
+    *,
+    on_gate: GateCallback | None = None,
+) -> VerifyReport:
+    """Run the four gates on one candidate; ``on_gate`` sees each result as it is decided.
+
+    Raises ``ProblemError`` when the *reference* cannot run (a user error in the problem) and
+    ``DeviceError`` for an unusable device; every candidate failure is a failed gate.
+    """
+    options = options or VerifyOptions()
+    device = resolve_device(options.device)
+    start = time.monotonic()
+    run = _Cascade(options, device, on_gate)
+    analysis = analyze_candidate(candidate_source, kind=problem.kind, entry=problem.entry)
+    dispatch_only = options.dispatch_only or analysis.dispatch_only_declared
+    report = VerifyReport(problem.path, candidate_path, device, run.gates, dispatch_only)
+    failure = _source_failure(analysis, problem, dispatch_only)
+    if failure is not None:
+        run.add(GateResult("static", "fail", failure, {"phase": "source"}))
+        run.fail_rest("static")
+        report.seconds = time.monotonic() - start
+        return report
+    phases = _run_checks(problem, candidate_source, options, device, dispatch_only, analysis)
+    _static_gate(run, phases, candidate_source)
+    if run.gates[-1].status == "fail":
+        run.fail_rest("static")
+    else:
+        report.dispatch_only = bool(phases["static"].get("dispatch_only", False))
+        _value_gates(run, phases)
+    if len(run.gates) == 3:
+        run.add(_performance(problem, candidate_source, options, device))
+    report.seconds = time.monotonic() - start
+    return report
+
+
+def _run_checks(
+    problem: Problem,
+    source: str,
+    options: VerifyOptions,
+    device: Device,
+    dispatch_only: bool,
+    analysis: StaticAnalysis,
+) -> dict[str, dict[str, Any]]:
+    """The worker's phases; a crashed or hung phase becomes that phase's failure."""
+    with tempfile.TemporaryDirectory(prefix="kernelopt-verify-") as folder:
+        result = run_task(
+            "kernelopt_jupyter.verify.runtime:check_candidate",
+            {
+                "problem": problem,
+                "candidate_source": source,
+                "device": device,
+                "seeds": list(range(max(1, options.seeds))),
+                "dispatch_only": dispatch_only,
+                "cuda_graphs": analysis.uses_cuda_graphs,
+                "fp64_factor": options.fp64_factor,
+                "progress_dir": folder,
+            },
+            device=device,
+            time_limit_s=options.time_limit_s,
+        )
+        phases, running = read_progress(folder)
+    reference = phases.get("reference")
+    if reference is None or "problem_error" in reference:
+        if reference is not None:
+            raise ProblemError(reference["problem_error"])
+        raise ProblemError(
+            f"{problem.path}: the reference could not run ({_crash(result, 'reference')})"
+        )
+    if running is not None:
+        phases[running] = {"ok": False, "status": "fail", "detail": _crash(result, running)}
+    elif not result.ok and "static" not in phases:
+        phases["static"] = {"ok": False, "status": "fail", "detail": _crash(result, "static")}
+    return phases
+
+
+def _static_gate(run: _Cascade, phases: dict[str, dict[str, Any]], source: str) -> None:
+    static = phases["static"]
+    if not static.get("ok"):
+        run.add(GateResult("static", "fail", static["detail"], {"phase": "runtime"}))
+        return
+    metrics = {
+        k: static[k] for k in ("launches", "construction_launches", "kernels", "dispatch_only")
+    }
+    detail = static["detail"]
+    if run.device == "cuda":
+        detail += "; compiled and ran on the GPU"
+    else:
+        compiled = check_compiles(source, static["specs"], time_limit_s=COMPILE_CHECK_LIMIT_S)
+        metrics["compile"] = compiled
+        failed = [c for c in compiled if c["status"] == "fail"]
+        if failed:
+            first = failed[0]
+            run.add(
+                GateResult(
+                    "static",
+                    "fail",
+                    f"kernel {first['kernel']} does not compile for sm_90: {first['error']}",
+                    metrics,
+                )
+            )
+            return
+        unknown = [c for c in compiled if c["status"] == "unknown"]
+        unknown += [
+            {"kernel": k, "error": f"launch arguments not recordable ({e})"}
+            for k, e in static.get("spec_errors", {}).items()
+        ]
+        built = {c["kernel"] for c in compiled if c["status"] == "pass"}
+        if built:
+            detail += f"; {len(built)} kernel(s) compile for sm_90"
+        if unknown:
+            detail += "; sm_90 compile check not possible for " + "; ".join(
+                f"{u['kernel']}: {u['error']}" for u in unknown[:3]
+            )
+    run.add(GateResult("static", "pass", detail, metrics))
+
+
+def _value_gates(run: _Cascade, phases: dict[str, dict[str, Any]]) -> None:
+    for name in ("correctness", "fp64"):
+        data = phases.get(name)
+        if data is None:  # the worker stopped after the previous phase without a verdict
+            data = {"status": "fail", "detail": "the worker ended before this gate finished"}
+        metrics = {k: v for k, v in data.items() if k not in ("status", "detail", "ok")}
+        run.add(GateResult(name, data["status"], data["detail"], metrics))
+        if data["status"] == "fail":
+            run.fail_rest(name)
+            return
+
+
+def _performance(
+    problem: Problem, source: str, options: VerifyOptions, device: Device
+) -> GateResult:
+    if device != "cuda":
+        return GateResult("performance", "skipped", "no GPU")
+    if not options.run_performance:
+        return GateResult("performance", "skipped", "performance not requested")
+    limit = options.time_limit_s
+    if "compile" in options.baselines:
+        limit += COMPILE_BASELINE_ALLOWANCE_S
+    result = run_task(
+        "kernelopt_jupyter.verify.timing:time_candidate",
+        {
+            "problem": problem,
+            "candidate_source": source,
+            "device": device,
+            "baselines": list(options.baselines),
+        },
+        device=device,
+        time_limit_s=limit,
+    )
+    if not result.ok:
+        return GateResult("performance", "fail", _crash(result, "performance"))
+    data = result.value
+    metrics = {k: v for k, v in data.items() if k not in ("status", "detail")}
+    return GateResult("performance", data["status"], data["detail"], metrics)

@@ -1,0 +1,239 @@
+"""Watching a candidate run (worker side): Triton launches, streams, threads, patched globals.
+
+The static gate demands that a Triton kernel is *actually launched* in ``forward``: text alone
+cannot tell a kernel that is defined but never called, or called only in ``__init__``. The
+recorder wraps the launch entry points of Triton's JIT and interpreter functions (every
+``kernel[grid](...)``, autotuned or not, ends in their ``run``) and, while recording, counts
+launches per kernel, keeps each distinct launch's signature for the sm_90 compile check (on
+the CPU) and checks that the launch goes to the stream the harness times (on the GPU).
+"""
+
+from __future__ import annotations
+
+import pickle
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+
+#: At most this many distinct launch signatures are kept for the compile check.
+MAX_SPECS = 16
+_SM90 = ("cuda", 90, 32)
+
+
+class LaunchRecorder:
+    """Counts Triton launches made while :meth:`recording` is active."""
+
+    def __init__(self, device: str) -> None:
+        self.device = device
+        self.active = False
+        self.total = 0
+        self.kernels: Counter[str] = Counter()
+        self.specs: list[dict[str, Any]] = []
+        self.spec_errors: dict[str, str] = {}
+        self.stream_violations: list[str] = []
+        self._spec_keys: set[str] = set()
+        self._binders: dict[Any, Any] = {}
+        self._expected_stream: int | None = None
+
+    # ------------------------------------------------------------------ installation
+
+    def install(self) -> None:
+        """Wrap ``run`` of Triton's kernel classes (idempotent per class)."""
+        from triton.runtime.jit import JITFunction
+
+        classes: list[Any] = [JITFunction]
+        try:
+            from triton.runtime.interpreter import InterpretedFunction
+
+            classes.append(InterpretedFunction)
+        except ImportError:  # pragma: no cover - every supported Triton has the interpreter
+            pass
+        for cls in classes:
+            original = cls.run
+            if getattr(original, "_kernelopt_wrapped", False):
+                continue
+            cls.run = self._wrap(original)
+
+    def _wrap(self, original: Any) -> Any:
+        recorder = self
+
+        def run(kernel: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+            if recorder.active and not warmup:
+                recorder._on_launch(kernel, args, kwargs)
+            return original(kernel, *args, grid=grid, warmup=warmup, **kwargs)
+
+        run._kernelopt_wrapped = True  # type: ignore[attr-defined]
+        return run
+
+    @contextmanager
+    def recording(self) -> Iterator[None]:
+        """Record launches made inside the block (the candidate's construction or forward)."""
+        if self.device == "cuda":
+            self._expected_stream = torch.cuda.current_stream().cuda_stream
+        self.active = True
+        try:
+            yield
+        finally:
+            self.active = False
+
+    # ------------------------------------------------------------------ per launch
+
+    def _on_launch(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        fn = getattr(kernel, "fn", None)
+        name = str(getattr(fn, "__qualname__", None) or getattr(kernel, "__name__", "kernel"))
+        self.total += 1
+        self.kernels[name] += 1
+        if self.device == "cuda":
+            self._check_stream(name)
+        elif fn is not None and self.kernels[name] <= 64 and len(self.specs) < MAX_SPECS:
+            self._record_spec(name, fn, args, kwargs)
+
+    def _check_stream(self, name: str) -> None:
+        # Inside CUDA-graph capture the launch goes to the capture stream by design.
+        if torch.cuda.is_current_stream_capturing():
+            return
+        stream = torch.cuda.current_stream().cuda_stream
+        if stream != self._expected_stream:
+            self.stream_violations.append(
+                f"kernel {name} was launched on a side stream (not the stream the harness times)"
+            )
+
+    def _record_spec(
+        self, name: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        """Keep what ``triton.compile`` needs to build this launch for sm_90 elsewhere."""
+        try:
+            spec = launch_spec(fn, args, kwargs, self._binders)
+            pickle.dumps(spec)
+        except Exception as exc:  # an exotic argument: report the check as not possible
+            self.spec_errors.setdefault(name, f"{type(exc).__name__}: {exc}"[:300])
+            return
+        key = repr((spec["qualname"], spec["signature"], spec["constexprs"], spec["options"]))
+        if key not in self._spec_keys:
+            self._spec_keys.add(key)
+            self.specs.append(spec)
+
+
+def launch_spec(
+    fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], cache: dict[Any, Any]
+) -> dict[str, Any]:
+    """Signature, constexprs and attributes of one launch, specialised as Triton would for
+    sm_90: a real ``JITFunction`` is built from the Python function (the interpreter's wrapper
+    has none of Triton's binder), and its binder is applied to the actual arguments."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import make_backend
+    from triton.runtime.jit import JITFunction, create_function_from_signature
+
+    if fn not in cache:
+        jit = JITFunction(fn)
+        backend = make_backend(GPUTarget(*_SM90))
+        cache[fn] = (
+            jit,
+            backend,
+            create_function_from_signature(jit.signature, jit.params, backend),
+        )
+    jit, backend, binder = cache[fn]
+    bound, specialization, options = binder(*args, **kwargs)
+    parsed, signature, constexprs, attrs = jit._pack_args(
+        backend, kwargs, bound, specialization, options
+    )
+    launch_options = {k: v for k, v in kwargs.items() if k in parsed.__dict__}
+    return {
+        "qualname": fn.__qualname__,
+        "signature": dict(signature),
+        "constexprs": {k: _plain(v) for k, v in constexprs.items()},
+        "attrs": attrs,
+        "options": launch_options,
+    }
+
+
+def _plain(value: Any) -> Any:
+    # tl.constexpr wrappers carry their value; the compiler accepts the bare value.
+    return getattr(value, "value", value) if type(value).__name__ == "constexpr" else value
+
+
+# ---------------------------------------------------------------------- global-state guards
+
+_WATCHED_MODULES = (
+    "builtins",
+    "time",
+    "math",
+    "torch",
+    "torch.nn.functional",
+    "torch.cuda",
+    "torch.testing",
+    "triton",
+    "triton.testing",
+    "kernelopt_jupyter.problem",
+    "kernelopt_jupyter.verify.compare",
+    "kernelopt_jupyter.verify.launches",
+    "kernelopt_jupyter.verify.runtime",
+    "kernelopt_jupyter.verify.timing",
+)
+
+
+def _settings() -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision(),
+        "torch.get_default_dtype()": torch.get_default_dtype(),
+        "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        "torch.backends.cudnn.benchmark": torch.backends.cudnn.benchmark,
+        "torch.backends.cudnn.deterministic": torch.backends.cudnn.deterministic,
+        "torch.are_deterministic_algorithms_enabled()": (
+            torch.are_deterministic_algorithms_enabled()
+        ),
+    }
+    if torch.cuda.is_available():
+        values["torch.backends.cuda.matmul.allow_tf32"] = torch.backends.cuda.matmul.allow_tf32
+    return values
+
+
+class GlobalGuard:
+    """Identity snapshot of the functions the harness relies on, to catch monkeypatching that
+    the source analysis missed (``setattr`` through an alias, patching inside a kernel call)."""
+
+    def __init__(self) -> None:
+        import sys
+
+        self._snapshot: dict[str, Any] = {}
+        for mod_name in _WATCHED_MODULES:
+            module = sys.modules.get(mod_name)
+            if module is None:
+                continue
+            for key, value in list(vars(module).items()):
+                if callable(value) and not key.startswith("__"):
+                    self._snapshot[f"{mod_name}.{key}"] = value
+        for cls_name, cls in (("torch.Tensor", torch.Tensor), ("torch.nn.Module", torch.nn.Module)):
+            for key, value in list(vars(cls).items()):
+                if callable(value):
+                    self._snapshot[f"{cls_name}.{key}"] = value
+        self._settings = _settings()
+        self._threads = set(threading.enumerate())
+
+    def changes(self) -> list[str]:
+        """What differs from the snapshot: replaced functions, settings, live new threads."""
+        import sys
+
+        found: list[str] = []
+        for dotted, original in self._snapshot.items():
+            owner, _, key = dotted.rpartition(".")
+            if owner == "torch.Tensor":
+                value = vars(torch.Tensor).get(key)
+            elif owner == "torch.nn.Module":
+                value = vars(torch.nn.Module).get(key)
+            else:
+                value = vars(sys.modules[owner]).get(key)
+            if value is not original:
+                found.append(f"replaced {dotted}")
+        for key, value in _settings().items():
+            if value != self._settings.get(key, value):
+                found.append(f"changed {key} to {value!r}")
+        new = [t for t in threading.enumerate() if t not in self._threads and t.is_alive()]
+        if new:
+            names = ", ".join(sorted(t.name for t in new))
+            found.append(f"started {len(new)} thread(s) still running ({names})")
+        return found

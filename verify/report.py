@@ -1,0 +1,125 @@
+"""What a verification returns: options in, gate results and a report out (plain data)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+GateStatus = Literal["pass", "fail", "skipped"]
+
+#: The gates in contract order; they run in this order and stop at the first failure.
+GATE_NAMES: tuple[str, ...] = ("static", "correctness", "fp64", "performance")
+
+#: The contract's per-gate fields, copied from ``metrics`` to the top level of a gate's JSON.
+_CONTRACT_FIELDS: dict[str, dict[str, Any]] = {
+    "correctness": {"seeds": [], "max_abs_err": None},
+    "fp64": {"err_ratio": None},
+    "performance": {"speedup": None},
+}
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    """How to verify: device, seeds, limits and which baselines the performance gate races.
+
+    ``dispatch_only`` admits a candidate that launches no Triton kernel (it only re-routes ops
+    between vendor libraries); a candidate may also declare it with a module-level
+    ``KERNELOPT_DISPATCH_ONLY = True``. ``fp64_factor`` is how many times the fp32 reference's
+    own error against float64 a candidate that misses the strict tolerance may have.
+    """
+
+    device: str = "auto"
+    seeds: int = 3
+    time_limit_s: float = 120.0
+    dispatch_only: bool = False
+    fp64_factor: float = 10.0
+    baselines: tuple[str, ...] = ("eager",)
+    run_performance: bool = True
+
+
+@dataclass
+class GateResult:
+    """One gate's verdict with a one-line diagnostic and its measurements."""
+
+    name: str
+    status: GateStatus
+    detail: str
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """True when the gate ran and passed."""
+        return self.status == "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The gate's object in ``verify --json`` (contract fields plus ``metrics``)."""
+        out: dict[str, Any] = {"name": self.name, "status": self.status, "detail": self.detail}
+        for key, default in _CONTRACT_FIELDS.get(self.name, {}).items():
+            out[key] = _json_safe(self.metrics.get(key, default))
+        out["metrics"] = _json_safe(self.metrics)
+        return out
+
+
+@dataclass
+class VerifyReport:
+    """The outcome of the four gates for one candidate."""
+
+    problem: str
+    candidate: str
+    device: str
+    gates: list[GateResult]
+    dispatch_only: bool = False
+    seconds: float = 0.0
+
+    @property
+    def verdict(self) -> Literal["pass", "fail"]:
+        """``pass`` when every gate that ran passed (skipped gates do not count)."""
+        return "fail" if any(g.status == "fail" for g in self.gates) else "pass"
+
+    @property
+    def speedup(self) -> float | None:
+        """The performance gate's speedup against the fastest baseline, or None."""
+        gate = self.gate("performance")
+        value = gate.metrics.get("speedup") if gate is not None else None
+        return float(value) if isinstance(value, int | float) else None
+
+    def gate(self, name: str) -> GateResult | None:
+        """The gate called ``name``, if present."""
+        return next((g for g in self.gates if g.name == name), None)
+
+    @property
+    def failed_gate(self) -> str | None:
+        """Name of the gate that failed, or None when the verdict is pass."""
+        return next((g.name for g in self.gates if g.status == "fail"), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Exactly the ``verify --json`` object of the contract (schema 1), plus extra fields."""
+        return {
+            "schema": 1,
+            "problem": self.problem,
+            "candidate": self.candidate,
+            "device": self.device,
+            "verdict": self.verdict,
+            "gates": [g.to_dict() for g in self.gates],
+            "dispatch_only": self.dispatch_only,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _json_safe(value: Any) -> Any:
+    """Plain JSON data: non-finite floats become None (JSON has no NaN), tuples become lists."""
+    if isinstance(value, bool) or value is None or isinstance(value, str | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return str(value)
+
+
+def skipped_after(name: str, failed: str) -> GateResult:
+    """A gate that did not run because an earlier one failed."""
+    return GateResult(name, "skipped", f"not run: the {failed} gate failed")

@@ -1,0 +1,315 @@
+"""The static gate's source analysis: what a candidate's text may and may not do.
+
+This reads the candidate's syntax tree only (it executes nothing, so it runs in the caller).
+The run-time half of the static gate (a Triton kernel really launched in ``forward``, no new
+threads, no side streams, nothing of torch or the harness replaced) runs in the worker, see
+``runtime.py``; the sm_90 compile check in ``compile_check.py``.
+
+Rules, each as an LLM might break them: ``torch.compile`` (or dynamo/Inductor's compiler)
+inside the candidate; importing, subclassing or calling the reference ``Model``; try/except
+inside a function (a fallback to PyTorch around kernel launches); side streams; threads or
+processes; assigning attributes of torch, time, triton, builtins or other imported modules
+(monkeypatching timers, ``allclose`` or the harness); reaching into the harness (``gc``,
+``inspect``, ``sys.modules``, frames, ``kernelopt_jupyter``). CUDA graphs are allowed.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+#: Module prefixes whose import means reaching outside the candidate's own code.
+_HARNESS_MODULES = ("kernelopt_jupyter", "gc", "inspect", "importlib", "ctypes")
+_THREAD_MODULES = ("threading", "_thread", "concurrent", "multiprocessing", "asyncio", "subprocess")
+_PROCESS_CALLS = {"os.fork", "os.system", "os.popen", "os.spawnv", "os.spawnl", "os.execv"}
+_STREAM_NAMES = {
+    "torch.cuda.Stream",
+    "torch.cuda.stream",
+    "torch.cuda.ExternalStream",
+    "torch.cuda.set_stream",
+    "torch.cuda.streams",
+    "torch.Stream",
+    "torch.accelerator.set_stream",
+}
+#: Calls that change process-wide numerics the reference and baselines also run under.
+_GLOBAL_SETTING_CALLS = {
+    "torch.set_float32_matmul_precision",
+    "torch.set_default_dtype",
+    "torch.set_default_device",
+    "torch.set_flush_denormal",
+    "torch.backends.cuda.matmul.allow_tf32",
+}
+_REFLECTION = {"sys.modules", "sys._getframe", "sys.settrace", "sys.setprofile", "__import__"}
+_BUILTIN_HANDLES = {"__builtins__", "builtins"}
+
+
+@dataclass
+class StaticAnalysis:
+    """What the candidate's source shows, and the rule violations found."""
+
+    syntax_error: str | None = None
+    violations: list[str] = field(default_factory=list)
+    defines_model_new: bool = False
+    defines_entry: bool = False
+    jit_kernels: list[str] = field(default_factory=list)
+    dispatch_only_declared: bool = False
+    uses_cuda_graphs: bool = False
+
+
+class _Analyzer(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.aliases: dict[str, str] = {}  # local name -> dotted module path it stands for
+        self.violations: list[str] = []
+        self.function_depth = 0
+        self.uses_cuda_graphs = False
+
+    # ---------------------------------------------------------------- helpers
+
+    def flag(self, node: ast.AST, message: str) -> None:
+        line = getattr(node, "lineno", "?")
+        text = f"line {line}: {message}"
+        if text not in self.violations:
+            self.violations.append(text)
+
+    def resolve(self, node: ast.AST) -> str | None:
+        """The dotted name an expression stands for when it is rooted at an imported module."""
+        if isinstance(node, ast.Name):
+            return self.aliases.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def check_module_name(self, node: ast.AST, module: str) -> None:
+        if module == "torch._dynamo" or module.startswith("torch._dynamo."):
+            self.flag(node, f"uses {module} (torch.compile's tracer); write the kernel instead")
+        elif module.startswith("torch._inductor") and not module.startswith(
+            "torch._inductor.runtime"
+        ):
+            # Inductor's runtime helpers (triton_helpers, libdevice) are plain Triton code that
+            # harvested kernels import; its compiler entry points are torch.compile in disguise.
+            self.flag(node, f"uses {module} (Inductor's compiler); write the kernel instead")
+        root = module.split(".")[0]
+        if module.startswith(_THREAD_MODULES) or root in _THREAD_MODULES:
+            self.flag(node, f"imports {module}: threads and processes are not allowed")
+        if root in _HARNESS_MODULES:
+            self.flag(node, f"imports {module}: a candidate may not reach into the harness")
+
+    def check_dotted(self, node: ast.AST, dotted: str) -> None:
+        if dotted == "torch.compile" or dotted.startswith("torch.compile."):
+            self.flag(node, "uses torch.compile; the candidate must be the kernel, not a compiler")
+        self.check_module_name(node, dotted)
+        if dotted in _STREAM_NAMES or any(dotted.startswith(s + ".") for s in _STREAM_NAMES):
+            self.flag(node, f"uses {dotted}: side streams are not allowed (the timer misses them)")
+        if dotted in _REFLECTION:
+            self.flag(node, f"uses {dotted}: a candidate may not reach into the harness")
+        if dotted in _GLOBAL_SETTING_CALLS:
+            self.flag(
+                node, f"uses {dotted}: changes a process-wide setting the reference runs under"
+            )
+        if dotted in {"torch.cuda.CUDAGraph", "torch.cuda.graph", "torch.cuda.graphs"}:
+            self.uses_cuda_graphs = True
+
+    # ---------------------------------------------------------------- imports
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.check_module_name(node, alias.name)
+            if alias.asname:
+                self.aliases[alias.asname] = alias.name
+            else:
+                root = alias.name.split(".")[0]
+                self.aliases[root] = root
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        if node.level:
+            self.flag(node, "relative import: a candidate is a standalone module")
+        self.check_module_name(node, module)
+        for alias in node.names:
+            full = f"{module}.{alias.name}" if module else alias.name
+            if alias.name == "Model":
+                self.flag(node, "imports `Model`, the reference; the candidate must not use it")
+            if alias.name == "*":
+                continue
+            self.check_dotted(node, full)
+            self.aliases[alias.asname or alias.name] = full
+        self.generic_visit(node)
+
+    # ---------------------------------------------------------------- names
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id == "Model":
+            self.flag(node, "refers to `Model`, the reference; the candidate must not use it")
+        if node.id in _BUILTIN_HANDLES | {"__import__"}:
+            self.flag(node, f"uses {node.id}: a candidate may not reach into the harness")
+        dotted = self.aliases.get(node.id)
+        if dotted is not None:
+            self.check_dotted(node, dotted)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr == "Model":
+            self.flag(node, "refers to `Model`, the reference; the candidate must not use it")
+        dotted = self.resolve(node)
+        if dotted is not None:
+            self.check_dotted(node, dotted)
+            if dotted in _PROCESS_CALLS:
+                self.flag(node, f"uses {dotted}: threads and processes are not allowed")
+        # Do not recurse: the dotted name was checked whole (and `torch` alone is fine).
+        if self.resolve(node.value) is None:
+            self.generic_visit(node)
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if node.name == "Model":
+            self.flag(node, "defines a class named `Model`, the reference's name; use ModelNew")
+        self.generic_visit(node)
+
+    # ---------------------------------------------------------------- functions and try
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._function(node)
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
+        self.flag(node, "async functions are not allowed (work outside the timed call)")
+        self._function(node)
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.function_depth += 1
+        self.generic_visit(node)
+        self.function_depth -= 1
+
+    def visit_Try(self, node: ast.Try) -> None:
+        self._try(node, node.handlers)
+
+    def visit_TryStar(self, node: ast.TryStar) -> None:
+        self._try(node, node.handlers)
+
+    def _try(self, node: ast.AST, handlers: list[ast.ExceptHandler]) -> None:
+        if handlers and self.function_depth > 0:
+            self.flag(
+                node,
+                "try/except inside a function: a fallback around kernel launches hides failures "
+                "(let errors propagate)",
+            )
+        self.generic_visit(node)
+
+    def visit_With(self, node: ast.With) -> None:
+        for item in node.items:
+            expr = item.context_expr
+            target = expr.func if isinstance(expr, ast.Call) else expr
+            if self.resolve(target) == "contextlib.suppress":
+                self.flag(node, "contextlib.suppress hides kernel failures like try/except")
+        self.generic_visit(node)
+
+    # ---------------------------------------------------------------- monkeypatching
+
+    def _assigned(self, node: ast.AST, target: ast.AST, verb: str) -> None:
+        if isinstance(target, ast.Tuple | ast.List):
+            for elt in target.elts:
+                self._assigned(node, elt, verb)
+            return
+        if isinstance(target, ast.Attribute | ast.Subscript):
+            base = target.value
+            while isinstance(base, ast.Attribute | ast.Subscript):
+                base = base.value
+            root = self.resolve(base)
+            if root is not None:
+                name = ast.unparse(target)
+                self.flag(
+                    node,
+                    f"{verb} {name}: monkeypatching an imported module ({root}) is not allowed",
+                )
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            self._assigned(node, target, "assigns")
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._assigned(node, node.target, "assigns")
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self._assigned(node, node.target, "assigns")
+        self.generic_visit(node)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self._assigned(node, target, "deletes")
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Name) and node.func.id in {"setattr", "delattr"} and node.args:
+            root = node.args[0]
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if self.resolve(root) is not None:
+                self.flag(
+                    node,
+                    f"{node.func.id}() on {ast.unparse(node.args[0])}: monkeypatching an imported "
+                    "module is not allowed",
+                )
+        if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
+            base = self.resolve(node.args[0])
+            name = node.args[1]
+            if base is not None and isinstance(name, ast.Constant) and isinstance(name.value, str):
+                self.check_dotted(node, f"{base}.{name.value}")
+            elif base is not None:
+                self.flag(node, f"getattr() on {base} with a computed name is not allowed")
+        if isinstance(node.func, ast.Name) and node.func.id in {"globals", "vars", "eval", "exec"}:
+            self.flag(node, f"{node.func.id}() is not allowed in a candidate (dynamic code)")
+        self.generic_visit(node)
+
+
+def _is_jit_decorated(node: ast.FunctionDef) -> bool:
+    for dec in node.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        if ast.unparse(target).split(".")[-1] == "jit":
+            return True
+    return False
+
+
+def analyze_candidate(source: str, *, kind: str = "module", entry: str = "Model") -> StaticAnalysis:
+    """Parse and check a candidate's source; never executes it."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        return StaticAnalysis(syntax_error=f"syntax error on line {exc.lineno}: {exc.msg}")
+    analyzer = _Analyzer()
+    analyzer.visit(tree)
+    result = StaticAnalysis(violations=analyzer.violations)
+    result.uses_cuda_graphs = analyzer.uses_cuda_graphs
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == "ModelNew":
+            result.defines_model_new = True
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {t.id for t in targets if isinstance(t, ast.Name)}
+            if "ModelNew" in names:
+                result.defines_model_new = True
+            if (
+                "KERNELOPT_DISPATCH_ONLY" in names
+                and isinstance(node.value, ast.Constant)
+                and node.value.value is True
+            ):
+                result.dispatch_only_declared = True
+        elif isinstance(node, ast.FunctionDef) and node.name == entry and kind != "module":
+            result.defines_entry = True
+    result.jit_kernels = [
+        n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and _is_jit_decorated(n)
+    ]
+    return result
+
+
+def kernel_text_key(source: str) -> str:
+    """The part of a candidate its Triton kernels can depend on: everything but classes and
+    plain (non-``@triton.jit``) functions. Used to key the compile-check cache."""
+    tree = ast.parse(source)
+    kept = [
+        node
+        for node in tree.body
+        if not isinstance(node, ast.ClassDef)
+        and not (isinstance(node, ast.FunctionDef) and not _is_jit_decorated(node))
+    ]
+    return "\n".join(ast.unparse(node) for node in kept)
