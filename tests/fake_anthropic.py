@@ -31,9 +31,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import re
 import socket
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -153,10 +155,35 @@ def _tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-class FakeAnthropic:
-    """The fake server; use as a context manager or call :meth:`start` / :meth:`stop`."""
+def role_of(body: dict[str, Any]) -> str | None:
+    """Which agent role a request is for ("profiler", ...), read from its first user turn.
 
-    def __init__(self) -> None:
+    The Claude policy states the role as "Role: Profiler." in the task text; a responder uses
+    this to answer whatever order a search calls the agents in.
+    """
+    messages = body.get("messages") or []
+    content = messages[0].get("content") if messages else None
+    texts = [content] if isinstance(content, str) else [b.get("text", "") for b in _blocks(content)]
+    for text in texts:
+        m = re.search(r"Role: (Profiler|Planner|Executor|Tuner|Summarizer)\.", text or "")
+        if m:
+            return m.group(1).lower()
+    return None
+
+
+Responder = Callable[[dict[str, Any]], Scripted]
+
+
+class FakeAnthropic:
+    """The fake server; use as a context manager or call :meth:`start` / :meth:`stop`.
+
+    ``responder`` (optional) answers a request when the script is empty: it gets the request
+    body and returns a scripted response (see :func:`role_of`). Without one, an empty script
+    answers 400, which the policy does not retry, so a test that runs out fails at once.
+    """
+
+    def __init__(self, responder: Responder | None = None) -> None:
+        self.responder = responder
         self.requests: list[Recorded] = []
         self._script: deque[Scripted] = deque()
         self._cache: set[str] = set()
@@ -212,9 +239,11 @@ class FakeAnthropic:
         with self._lock:
             return len(self._script)
 
-    def _next(self) -> Scripted | None:
+    def _next(self, body: dict[str, Any]) -> Scripted | None:
         with self._lock:
-            return self._script.popleft() if self._script else None
+            if self._script:
+                return self._script.popleft()
+        return self.responder(body) if self.responder is not None else None
 
     # ----------------------------------------------------------------- request checks
 
@@ -461,7 +490,7 @@ class _Handler(BaseHTTPRequestHandler):
         if problem is not None:
             self._error(bad_request(problem))
             return
-        scripted = self.owner._next()
+        scripted = self.owner._next(body)
         if scripted is None:
             # Not retryable on purpose: a test that runs out of script fails at once.
             self._error(bad_request("fake server: no scripted response left"))
