@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import shlex
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -439,6 +440,19 @@ class KernelOptMagics(Magics):
             session.start()
 
 
+def _warm_plotly() -> None:
+    try:
+        import plotly.graph_objects as go
+
+        _ = (
+            go.FigureWidget
+        )  # the lazy import behind it takes ~2 s; pay it before the panel needs it
+    except ImportError:
+        pass
+
+
 def load_ipython_extension(ipython: Any) -> None:
     """Register the magics (``%load_ext kernelopt_jupyter``)."""
     ipython.register_magics(KernelOptMagics)
+    if has_widget_frontend(ipython):
+        threading.Thread(target=_warm_plotly, name="kernelopt-warm", daemon=True).start()

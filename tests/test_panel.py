@@ -126,7 +126,7 @@ def test_table_rows_badges_and_speedups() -> None:
     assert badges["fp64"].description.endswith("fp64")
     assert "kernelopt-gate-skipped" in badges["fp64"]._dom_classes
     assert "1.50x [1.48, 1.52]" in panel._rows["c5"]["speed"].value
-    assert "★" in panel._rows["c5"]["cells"]["id"].value
+    assert "<b>c5</b> ★" in panel._rows["c5"]["info"].value
     assert panel._rows["c3"]["accept"].disabled and not panel._rows["c5"]["accept"].disabled
     assert "best <b>c5</b>" in panel.header.value
 
@@ -366,28 +366,32 @@ def test_plots_follow_the_profiles() -> None:
     import plotly.graph_objects as go
 
     state = state_from_events(events_of(candidates=3))
-    fig = plots.new_dispatch(go.Figure)
+    fig = plots.new_charts(go.Figure)
     plots.update_dispatch(fig, state.reference_profile())
-    triton = fig.data[plots.KINDS.index("triton")]
+    triton = fig.data[plots.DISPATCH][plots.KINDS.index("triton")]
     assert list(triton.y) == ["relu", "mul"] and list(triton.x) == [55.0, 40.0]
-    roof = plots.new_roofline(go.Figure)
-    plots.update_roofline(roof, state.reference_profile())
-    assert len(roof.data[plots.KINDS.index("triton")].x) == 2 and len(roof.data[-1].x) >= 2
-    timeline = plots.new_timeline(go.Figure)
-    plots.update_timeline(timeline, state.reference_profile(), state.candidate_profile("c2"), "c2")
-    assert sorted(set(timeline.data[plots.KINDS.index("triton")].y)) == ["c2", "reference"]
-    progress = plots.new_progress(go.Figure)
-    plots.update_progress(progress, state.progress, state.last_t)
-    assert [round(y, 2) for y in progress.data[0].y][:2] == [1.1, 1.2]
+    plots.update_roofline(fig, state.reference_profile())
+    assert len(fig.data[plots.ROOFLINE][plots.KINDS.index("triton")].x) == 2
+    assert len(fig.data[plots.ROOF].x) >= 2
+    plots.update_timeline(fig, state.reference_profile(), state.candidate_profile("c2"), "c2")
+    ys = fig.data[plots.TIMELINE][plots.KINDS.index("triton")].y
+    assert sorted(set(ys)) == ["c2", "reference"]
+    plots.update_progress(fig, [], 0.0)
+    assert "no timed candidate yet" in fig.layout.annotations[3].text
+    plots.update_progress(fig, state.progress, state.last_t)
+    assert [round(y, 2) for y in fig.data[plots.PROGRESS].y][:2] == [1.1, 1.2]
+    assert fig.layout.annotations[3].text == plots.TITLES["progress"]
+    plots.update_roofline(fig, {"dispatch_map": [{"name": "k", "kind": "triton", "share": 1}]})
+    assert "needs FLOPs" in fig.layout.annotations[1].text
 
 
 def test_panel_builds_charts_and_timeline_choice() -> None:
     panel = fed_panel(candidates=3)
-    assert set(panel._figs) == {"dispatch", "roofline", "timeline", "progress"}
+    fig = panel._figs["charts"]
+    assert panel.plot_box.children == (fig,)
     assert ("c2", "c2") in list(panel.timeline_candidate.options)
     panel.timeline_candidate.value = "c2"
-    ys = panel._figs["timeline"].data[plots.KINDS.index("triton")].y
-    assert "c2" in ys
+    assert "c2" in fig.data[plots.TIMELINE][plots.KINDS.index("triton")].y
 
 
 def test_errors_are_shown() -> None:

@@ -1,9 +1,9 @@
 """Plotly charts of a session: dispatch map, roofline, kernel timeline, search progress.
 
-Each chart is created once with a fixed set of traces and then updated in place
-(``batch_update``), so a refresh sends only the changed arrays, never a new figure.
-``figure_factory`` is ``plotly.graph_objects.FigureWidget`` in the panel and
-``plotly.graph_objects.Figure`` in tests and the static report.
+The four charts are subplots of one figure, created once with a fixed set of traces and then
+updated in place (``batch_update``), so a refresh sends only the changed arrays. One figure, not
+four, because each plotly ``FigureWidget`` ships plotly.js (megabytes) to the browser.
+``factory`` is ``plotly.graph_objects.FigureWidget`` in the panel and ``Figure`` in tests.
 """
 
 from __future__ import annotations
@@ -15,12 +15,19 @@ from kernelopt_jupyter.panel.state import kernel_records, timeline_records
 
 KIND_COLORS = {"vendor": "#8c6bb1", "triton": "#2b8cbe", "other": "#bdbdbd"}
 KINDS = tuple(KIND_COLORS)
-_LAYOUT: dict[str, Any] = {
-    "height": 260,
-    "margin": {"l": 10, "r": 10, "t": 36, "b": 30},
-    "template": "plotly_white",
-    "legend": {"orientation": "h", "y": -0.2},
+TITLES = {
+    "dispatch": "Dispatch map: % of time per kernel",
+    "roofline": "Roofline position (FLOP/byte vs GFLOP/s)",
+    "timeline": "Kernel timeline (ms)",
+    "progress": "Search progress: best speedup over seconds",
 }
+#: Trace index ranges of each chart inside the one figure.
+DISPATCH = slice(0, 3)
+ROOFLINE = slice(3, 6)
+ROOF = 6
+TIMELINE = slice(7, 10)
+PROGRESS = 10
+_TITLE_INDEX = {name: i for i, name in enumerate(TITLES)}
 
 
 def _kind(record: dict[str, Any]) -> str:
@@ -32,48 +39,94 @@ def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def new_dispatch(factory: Callable[..., Any]) -> Any:
-    """Time share per sub-kernel, one colour per kind (vendor library, Triton, other)."""
-    fig = factory()
-    for kind in KINDS:
-        fig.add_bar(name=kind, orientation="h", marker_color=KIND_COLORS[kind], x=[], y=[])
-    fig.update_layout(
-        title="Dispatch map: time share per kernel", xaxis_title="% of time", **_LAYOUT
+def new_charts(factory: Callable[..., Any]) -> Any:
+    """The figure of the four charts, empty; ``factory`` wraps a ``go.Figure``."""
+    from plotly.subplots import make_subplots
+
+    base = make_subplots(
+        rows=2,
+        cols=2,
+        subplot_titles=list(TITLES.values()),
+        horizontal_spacing=0.12,
+        vertical_spacing=0.18,
     )
-    fig.update_yaxes(autorange="reversed")
-    return fig
+    for kind in KINDS:  # dispatch map: one horizontal bar trace per kind (the legend)
+        base.add_bar(
+            name=kind,
+            legendgroup=kind,
+            orientation="h",
+            marker_color=KIND_COLORS[kind],
+            x=[],
+            y=[],
+            row=1,
+            col=1,
+        )
+    for kind in KINDS:
+        base.add_scatter(
+            name=kind,
+            legendgroup=kind,
+            showlegend=False,
+            mode="markers+text",
+            textposition="top center",
+            marker_color=KIND_COLORS[kind],
+            x=[],
+            y=[],
+            text=[],
+            row=1,
+            col=2,
+        )
+    base.add_scatter(
+        name="roof", mode="lines", line={"color": "#444", "dash": "dot"}, x=[], y=[], row=1, col=2
+    )
+    for kind in KINDS:
+        base.add_bar(
+            name=kind,
+            legendgroup=kind,
+            showlegend=False,
+            orientation="h",
+            marker_color=KIND_COLORS[kind],
+            x=[],
+            y=[],
+            base=[],
+            row=2,
+            col=1,
+        )
+    base.add_scatter(
+        name="best speedup", mode="lines+markers", line_shape="hv", x=[], y=[], row=2, col=2
+    )
+    base.add_hline(y=1.0, line_dash="dot", line_color="#999", row=2, col=2)
+    base.update_xaxes(type="log", row=1, col=2)
+    base.update_yaxes(type="log", row=1, col=2)
+    base.update_yaxes(autorange="reversed", row=1, col=1)
+    base.update_layout(
+        height=560,
+        margin={"l": 10, "r": 10, "t": 40, "b": 30},
+        template="plotly_white",
+        barmode="overlay",
+        legend={"orientation": "h", "y": -0.08},
+    )
+    return factory(base)
+
+
+def _title(fig: Any, chart: str, note: str = "") -> None:
+    text = TITLES[chart] + (f" ({note})" if note else "")
+    annotation = fig.layout.annotations[_TITLE_INDEX[chart]]
+    if annotation.text != text:
+        annotation.text = text
 
 
 def update_dispatch(fig: Any, profile: dict[str, Any] | None) -> None:
     """Show the dispatch map of ``profile`` (the reference's, usually)."""
     records = kernel_records(profile)
     with fig.batch_update():
-        for trace, kind in zip(fig.data, KINDS):
+        for trace, kind in zip(fig.data[DISPATCH], KINDS):
             mine = [r for r in records if _kind(r) == kind]
             trace.y = [str(r["name"]) for r in mine]
             trace.x = [round(100 * (_num(r.get("share")) or 0.0), 2) for r in mine]
             trace.hovertext = [
                 f"{r.get('ms', '?')} ms · {r.get('bound') or 'bound unknown'}" for r in mine
             ]
-
-
-def new_roofline(factory: Callable[..., Any]) -> Any:
-    """Each kernel's arithmetic intensity against achieved throughput (log-log)."""
-    fig = factory()
-    for kind in KINDS:
-        fig.add_scatter(
-            name=kind, mode="markers+text", marker_color=KIND_COLORS[kind], x=[], y=[], text=[]
-        )
-    fig.add_scatter(name="roof", mode="lines", line={"color": "#444", "dash": "dot"}, x=[], y=[])
-    fig.update_layout(
-        title="Roofline position",
-        xaxis_title="FLOP / byte",
-        yaxis_title="GFLOP/s",
-        **_LAYOUT,
-    )
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
-    return fig
+        _title(fig, "dispatch", "" if records else "no profile yet")
 
 
 def roofline_points(records: list[dict[str, Any]]) -> list[tuple[str, str, float, float]]:
@@ -93,13 +146,13 @@ def update_roofline(fig: Any, profile: dict[str, Any] | None) -> None:
     dmap = (profile or {}).get("dispatch_map")
     peaks = dmap if isinstance(dmap, dict) else {}
     with fig.batch_update():
-        for trace, kind in zip(fig.data[:-1], KINDS):
+        for trace, kind in zip(fig.data[ROOFLINE], KINDS):
             mine = [p for p in points if p[1] == kind]
             trace.x = [p[2] for p in mine]
             trace.y = [p[3] for p in mine]
             trace.text = [p[0] for p in mine]
         gflops, gbps = _num(peaks.get("peak_gflops")), _num(peaks.get("peak_gbps"))
-        roof = fig.data[-1]
+        roof = fig.data[ROOF]
         if gflops and gbps and points:
             lo = min(p[2] for p in points) / 4
             hi = max(p[2] for p in points) * 4
@@ -109,19 +162,7 @@ def update_roofline(fig: Any, profile: dict[str, Any] | None) -> None:
             roof.y = [min(gflops, gbps * x) for x in xs]
         else:
             roof.x, roof.y = [], []
-        if not points:
-            fig.layout.title.text = "Roofline position (needs FLOPs, bytes and GPU timings)"
-        else:
-            fig.layout.title.text = "Roofline position"
-
-
-def new_timeline(factory: Callable[..., Any]) -> Any:
-    """Kernel launches over time for the reference and a chosen candidate."""
-    fig = factory()
-    for kind in KINDS:
-        fig.add_bar(name=kind, orientation="h", marker_color=KIND_COLORS[kind], x=[], y=[], base=[])
-    fig.update_layout(title="Kernel timeline", xaxis_title="ms", barmode="overlay", **_LAYOUT)
-    return fig
+        _title(fig, "roofline", "" if points else "needs FLOPs, bytes and GPU timings")
 
 
 def update_timeline(
@@ -130,7 +171,7 @@ def update_timeline(
     """Rows 'reference' and ``label``: one bar per kernel launch, coloured by kind."""
     rows = [("reference", timeline_records(reference)), (label, timeline_records(candidate))]
     with fig.batch_update():
-        for trace, kind in zip(fig.data, KINDS):
+        for trace, kind in zip(fig.data[TIMELINE], KINDS):
             xs, ys, base, names = [], [], [], []
             for row, launches in rows:
                 for launch in launches:
@@ -142,22 +183,7 @@ def update_timeline(
                     names.append(launch["name"])
             trace.x, trace.y, trace.base, trace.hovertext = xs, ys, base, names
         empty = not any(launches for _, launches in rows)
-        fig.layout.title.text = (
-            "Kernel timeline (the profile has no launch timeline: GPU profiling needed)"
-            if empty
-            else "Kernel timeline"
-        )
-
-
-def new_progress(factory: Callable[..., Any]) -> Any:
-    """Speedup of the best verified candidate over the session's time."""
-    fig = factory()
-    fig.add_scatter(name="best", mode="lines+markers", line_shape="hv", x=[], y=[])
-    fig.update_layout(
-        title="Search progress", xaxis_title="seconds", yaxis_title="best speedup", **_LAYOUT
-    )
-    fig.add_hline(y=1.0, line_dash="dot", line_color="#999")
-    return fig
+        _title(fig, "timeline", "no launch timeline: GPU profiling needed" if empty else "")
 
 
 def update_progress(fig: Any, points: list[tuple[float, float]], now: float) -> None:
@@ -168,7 +194,5 @@ def update_progress(fig: Any, points: list[tuple[float, float]], now: float) -> 
         xs.append(now)
         ys.append(ys[-1])
     with fig.batch_update():
-        fig.data[0].x, fig.data[0].y = xs, ys
-        fig.layout.title.text = (
-            "Search progress" if points else "Search progress (no timed candidate yet)"
-        )
+        fig.data[PROGRESS].x, fig.data[PROGRESS].y = xs, ys
+        _title(fig, "progress", "" if points else "no timed candidate yet")

@@ -63,7 +63,8 @@ TAB_TITLES = ("Agents", "Candidates", "Diff", "Profile", "Edit")
 _GATE_LABEL = {"static": "static", "correctness": "correct", "fp64": "fp64", "performance": "perf"}
 _GATE_STYLE = {"pass": "success", "fail": "danger", "running": "info"}
 _GATE_MARK = {"pass": "✓", "fail": "✗", "skipped": "–", "running": "…", "pending": "·"}
-_COLUMNS = (("id", "70px"), ("parent", "70px"), ("agent", "90px"), ("plan", "200px"))
+_COLUMNS = (("id", "70px"), ("parent", "60px"), ("agent", "90px"), ("plan", "200px"))
+_INFO_WIDTH = "430px"
 
 
 def _cls(widget: w.DOMWidget, *names: str) -> w.DOMWidget:
@@ -112,6 +113,7 @@ class SessionPanel:
         self._streams: dict[str, StreamView] = {}
         self._agent_lines: dict[str, w.HTML] = {}
         self._figs: dict[str, Any] = {}
+        self._plots_started = False
         self._last_edit_prefill: str | None = None
         self._build()
 
@@ -170,16 +172,21 @@ class SessionPanel:
             changes = self.state.take_changes()
             if changes.any():
                 self._render(changes)
+            self.rendered += len(batch)
             if batch and self.first_render_s is None:
                 self.first_render_s = time.monotonic() - self.created
-            if self.state.status != "starting" and not self._figs:
-                self._build_plots()
-                self._render_profile()
-                self._render_progress()
-            self.rendered += len(batch)
         if changes.finished:
             for callback in list(self.on_finished):
                 callback(self.state)
+        if not self._plots_started and self.state.status != "starting":
+            self._plots_started = True
+            if self._log is None:
+                self._build_plots()
+            else:
+                # The first plotly widget costs ~2 s of imports: never on the refresh path.
+                threading.Thread(
+                    target=self._build_plots, name="kernelopt-charts", daemon=True
+                ).start()
         return len(batch)
 
     # ------------------------------------------------------------------ layout
@@ -231,7 +238,15 @@ class SessionPanel:
         agents_page = w.VBox([self.follow_agent, self.agent_tabs])
 
         header_row = w.HBox(
-            [w.HTML(f"<b>{name}</b>", layout=w.Layout(width=width)) for name, width in _COLUMNS]
+            [
+                w.HTML(
+                    "".join(
+                        f"<b style='display:inline-block;width:{width}'>{name}</b>"
+                        for name, width in _COLUMNS
+                    ),
+                    layout=w.Layout(width=_INFO_WIDTH),
+                )
+            ]
             + [
                 w.HTML("<b>gates</b>", layout=w.Layout(width="330px")),
                 w.HTML("<b>speedup</b>", layout=w.Layout(width="150px")),
@@ -414,10 +429,8 @@ class SessionPanel:
         new_rows = []
         for cid in ids:
             cand = self.state.candidates[cid]
-            cells = {
-                name: w.HTML(layout=w.Layout(width=width, overflow="hidden"))
-                for name, width in _COLUMNS
-            }
+            # One HTML for the columns that rarely change: fewer widgets per row, fewer messages.
+            info = w.HTML(layout=w.Layout(width=_INFO_WIDTH, overflow="hidden"))
             badges = {}
             for gate in GATES:
                 badge = _cls(
@@ -439,13 +452,18 @@ class SessionPanel:
             accept.on_click(lambda _b, c=cid: self.accept(c))
             box = _cls(
                 w.HBox(
-                    [*cells.values(), w.HBox(list(badges.values())), speed, diff, accept],
+                    [info, w.HBox(list(badges.values())), speed, diff, accept],
                 ),
                 CSS_CLASSES["row"],
                 f"kernelopt-candidate-{cid}",
             )
-            self._rows[cid] = {"box": box, "cells": cells, "badges": badges, "speed": speed}
-            self._rows[cid]["accept"] = accept
+            self._rows[cid] = {
+                "box": box,
+                "info": info,
+                "badges": badges,
+                "speed": speed,
+                "accept": accept,
+            }
             self._update_row(cand)
             new_rows.append(box)
         self.rows_box.children = (*self.rows_box.children, *new_rows)
@@ -464,25 +482,35 @@ class SessionPanel:
     def _update_row(self, cand: CandidateView) -> None:
         row = self._rows[cand.id]
         best = cand.id == self.state.best
-        cells = row["cells"]
-        cells["id"].value = f"<b>{html.escape(cand.id)}</b>" + (" ★" if best else "")
-        cells["parent"].value = html.escape(cand.parent or "ref")
-        cells["agent"].value = html.escape(cand.agent)
         plan = self.state.plan_title(cand.plan_id)
         if cand.dispatch_only:
             plan = (plan + " " if plan else "") + "[dispatch]"
-        cells["plan"].value = f"<span title='{html.escape(cand.note)}'>{html.escape(plan)}</span>"
+        values = {
+            "id": f"<b>{html.escape(cand.id)}</b>" + (" ★" if best else ""),
+            "parent": html.escape(cand.parent or "ref"),
+            "agent": html.escape(cand.agent),
+            "plan": html.escape(plan),
+        }
+        info = "".join(
+            f"<span class='kernelopt-col-{name}' style='display:inline-block;width:{width};"
+            f"overflow:hidden;white-space:nowrap;vertical-align:middle'>{values[name]}</span>"
+            for name, width in _COLUMNS
+        )
+        row["info"].value = f"<div title='{html.escape(cand.note)}'>{info}</div>"
         for gate, badge in row["badges"].items():
             view = cand.gates[gate]
-            for status in ("pass", "fail", "skipped", "running", "pending"):
-                cls = f"kernelopt-gate-{status}"
-                if status == view.status:
-                    badge.add_class(cls)
-                else:
-                    badge.remove_class(cls)
-            badge.description = f"{_GATE_MARK.get(view.status, '?')} {_GATE_LABEL[gate]}"
-            badge.button_style = _GATE_STYLE.get(view.status, "")
-            badge.tooltip = f"{gate}: {view.status}" + (f" — {view.detail}" if view.detail else "")
+            with badge.hold_sync():  # one message per badge, however many traits change
+                for status in ("pass", "fail", "skipped", "running", "pending"):
+                    cls = f"kernelopt-gate-{status}"
+                    if status == view.status:
+                        badge.add_class(cls)
+                    else:
+                        badge.remove_class(cls)
+                badge.description = f"{_GATE_MARK.get(view.status, '?')} {_GATE_LABEL[gate]}"
+                badge.button_style = _GATE_STYLE.get(view.status, "")
+                badge.tooltip = f"{gate}: {view.status}" + (
+                    f" — {view.detail}" if view.detail else ""
+                )
         verdict = cand.verdict or ""
         color = {"pass": "#1a7f37", "fail": "#b00"}.get(verdict, "#555")
         row[
@@ -539,21 +567,15 @@ class SessionPanel:
         try:
             import plotly.graph_objects as go
 
-            factory: Callable[..., Any] = go.FigureWidget
-            self._figs = {
-                "dispatch": plots.new_dispatch(factory),
-                "roofline": plots.new_roofline(factory),
-                "timeline": plots.new_timeline(factory),
-                "progress": plots.new_progress(factory),
-            }
+            fig = plots.new_charts(go.FigureWidget)
         except ImportError as exc:  # plotly missing: the rest of the panel still works
             self.plot_box.children = (w.HTML(f"<i>charts need plotly and anywidget ({exc})</i>"),)
-            self._figs = {"missing": None}
             return
-        self.plot_box.children = (
-            w.HBox([self._figs["dispatch"], self._figs["roofline"]]),
-            w.HBox([self._figs["timeline"], self._figs["progress"]]),
-        )
+        with self._render_lock:
+            self._figs = {"charts": fig}
+            self.plot_box.children = (fig,)
+            self._render_profile()
+            self._render_progress()
 
     def _render_profile(self) -> None:
         s = self.state
@@ -566,24 +588,24 @@ class SessionPanel:
             keep = self.timeline_candidate.value
             self.timeline_candidate.options = options
             self.timeline_candidate.value = keep if keep in dict(options).values() else ""
-        if "dispatch" not in self._figs:
+        if "charts" not in self._figs:
             return
-        plots.update_dispatch(self._figs["dispatch"], ref)
-        plots.update_roofline(self._figs["roofline"], ref)
+        plots.update_dispatch(self._figs["charts"], ref)
+        plots.update_roofline(self._figs["charts"], ref)
         self._render_timeline()
 
     def _render_timeline(self) -> None:
-        if "timeline" not in self._figs:
+        if "charts" not in self._figs:
             return
         cid = self.timeline_candidate.value or ""
         cand = self.state.candidate_profile(cid) if cid else None
         plots.update_timeline(
-            self._figs["timeline"], self.state.reference_profile(), cand, cid or "candidate"
+            self._figs["charts"], self.state.reference_profile(), cand, cid or "candidate"
         )
 
     def _render_progress(self) -> None:
-        if "progress" in self._figs:
-            plots.update_progress(self._figs["progress"], self.state.progress, self.state.last_t)
+        if "charts" in self._figs:
+            plots.update_progress(self._figs["charts"], self.state.progress, self.state.last_t)
 
     def _render_step(self) -> None:
         paused = self.state.paused
