@@ -237,17 +237,12 @@ class SessionPanel:
         self.follow_agent = w.Checkbox(value=True, description="follow the running agent")
         agents_page = w.VBox([self.follow_agent, self.agent_tabs])
 
+        columns = "".join(
+            f"<b style='display:inline-block;width:{width}'>{name}</b>" for name, width in _COLUMNS
+        )
         header_row = w.HBox(
             [
-                w.HTML(
-                    "".join(
-                        f"<b style='display:inline-block;width:{width}'>{name}</b>"
-                        for name, width in _COLUMNS
-                    ),
-                    layout=w.Layout(width=_INFO_WIDTH),
-                )
-            ]
-            + [
+                w.HTML(columns, layout=w.Layout(width=_INFO_WIDTH)),
                 w.HTML("<b>gates</b>", layout=w.Layout(width="330px")),
                 w.HTML("<b>speedup</b>", layout=w.Layout(width="150px")),
             ]
