@@ -62,13 +62,13 @@ class WireCounter:
             counter._count(data)
             counter._send(comm, data, metadata, buffers)
 
-        BaseComm.open = open_  # type: ignore[method-assign]
-        BaseComm.send = send  # type: ignore[method-assign]
+        BaseComm.open = open_  # type: ignore[method-assign,assignment]
+        BaseComm.send = send  # type: ignore[method-assign,assignment]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        BaseComm.open = self._open  # type: ignore[method-assign]
-        BaseComm.send = self._send  # type: ignore[method-assign]
+        BaseComm.open = self._open  # type: ignore[method-assign,assignment]
+        BaseComm.send = self._send  # type: ignore[method-assign,assignment]
 
 
 def events_for(total: int) -> list[tuple[str, dict[str, Any]]]:
@@ -121,7 +121,7 @@ def burst(total: int) -> dict[str, float]:
         batches["n"] += 1
         original(changes)
 
-    panel._render = counted  # type: ignore[method-assign]
+    panel._render = counted  # type: ignore[method-assign,assignment]
     with WireCounter() as wire:
         t0 = time.monotonic()
         for kind, data in evs:
@@ -160,7 +160,7 @@ def paced(rate: float, seconds: float) -> dict[str, float]:
         if panel.rendered < len(emitted_at):
             lags.append(time.monotonic() - emitted_at[panel.rendered])
 
-    panel._render = timed  # type: ignore[method-assign]
+    panel._render = timed  # type: ignore[method-assign,assignment]
     t0 = time.monotonic()
     for i, (kind, data) in enumerate(evs):
         target = t0 + i / rate
