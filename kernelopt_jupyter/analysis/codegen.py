@@ -346,6 +346,7 @@ class _CallRewriter:
         self.configs: dict[str, dict[str, int]] = {}
         self.fixed: dict[str, dict[str, int]] = {}
         self.launched: list[str] = []
+        self.elements: dict[str, int] = {}  # iteration-space size per kernel (static shapes)
 
     def rewrite(self, body: list[ast.stmt], indent: str, prev_end: int) -> list[str]:
         out: list[str] = []
@@ -419,6 +420,11 @@ class _CallRewriter:
             key = "r0_numel" if pname == "rnumel" else pname
             if re.fullmatch(r"[xyz]numel|r\d*_numel", key):
                 numel[key] = value
+        if all(v.isdigit() for v in numel.values()) and numel:
+            size = 1
+            for v in numel.values():
+                size *= int(v)
+            self.elements[name] = size
         persistent = launch.heuristic == "persistent_reduction" or "persistent" in launch.heuristic
         cfg: dict[str, int] = {}
         fixed: dict[str, int] = {}
@@ -596,6 +602,9 @@ def build_candidate(
     raw = _kernel_sources(tree, lines)
     plain = {name: _plain_kernel(k) for name, k in raw.items()}
     call = _find_call(tree)
+    for name, k in raw.items():
+        if name in launches and not launches[name].heuristic:
+            launches[name].heuristic = k.heuristic
     rewriter = _CallRewriter(plain, launches, {n: k.ops for n, k in raw.items()}, lines)
     body = rewriter.rewrite(call.body, "    ", call.lineno)
     if not rewriter.arg_names:
@@ -660,6 +669,7 @@ def build_candidate(
                 "ops": ops,
                 "launches": rewriter.launched.count(name),
                 "heuristic": raw[name].heuristic,
+                "elements": rewriter.elements.get(name),
             }
         )
     out.append(_HELPERS)

@@ -46,6 +46,7 @@ class KernelRecord:
     library: str = ""
     bytes: int | None = None
     flops: int | None = None
+    elements: int | None = None  # iteration-space size of a Triton kernel
 
 
 @dataclass
@@ -117,14 +118,15 @@ def harvest_problem(
 # --------------------------------------------------------------------------- worker side
 
 
-def _prepare(device: str) -> None:
+def prepare_worker(device: str) -> None:
+    """Install the interpreter shims when this worker runs on the CPU."""
     if device == "cpu":
         from kernelopt_jupyter.cpu_triton import install_interpreter_shims
 
         install_interpreter_shims()
 
 
-def _load_reference(source: str, path: str, device: str) -> tuple[Any, Any, list[Any], list[Any]]:
+def load_reference(source: str, path: str, device: str) -> tuple[Any, Any, list[Any], list[Any]]:
     from kernelopt_jupyter.problem import materialize, problem_from_source
 
     problem = problem_from_source(source, path, validate=False)
@@ -199,6 +201,7 @@ def _records(cap: Any, code: Any) -> dict[str, Any]:
                 ops=k["ops"],
                 launches=launch.count if launch else k["launches"],
                 bytes=_kernel_bytes(k["source"], k["name"], launch.arg_bytes if launch else []),
+                elements=k.get("elements"),
             )
         )
     vendor = [
@@ -248,17 +251,29 @@ def _kernel_bytes(source: str, name: str, arg_bytes: list[int]) -> int | None:
     return total
 
 
-def harvest_task(source: str, path: str, variants: bool = True) -> dict[str, Any]:
-    """Worker entry: harvest, self-check, and build dispatch variants; plain data back."""
+def worker_device() -> str:
+    """The device a worker runs on: the interpreter means CPU."""
     import os
 
-    device = "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
-    _prepare(device)
-    _problem, loaded, model, inputs = _load_reference(source, path, device)
+    return "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
+
+
+def harvest_task(source: str, path: str, variants: bool = True) -> dict[str, Any]:
+    """Worker entry: harvest, self-check, and build dispatch variants; plain data back."""
+    device = worker_device()
+    prepare_worker(device)
+    _problem, loaded, model, inputs = load_reference(source, path, device)
+    return build_harvest(loaded, model, inputs, device, variants=variants).to_dict()
+
+
+def build_harvest(
+    loaded: Any, model: Any, inputs: list[Any], device: str, *, variants: bool = True
+) -> Harvest:
+    """Harvest in this (worker) process: capture, rewrite, self-check, variants."""
     try:
         cap, code = _harvest_once(loaded, model, inputs, device, None)
     except HarvestError as exc:
-        return Harvest(ok=False, device=device, error=str(exc)).to_dict()
+        return Harvest(ok=False, device=device, error=str(exc))
     harvest = Harvest(ok=True, device=device, source=code.source, compile_s=cap.compile_s)
     for key, value in _records(cap, code).items():
         setattr(harvest, key, value)
@@ -273,25 +288,15 @@ def harvest_task(source: str, path: str, variants: bool = True) -> dict[str, Any
         harvest.ok = False
         harvest.error = f"harvested candidate failed its self-check: {type(exc).__name__}: {exc}"
         harvest.notes.append(traceback.format_exc()[-1500:])
-        return harvest.to_dict()
+        return harvest
     harvest.max_abs_err = err
     if err > 1e-3 * max(1.0, scale):
         harvest.ok = False
         harvest.error = f"harvested candidate differs from the reference (max abs err {err:.3g})"
-        return harvest.to_dict()
+        return harvest
     if variants:
         _add_variants(harvest, loaded, model, inputs, device)
-    return harvest.to_dict()
-
-
-def _ops_of(harvest: Harvest) -> set[str]:
-    ops: set[str] = set()
-    for unit in harvest.units():
-        ops.update(
-            op.split(".")[0] + "." + op.split(".")[1] if op.count(".") >= 1 else op
-            for op in unit.ops
-        )
-    return ops
+    return harvest
 
 
 def _add_variants(

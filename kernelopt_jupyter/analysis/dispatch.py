@@ -1,0 +1,477 @@
+"""The dispatch map: one record per sub-kernel of the harvested candidate, ranked by time share.
+
+Each record says what the unit is (generated Triton kernel, kept vendor-library call, other
+ATen kernel), which aten ops it came from, how often it launches, its measured time and share
+(torch.profiler, GPU only), its FLOPs and bytes, and where it sits on the H200 roofline. The
+map also carries the per-op dispatch choice: for ops that have a vendor/eager path (a
+convolution, a pooling op), whether that path beats Inductor's lowering, measured on the GPU.
+
+On the CPU the interpreter's times mean nothing: records are ranked by their roofline-bound time
+(bytes and FLOPs against the H200 peaks) and the map says so.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kernelopt_jupyter.analysis.codegen import VENDOR_OPS
+from kernelopt_jupyter.analysis.harvest import Harvest
+from kernelopt_jupyter.analysis.roofline import compute_peak, place
+from kernelopt_jupyter.problem import Problem
+
+SCHEMA = 1
+#: Profiled forward calls per measurement on the GPU (after warm-up).
+PROFILE_RUNS = 20
+
+
+@dataclass
+class DispatchRecord:
+    """One sub-kernel: what it is, where its time goes, and its roofline position."""
+
+    name: str
+    kind: str  # "triton" | "vendor" | "other"
+    ops: list[str] = field(default_factory=list)
+    launches: int = 0
+    library: str = ""
+    ms: float | None = None  # measured per forward (GPU); None on CPU
+    share: float | None = None  # fraction of the measured forward time
+    flops: int | None = None
+    bytes: int | None = None
+    flops_source: str = ""
+    intensity: float | None = None
+    bound: str | None = None  # "memory" | "compute"
+    bound_ms: float | None = None  # the roofline's lower bound on its time
+    roofline_fraction: float | None = None  # bound_ms / ms: 1.0 = at the roof
+    peak: str = ""
+    ncu: dict[str, Any] | str = "not collected"
+    source: str = ""
+
+    def unit(self) -> dict[str, Any]:
+        """The fields of ``agents.base.KernelUnit``, for the search."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "source": self.source,
+            "ops": list(self.ops),
+            "share": self.share,
+            "ms": self.ms,
+            "bound": self.bound,
+            "roofline_fraction": self.roofline_fraction,
+        }
+
+
+@dataclass
+class DispatchChoice:
+    """For one op with a vendor/eager path: does that path beat Inductor's lowering?"""
+
+    label: str
+    ops: list[str]
+    inductor_ms: float | None = None  # Inductor's units for these ops (measured, GPU)
+    eager_ms: float | None = None  # the eager/vendor kernels for the same ops
+    harvest_ms: float | None = None  # whole forward: the harvested candidate
+    variant_ms: float | None = None  # whole forward: the variant routing the op back
+    vendor_beats_inductor: bool | None = None  # None where not measured (CPU)
+    variant_available: bool = False
+    dispatch_only: bool = False
+    detail: str = ""
+
+
+@dataclass
+class DispatchMap:
+    """The profile of a problem's harvested candidate (``kernelopt profile --json``)."""
+
+    problem: str
+    device: str
+    ok: bool = True
+    error: str = ""
+    ranked_by: str = ""
+    total_ms: float | None = None
+    records: list[DispatchRecord] = field(default_factory=list)
+    choices: list[DispatchChoice] = field(default_factory=list)
+    library_dominated: bool = False
+    versions: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    harvest: Harvest | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able, schema 1 (the harvest itself is left out: it has its own to_dict)."""
+        data = {"schema": SCHEMA}
+        data.update({k: v for k, v in asdict(self).items() if k != "harvest"})
+        return data
+
+    def units(self) -> list[dict[str, Any]]:
+        """Records as ``KernelUnit`` fields, in rank order."""
+        return [r.unit() for r in self.records]
+
+
+def profile_problem(
+    problem: Problem, device: str, *, ncu: bool = False, time_limit_s: float = 900.0
+) -> DispatchMap:
+    """Harvest ``problem`` and profile its sub-kernels in a worker; never raises for failures.
+
+    ``ncu=True`` additionally runs Nsight Compute per kernel where ``ncu`` is on PATH (GPU only).
+    """
+    from kernelopt_jupyter.verify.worker import run_task
+
+    if problem.kind != "module":
+        return DispatchMap(
+            problem.path,
+            device,
+            ok=False,
+            error=f"{problem.kind} problems are profiled by verify; the dispatch map needs a "
+            "module problem",
+        )
+    result = run_task(
+        "kernelopt_jupyter.analysis.dispatch:profile_task",
+        {"source": problem.source, "path": problem.path, "ncu": ncu},
+        device=device,  # type: ignore[arg-type]
+        time_limit_s=time_limit_s,
+    )
+    if not result.ok:
+        return DispatchMap(
+            problem.path, device, ok=False, error=f"profile worker failed: {result.describe()}"
+        )
+    return dispatch_map_from_dict(result.value)
+
+
+def dispatch_map_from_dict(data: dict[str, Any]) -> DispatchMap:
+    """Rebuild a map from its plain data (as the worker returns it)."""
+    d = dict(data)
+    d.pop("schema", None)
+    harvest = d.pop("harvest_data", None)
+    d["records"] = [DispatchRecord(**r) for r in d.get("records", [])]
+    d["choices"] = [DispatchChoice(**c) for c in d.get("choices", [])]
+    dmap = DispatchMap(**d)
+    if harvest is not None:
+        dmap.harvest = Harvest.from_dict(harvest)
+    return dmap
+
+
+# --------------------------------------------------------------------------- worker side
+
+
+def _op_base(op: str) -> str:
+    parts = op.replace("aten::", "aten.").split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "aten" else parts[0]
+
+
+def _call_op(call_source: str) -> str:
+    """``torch.addmm(...)`` or ``torch.ops.aten.avg_pool2d.default(...)`` -> the aten op name."""
+    head = call_source.split("(")[0].replace("torch.ops.", "").replace("torch.", "aten.")
+    return _op_base(head)
+
+
+class _OpCosts:
+    """Records FLOPs and bytes of the vendor/other ATen calls a forward makes, in order."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.calls: list[tuple[str, int | None, int, str]] = []  # op, flops, bytes, dtype
+
+    def run(self, fn: Any, inputs: list[Any]) -> None:
+        import torch
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        try:
+            from torch.utils.flop_counter import flop_registry
+        except ImportError:  # pragma: no cover - older torch
+            flop_registry = {}
+        owner = self
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+                kwargs = kwargs or {}
+                out = func(*args, **kwargs)
+                name = func.overloadpacket.__name__
+                if name in owner.names:
+                    flops = None
+                    formula = flop_registry.get(func.overloadpacket)
+                    if formula is not None:
+                        try:
+                            plain = {k: v for k, v in kwargs.items() if k != "out"}
+                            flops = int(formula(*args, **plain, out_val=out))
+                        except Exception:
+                            flops = None
+                    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+                    outs = [out] if isinstance(out, torch.Tensor) else []
+                    if "out" in kwargs:
+                        outs = []  # the out= tensor is already among the arguments
+                    nbytes = sum(t.numel() * t.element_size() for t in (*tensors, *outs))
+                    dtype = str(tensors[0].dtype) if tensors else ""
+                    owner.calls.append((name, flops, nbytes, dtype))
+                return out
+
+        with torch.no_grad(), Mode():
+            fn(*inputs)
+
+
+def _records_from_harvest(harvest: Harvest, costs: _OpCosts) -> list[DispatchRecord]:
+    import torch
+
+    records: list[DispatchRecord] = []
+    pending = list(costs.calls)
+    for unit in harvest.units():
+        rec = DispatchRecord(
+            name=unit.name,
+            kind=unit.kind,
+            ops=list(unit.ops),
+            launches=unit.launches,
+            library=unit.library,
+            bytes=unit.bytes,
+            source=unit.source,
+        )
+        dtype = "float32"
+        if unit.kind == "triton":
+            # Pointwise/reduction work: about one FLOP per element per fused op.
+            n_ops = max(1, len([o for o in unit.ops if _op_base(o) not in _LAYOUT_OPS]))
+            rec.flops = (unit.elements or 0) * n_ops if unit.elements else None
+            rec.flops_source = "estimate: iteration space x fused ops"
+        else:
+            op = _call_op(unit.source)
+            match = next((c for c in pending if c[0] == op), None)
+            if match is not None:
+                pending.remove(match)
+                rec.flops, rec.bytes, dtype = match[1], match[2], match[3]
+                rec.flops_source = "FlopCounter formula" if match[1] is not None else "no formula"
+        conv = any("convolution" in o for o in rec.ops)
+        tf32 = bool(
+            torch.backends.cudnn.allow_tf32 if conv else torch.backends.cuda.matmul.allow_tf32
+        )
+        peak, peak_name = compute_peak(rec.kind, dtype, tf32=tf32)
+        rec.peak = peak_name
+        point = place(rec.flops, rec.bytes, None, peak, peak_name)
+        rec.intensity, rec.bound, rec.bound_ms = point.intensity, point.bound, point.bound_ms
+        records.append(rec)
+    return records
+
+
+_LAYOUT_OPS = {"view", "permute", "clone", "convolution", "t", "expand", "reshape"}
+
+
+def _device_time(avg: Any) -> float:
+    for attr in ("device_time_total", "cuda_time_total"):
+        value = getattr(avg, attr, None)
+        if value is not None:
+            return float(value)
+    return 0.0
+
+
+def _is_device_event(avg: Any) -> bool:
+    from torch.autograd import DeviceType
+
+    return getattr(avg, "device_type", None) == DeviceType.CUDA
+
+
+def _profile(fn: Any, inputs: list[Any], runs: int = PROFILE_RUNS) -> dict[str, float]:
+    """Per-forward device time (ms) of each profiler key: kernels and the ATen ops above them."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with torch.no_grad():
+        for _ in range(3):
+            fn(*inputs)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for _ in range(runs):
+                fn(*inputs)
+            torch.cuda.synchronize()
+    times: dict[str, float] = {}
+    kernel_total = 0.0
+    for avg in prof.key_averages():
+        ms = _device_time(avg) / 1e3 / runs
+        if _is_device_event(avg):
+            kernel_total += ms
+            times["kernel:" + avg.key] = ms
+        else:
+            times["op:" + avg.key] = ms
+    times["__total__"] = kernel_total
+    return times
+
+
+def _median_forward_ms(fn: Any, inputs: list[Any], rounds: int = 30) -> float:
+    """Median forward time with the performance gate's timer (CUDA events, L2 flush)."""
+    from kernelopt_jupyter.verify.timing import _Timer
+
+    timer = _Timer("cuda")
+    samples = []
+    for _ in range(3):
+        timer.time(fn, inputs)
+    for _ in range(rounds):
+        timer.flush()
+        samples.append(timer.time(fn, [x.clone() if hasattr(x, "clone") else x for x in inputs])[0])
+    samples.sort()
+    return samples[len(samples) // 2]
+
+
+def _attribute_times(records: list[DispatchRecord], times: dict[str, float]) -> float:
+    total = times.get("__total__", 0.0)
+    by_op: dict[str, list[DispatchRecord]] = {}
+    for rec in records:
+        if rec.kind == "triton":
+            rec.ms = times.get("kernel:" + rec.name)
+        else:
+            op = _call_op(rec.source)
+            by_op.setdefault(op, []).append(rec)
+    for op, recs in by_op.items():
+        op_ms = times.get(f"op:aten::{op}")
+        if op_ms is None:
+            continue
+        weights = [max(r.flops or 0, 1) for r in recs]
+        for rec, w in zip(recs, weights):
+            rec.ms = op_ms * w / sum(weights)
+    attributed = sum(r.ms or 0.0 for r in records)
+    if total > 0 and total - attributed > 0.01 * total:
+        records.append(
+            DispatchRecord(
+                name="unattributed",
+                kind="other",
+                ms=total - attributed,
+                flops_source="kernels the map could not tie to a unit (copies, memsets)",
+            )
+        )
+    return total
+
+
+def _ncu_status(device: str, wanted: bool) -> str:
+    if device != "cuda":
+        return "not available: no GPU (CPU interpreter)"
+    if shutil.which("ncu") is None:
+        return "not available: ncu is not on PATH"
+    if not wanted:
+        return "not collected: pass ncu=True (kernelopt profile --ncu) to attach Nsight Compute metrics"
+    return "requested"
+
+
+def _choices(
+    harvest: Harvest,
+    records: list[DispatchRecord],
+    device: str,
+    loaded: Any,
+    model: Any,
+    inputs: list[Any],
+    cand: Any,
+) -> list[DispatchChoice]:
+    from kernelopt_jupyter.analysis.harvest import _DISPATCH_CHOICES
+    from kernelopt_jupyter.problem import candidate_model, load_source_module
+
+    variants = dict(harvest.dispatch_variants)
+    triton_ops = {op for k in harvest.kernels for op in k.ops}
+    choices: list[DispatchChoice] = []
+    eager_times = _profile(model, inputs) if device == "cuda" else {}
+    harvest_ms = _median_forward_ms(cand, inputs) if device == "cuda" and variants else None
+    for label, ops, _overrides, _fallbacks in _DISPATCH_CHOICES:
+        if not any(op in triton_ops for op in ops):
+            continue
+        choice = DispatchChoice(
+            label=label,
+            ops=list(ops),
+            variant_available=label in variants,
+            dispatch_only=label in harvest.dispatch_only_variants,
+        )
+        if device != "cuda":
+            choice.detail = "not measured on CPU: the GPU decides whether the vendor path wins"
+            choices.append(choice)
+            continue
+        bases = {_op_base(o) for o in ops}
+        choice.inductor_ms = sum(
+            r.ms or 0.0 for r in records if any(_op_base(o) in bases for o in r.ops)
+        )
+        choice.eager_ms = sum(
+            times
+            for key, times in eager_times.items()
+            if key.startswith("op:aten::") and key[9:] in bases
+        )
+        if label in variants:
+            module = load_source_module(variants[label], f"variant_{loaded.problem.name}")
+            vmodel = candidate_model(loaded.problem, module, loaded.init_inputs()).to(device)
+            vmodel.load_state_dict(model.state_dict(), strict=True)
+            choice.harvest_ms = harvest_ms
+            choice.variant_ms = _median_forward_ms(vmodel, inputs)
+            choice.vendor_beats_inductor = bool(
+                harvest_ms is not None and choice.variant_ms < 0.97 * harvest_ms
+            )
+            choice.detail = (
+                f"whole forward {choice.variant_ms:.4f} ms with the vendor path vs "
+                f"{harvest_ms:.4f} ms as Inductor lowered it"
+            )
+        elif choice.eager_ms:
+            choice.vendor_beats_inductor = choice.eager_ms < 0.97 * (choice.inductor_ms or 0.0)
+            choice.detail = (
+                f"eager {choice.eager_ms:.4f} ms vs Inductor {choice.inductor_ms:.4f} ms for "
+                f"{', '.join(sorted(bases))}; no variant could be built"
+            )
+        choices.append(choice)
+    return choices
+
+
+def profile_task(source: str, path: str, ncu: bool = False) -> dict[str, Any]:
+    """Worker entry: harvest, cost each unit, time it on the GPU, rank; plain data back."""
+    import torch
+    import triton
+
+    from kernelopt_jupyter.analysis.harvest import (
+        build_harvest,
+        load_reference,
+        prepare_worker,
+        worker_device,
+    )
+    from kernelopt_jupyter.problem import candidate_model, load_source_module
+
+    device = worker_device()
+    prepare_worker(device)
+    _problem, loaded, model, inputs = load_reference(source, path, device)
+    versions = {"torch": torch.__version__, "triton": triton.__version__}
+    harvest = build_harvest(loaded, model, inputs, device, variants=True)
+    dmap = DispatchMap(path, device, versions=versions, harvest=harvest)
+    if not harvest.ok:
+        dmap.ok = False
+        dmap.error = harvest.error
+        return _plain(dmap)
+    module = load_source_module(harvest.source, f"profile_{loaded.problem.name}")
+    cand = candidate_model(loaded.problem, module, loaded.init_inputs()).to(device)
+    cand.load_state_dict(model.state_dict(), strict=True)
+    names = set(VENDOR_OPS) | {_call_op(u.source) for u in harvest.other_calls}
+    costs = _OpCosts(names)
+    costs.run(cand, inputs)
+    records = _records_from_harvest(harvest, costs)
+    ncu_note = _ncu_status(device, ncu)
+    if device == "cuda":
+        times = _profile(cand, inputs)
+        dmap.total_ms = _attribute_times(records, times)
+        for rec in records:
+            if rec.ms is not None and dmap.total_ms:
+                rec.share = rec.ms / dmap.total_ms
+            if rec.ms and rec.bound_ms:
+                rec.roofline_fraction = rec.bound_ms / rec.ms
+        records.sort(key=lambda r: -(r.ms or 0.0))
+        dmap.ranked_by = "measured device time (torch.profiler, per forward)"
+        if ncu and ncu_note == "requested":
+            from kernelopt_jupyter.analysis.ncu import attach_ncu
+
+            attach_ncu(records, source, path, harvest.source)
+        else:
+            for rec in records:
+                rec.ncu = ncu_note
+    else:
+        records.sort(key=lambda r: -(r.bound_ms or 0.0))
+        dmap.ranked_by = (
+            "estimated roofline time (bytes and FLOPs against H200 peaks): interpreter times on "
+            "the CPU are not meaningful"
+        )
+        for rec in records:
+            rec.ncu = ncu_note
+    dmap.records = records
+    dmap.library_dominated = harvest.library_dominated
+    dmap.choices = _choices(harvest, records, device, loaded, model, inputs, cand)
+    if harvest.library_dominated:
+        dmap.notes.append("library-dominated: all work is in vendor calls; the baseline is kept")
+    return _plain(dmap)
+
+
+def _plain(dmap: DispatchMap) -> dict[str, Any]:
+    data = dmap.to_dict()
+    if dmap.harvest is not None:
+        data["harvest_data"] = dmap.harvest.to_dict()
+    return data
