@@ -18,6 +18,19 @@ from kernelopt_jupyter.problem import Problem
 GATE_ORDER = ("static", "correctness", "fp64", "performance")
 
 
+_INTERPRETER_PREAMBLE = """import os as _os
+
+import torch as _torch
+
+if not _torch.cuda.is_available():  # no GPU: run the Triton kernels below in the interpreter
+    _os.environ["TRITON_INTERPRET"] = "1"
+    from kernelopt_jupyter.cpu_triton import install_interpreter_shims
+
+    install_interpreter_shims()
+
+"""
+
+
 def _field(obj: Any, name: str, default: Any = None) -> Any:
     if isinstance(obj, Mapping):
         return obj.get(name, default)
@@ -84,6 +97,10 @@ def render_accepted_cell(
     else:
         defines = f"{problem.entry} (same signature as your kernel launcher)"
         where = f"{problem.name} ({problem.kind} problem)"
+    if "triton" in source:
+        # Without a GPU, Triton kernels can only run in Triton's interpreter, which is chosen
+        # when a kernel is decorated: switch it on before the source below defines them.
+        source = _INTERPRETER_PREAMBLE + source
     header = [
         f"# KernelOPT: accepted candidate {cid}" + (f" for {where}" if where else ""),
         f"#   lineage: {', '.join(lineage)}",

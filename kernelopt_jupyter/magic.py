@@ -31,7 +31,9 @@ from kernelopt_jupyter.report import render_summary, state_from_events
 LINE_USAGE = """\
 %kernelopt status            the current session: status, best candidate, summary
 %kernelopt stop              stop the current session after its current step
-%kernelopt accept N          insert candidate N (e.g. c3, or 'best') in a new cell below
+%kernelopt wait [SECONDS]    wait for the current session to finish (for Run All / CI)
+%kernelopt accept N [--run]  insert candidate N (e.g. c3, or 'best') in a new cell below;
+                             --run also runs it here (defines ModelNew now)
 %kernelopt sessions          sessions of this kernel and saved ones under runs/
 %kernelopt open DIR [--resume] [--text]   show a saved session (read-only, or resume it)
 %%kernelopt --help           options of the cell magic that starts a search"""
@@ -360,9 +362,27 @@ class KernelOptMagics(Magics):
         record.session.stop()
         print(f"{record.label}: stopping after the current step")
 
-    def _cmd_accept(self, rest: list[str]) -> str:
+    def _cmd_wait(self, rest: list[str]) -> None:
+        record = self._current()
+        try:
+            timeout = float(rest[0]) if rest else None
+        except ValueError:
+            raise UsageError("kernelopt: usage: %kernelopt wait [SECONDS]") from None
+        wait = getattr(record.session, "wait", None)
+        finished = wait(timeout) if (record.live and wait is not None) else True
+        if record.panel is not None and hasattr(record.panel, "flush"):
+            record.panel.flush()  # draw everything now: the summary below must be complete
+        state = record.state()
+        if finished:
+            print(f"{record.label}: {state.status}; best {state.best or 'none'}")
+        else:
+            print(f"{record.label}: still running after {timeout:g} s")
+
+    def _cmd_accept(self, rest: list[str]) -> None:
+        run_now = "--run" in rest
+        rest = [r for r in rest if r != "--run"]
         if len(rest) != 1:
-            raise UsageError("kernelopt: usage: %kernelopt accept N   (a candidate id or 'best')")
+            raise UsageError("kernelopt: usage: %kernelopt accept N [--run]   (an id or 'best')")
         record = self._current()
         state = record.state()
         cid = find_candidate(state, rest[0])
@@ -374,8 +394,11 @@ class KernelOptMagics(Magics):
         speed = (cand.speedup, cand.ci_low, cand.ci_high) if cand.speedup is not None else None
         text = render_accepted_cell(record.problem, cand, cand.gates, speed)
         insert_next_input(text, self.shell)
-        print(f"{cid} is in a new cell below.")
-        return text
+        if run_now:
+            self.run_in_user_namespace(text)
+            print(f"{cid} is in a new cell below, and its definitions are live in this kernel.")
+        else:
+            print(f"{cid} is in a new cell below.")
 
     def _cmd_sessions(self, rest: list[str]) -> None:
         lines = []

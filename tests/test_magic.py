@@ -13,7 +13,7 @@ from IPython import get_ipython
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.testing.globalipapp import start_ipython
 
-from kernelopt_jupyter import magic, session
+from kernelopt_jupyter import accept, magic, session
 from kernelopt_jupyter.agents.stepping import StepControl
 from kernelopt_jupyter.events import EventLog
 from kernelopt_jupyter.panel.sample import REFERENCE, sample_events
@@ -209,6 +209,8 @@ def test_line_commands(
     assert "finished; 3 candidates; best c2" in capsys.readouterr().out
     run(ip, "stop")
     assert s.stopped
+    run(ip, "wait 5")
+    assert "s1: finished; best c2" in capsys.readouterr().out
     inserted: list[tuple[str, bool]] = []
     monkeypatch.setattr(
         ip, "set_next_input", lambda text, replace=False: inserted.append((text, replace))
@@ -217,8 +219,12 @@ def test_line_commands(
     text, replace = inserted[-1]
     assert not replace and text.startswith("# KernelOPT: accepted candidate c2 for cell")
     assert "class ModelNew" in text and "correctness pass" in text
-    run(ip, "accept best")
+    # Keep this process out of Triton's interpreter: the preamble would switch it on for good.
+    monkeypatch.setattr(accept, "_INTERPRETER_PREAMBLE", "")
+    run(ip, "accept best --run")
     assert inserted[-1][0] == text
+    assert "ModelNew" in ip.user_ns  # --run defined it here
+    assert "%kernelopt accept" not in capsys.readouterr().out
     failed = run(ip, "accept c3")
     assert not failed.success and "did not pass the gates" in str(failed.error_in_exec)
     missing = run(ip, "accept c42")

@@ -448,5 +448,10 @@ def test_accepted_cell_runs_and_names_its_origin() -> None:
 
     x = torch.randn(4, 4)
     assert torch.equal(ns["ModelNew"]()(x), torch.relu(x) * 2.0)
+    assert "TRITON_INTERPRET" not in text  # no Triton in this candidate: no preamble
+    triton_cand = dict(cand, source=candidate_source(256))
+    with_kernels = render_accepted_cell(problem, triton_cand, gates, None)
+    assert "if not _torch.cuda.is_available():" in with_kernels
+    assert with_kernels.index("TRITON_INTERPRET") < with_kernels.index("@triton.jit")
     timed = render_accepted_cell(problem, cand, gates, (1.5, 1.4, 1.6))
     assert "1.50x vs the baseline (95% CI 1.40-1.60)" in timed
