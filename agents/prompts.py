@@ -10,6 +10,7 @@ call to call (the parent candidate, the plan, gate feedback, memory) goes in the
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 
 from kernelopt_jupyter.candidate import Candidate, unified_diff
 
@@ -159,7 +160,12 @@ def _fmt_share(value: float | None) -> str:
 
 def kernel_table(kernels: Iterable[KernelUnit]) -> str:
     """The dispatch map as a plain table: one row per sub-kernel or vendor call."""
-    rows = ["name | kind | time share | ms | bound | roofline fraction | ops"]
+    rows = [
+        "roofline fraction = the time the kernel would take at the H200's memory or compute "
+        "peak, divided by its measured time (1.0 = at the roof, nothing left to gain; 0.1 = "
+        "10x headroom). '?' = not measured.",
+        "name | kind | time share | ms | bound | roofline fraction | ops",
+    ]
     for k in kernels:
         roof = "?" if k.roofline_fraction is None else f"{k.roofline_fraction:.2f}"
         rows.append(
@@ -173,7 +179,7 @@ def problem_context(ctx: AgentContext) -> str:
     """The stable facts of one problem: source, baselines, dispatch map and harvested kernels."""
     p = ctx.problem
     parts = [
-        f"# Problem `{p.name}` ({p.kind} problem, entry `{p.entry}`, file {p.path})",
+        f"# Problem `{p.name}` ({p.kind} problem, entry `{p.entry}`, file {Path(p.path).name})",
         f"Device: {ctx.device}"
         + (
             " (Triton interpreter on CPU: nothing is timed, only correctness is checked)"
