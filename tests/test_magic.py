@@ -211,6 +211,8 @@ def test_line_commands(
     assert s.stopped
     run(ip, "wait 5")
     assert "s1: finished; best c2" in capsys.readouterr().out
+    # Keep this process out of Triton's interpreter: the preamble would switch it on for good.
+    monkeypatch.setattr(accept, "_INTERPRETER_PREAMBLE", "")
     inserted: list[tuple[str, bool]] = []
     monkeypatch.setattr(
         ip, "set_next_input", lambda text, replace=False: inserted.append((text, replace))
@@ -219,8 +221,6 @@ def test_line_commands(
     text, replace = inserted[-1]
     assert not replace and text.startswith("# KernelOPT: accepted candidate c2 for cell")
     assert "class ModelNew" in text and "correctness pass" in text
-    # Keep this process out of Triton's interpreter: the preamble would switch it on for good.
-    monkeypatch.setattr(accept, "_INTERPRETER_PREAMBLE", "")
     run(ip, "accept best --run")
     assert inserted[-1][0] == text
     assert "ModelNew" in ip.user_ns  # --run defined it here
