@@ -431,12 +431,12 @@ class _CallRewriter:
         for key in kernel.constexprs:
             if key not in launch.config:
                 raise HarvestError(f"kernel {name}: no chosen value for constexpr {key}")
-            value = int(launch.config[key])
+            chosen = int(launch.config[key])
             # A persistent reduction covers the whole row in one block: R*_BLOCK is not a knob.
             if _BLOCK_RE.match(key) and not (persistent and key.startswith("R")):
-                cfg[key] = value
+                cfg[key] = chosen
             else:
-                fixed[key] = value
+                fixed[key] = chosen
         cfg["num_warps"] = int(launch.num_warps)
         cfg["num_stages"] = int(launch.num_stages)
         if name not in self.configs:
@@ -655,17 +655,17 @@ def build_candidate(
     out.append("}")
     kernels_out: list[dict[str, Any]] = []
     for name in used_kernels:
-        k = plain[name]
+        pk = plain[name]
         ops = raw[name].ops
         out.append("")
         out.append("")
         out.append(f"# ---- Triton kernel {name}" + (f" <- {', '.join(ops)}" if ops else ""))
-        out.append(k.source)
+        out.append(pk.source)
         kernels_out.append(
             {
                 "name": name,
                 "kind": "triton",
-                "source": k.source,
+                "source": pk.source,
                 "ops": ops,
                 "launches": rewriter.launched.count(name),
                 "heuristic": raw[name].heuristic,

@@ -126,7 +126,7 @@ def prepare_worker(device: str) -> None:
         install_interpreter_shims()
 
 
-def load_reference(source: str, path: str, device: str) -> tuple[Any, Any, list[Any], list[Any]]:
+def load_reference(source: str, path: str, device: str) -> tuple[Any, Any, Any, list[Any]]:
     from kernelopt_jupyter.problem import materialize, problem_from_source
 
     problem = problem_from_source(source, path, validate=False)
