@@ -387,7 +387,7 @@ class ClaudePolicy:
                         f"{role}: no usable answer from {self.model} after a correction: {problem}"
                     )
                 )
-            io.text(f"\n[{problem}; asking for a correction]\n")
+            io.text(scrub(f"\n[{problem}; asking for a correction]\n"))
             messages.append({"role": "assistant", "content": _content_params(message.content)})
             messages.append({"role": "user", "content": _correction(calls, tool, problem)})
         raise AssertionError("unreachable")
@@ -448,15 +448,17 @@ class ClaudePolicy:
                 assert isinstance(verdict, _Retryable)
                 if attempt >= self.max_attempts:
                     raise ClaudeError(
-                        f"Claude API: gave up after {attempt} attempts; last error: "
-                        f"{verdict.reason}"
+                        scrub(
+                            f"Claude API: gave up after {attempt} attempts; last error: "
+                            f"{verdict.reason}"
+                        )
                     ) from None
                 if verdict.retry_after is not None:
                     delay = min(max(verdict.retry_after, 0.0), self.max_backoff_s)
                 else:
                     ceiling = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
                     delay = ceiling / 2 + random.uniform(0, ceiling / 2)
-                io.text(f"\n[retrying after {verdict.reason} in {delay:.1f} s]\n")
+                io.text(scrub(f"\n[retrying after {verdict.reason} in {delay:.1f} s]\n"))
                 self._sleep(delay)
 
     def _stream(self, client: Any, params: dict[str, Any], io: AgentIO) -> Any:
