@@ -383,6 +383,37 @@ def test_plots_follow_the_profiles() -> None:
     assert fig.layout.annotations[3].text == plots.TITLES["progress"]
     plots.update_roofline(fig, {"dispatch_map": [{"name": "k", "kind": "triton", "share": 1}]})
     assert "needs FLOPs" in fig.layout.annotations[1].text
+    cpu = {
+        "dispatch_map": {
+            "records": [
+                {
+                    "name": "a",
+                    "kind": "vendor",
+                    "share": None,
+                    "ms": None,
+                    "flops": 8e6,
+                    "bytes": 4e6,
+                    "bound_ms": 3.0,
+                },
+                {
+                    "name": "b",
+                    "kind": "triton",
+                    "share": None,
+                    "ms": None,
+                    "flops": 1e6,
+                    "bytes": 4e6,
+                    "bound_ms": 1.0,
+                },
+            ]
+        }
+    }
+    plots.update_dispatch(fig, cpu)
+    assert list(fig.data[plots.DISPATCH][plots.KINDS.index("vendor")].x) == [75.0]
+    assert "estimated" in fig.layout.annotations[0].text
+    plots.update_roofline(fig, cpu)
+    vendor = fig.data[plots.ROOFLINE][plots.KINDS.index("vendor")]
+    assert list(vendor.x) == [2.0] and list(vendor.marker.symbol) == ["circle-open"]
+    assert max(fig.data[plots.ROOF].y) > 0 and "no GPU timings" in fig.layout.annotations[1].text
 
 
 def test_panel_builds_charts_and_timeline_choice() -> None:

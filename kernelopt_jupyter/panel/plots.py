@@ -115,54 +115,102 @@ def _title(fig: Any, chart: str, note: str = "") -> None:
         annotation.text = text
 
 
+def shares(records: list[dict[str, Any]]) -> tuple[list[float], bool]:
+    """Each record's share of the time, and whether it was measured.
+
+    Without GPU timings (the CPU interpreter's times mean nothing) the share is estimated from
+    each unit's roofline-bound time, as the dispatch map ranks them.
+    """
+    measured = [_num(r.get("share")) for r in records]
+    if any(v is not None for v in measured):
+        return [v or 0.0 for v in measured], True
+    bounds = [_num(r.get("bound_ms")) or 0.0 for r in records]
+    total = sum(bounds)
+    return ([b / total for b in bounds] if total else [0.0] * len(records)), False
+
+
 def update_dispatch(fig: Any, profile: dict[str, Any] | None) -> None:
     """Show the dispatch map of ``profile`` (the reference's, usually)."""
     records = kernel_records(profile)
+    share, measured = shares(records)
     with fig.batch_update():
         for trace, kind in zip(fig.data[DISPATCH], KINDS):
-            mine = [r for r in records if _kind(r) == kind]
-            trace.y = [str(r["name"]) for r in mine]
-            trace.x = [round(100 * (_num(r.get("share")) or 0.0), 2) for r in mine]
+            mine = [(r, v) for r, v in zip(records, share) if _kind(r) == kind]
+            trace.y = [str(r["name"]) for r, _ in mine]
+            trace.x = [round(100 * v, 2) for _, v in mine]
             trace.hovertext = [
-                f"{r.get('ms', '?')} ms · {r.get('bound') or 'bound unknown'}" for r in mine
+                f"{r.get('ms') or '?'} ms · {r.get('bound') or 'bound unknown'} · "
+                f"{', '.join(r.get('ops') or [])}"
+                for r, _ in mine
             ]
-        _title(fig, "dispatch", "" if records else "no profile yet")
+        note = "no profile yet" if not records else "" if measured else "estimated: no GPU timings"
+        _title(fig, "dispatch", note)
 
 
-def roofline_points(records: list[dict[str, Any]]) -> list[tuple[str, str, float, float]]:
-    """(name, kind, intensity, GFLOP/s) for records with flops, bytes and a time."""
+def roofline_points(records: list[dict[str, Any]]) -> list[tuple[str, str, float, float, bool]]:
+    """(name, kind, FLOP/byte, GFLOP/s, measured) per record with FLOPs and bytes.
+
+    GFLOP/s is the achieved rate where the record has a measured time, else the rate its
+    roofline-bound time allows (where the kernel would sit if it reached the roof).
+    """
     points = []
     for r in records:
-        flops, nbytes, ms = _num(r.get("flops")), _num(r.get("bytes")), _num(r.get("ms"))
-        if not flops or not nbytes or not ms:
+        flops, nbytes = _num(r.get("flops")), _num(r.get("bytes"))
+        if not flops or not nbytes:
             continue
-        points.append((str(r["name"]), _kind(r), flops / nbytes, flops / (ms * 1e6)))
+        ms, bound_ms = _num(r.get("ms")), _num(r.get("bound_ms"))
+        if ms:
+            points.append((str(r["name"]), _kind(r), flops / nbytes, flops / (ms * 1e6), True))
+        elif bound_ms:
+            points.append(
+                (str(r["name"]), _kind(r), flops / nbytes, flops / (bound_ms * 1e6), False)
+            )
     return points
 
 
-def update_roofline(fig: Any, profile: dict[str, Any] | None) -> None:
-    """Place the kernels of ``profile``; draw the roof when the profile names its peaks."""
-    points = roofline_points(kernel_records(profile))
+def _peaks(profile: dict[str, Any] | None) -> tuple[float | None, float | None]:
+    """(GFLOP/s, GB/s) of the roof: from the profile, else the H200 figures of the analysis."""
     dmap = (profile or {}).get("dispatch_map")
     peaks = dmap if isinstance(dmap, dict) else {}
+    gflops, gbps = _num(peaks.get("peak_gflops")), _num(peaks.get("peak_gbps"))
+    if gflops and gbps:
+        return gflops, gbps
+    try:
+        from kernelopt_jupyter.analysis.roofline import H200_FP32, bandwidth
+    except ImportError:
+        return None, None
+    return H200_FP32 / 1e9, bandwidth() / 1e9
+
+
+def update_roofline(fig: Any, profile: dict[str, Any] | None) -> None:
+    """Place the kernels of ``profile`` under the roof (fp32 CUDA cores and HBM bandwidth)."""
+    points = roofline_points(kernel_records(profile))
     with fig.batch_update():
         for trace, kind in zip(fig.data[ROOFLINE], KINDS):
             mine = [p for p in points if p[1] == kind]
             trace.x = [p[2] for p in mine]
             trace.y = [p[3] for p in mine]
             trace.text = [p[0] for p in mine]
-        gflops, gbps = _num(peaks.get("peak_gflops")), _num(peaks.get("peak_gbps"))
+            trace.marker.symbol = ["circle" if p[4] else "circle-open" for p in mine]
+        gflops, gbps = _peaks(profile)
         roof = fig.data[ROOF]
         if gflops and gbps and points:
-            lo = min(p[2] for p in points) / 4
-            hi = max(p[2] for p in points) * 4
             ridge = gflops / gbps
-            xs = [lo, ridge, hi] if lo < ridge < hi else [lo, hi]
-            roof.x = xs
-            roof.y = [min(gflops, gbps * x) for x in xs]
+            lo = min(min(p[2] for p in points), ridge) / 4
+            hi = max(max(p[2] for p in points), ridge) * 4
+            roof.x = [lo, ridge, hi]
+            roof.y = [gbps * lo, gflops, gflops]
         else:
             roof.x, roof.y = [], []
-        _title(fig, "roofline", "" if points else "needs FLOPs, bytes and GPU timings")
+        measured = any(p[4] for p in points)
+        note = (
+            "needs FLOPs and bytes"
+            if not points
+            else ""
+            if measured
+            else "open marks: at the roof, no GPU timings"
+        )
+        _title(fig, "roofline", note)
 
 
 def update_timeline(
