@@ -511,3 +511,10 @@ def test_connection_errors_are_retried_then_reported(
     ):
         make_policy(sleeps, max_attempts=2).profile(make_ctx(), io)
     assert len(sleeps) == 1 and "[retrying after a connection error in" in texts(io)
+
+
+def test_effort_and_max_tokens_reach_the_request(fake: FakeAnthropic, sleeps: list[float]) -> None:
+    fake.script(reply("ok", ("report_bottlenecks", REPORT)))
+    make_policy(sleeps, effort="high", max_tokens=12_000).profile(make_ctx(), io_for())
+    body = fake.requests[0].body
+    assert body["output_config"] == {"effort": "high"} and body["max_tokens"] == 12_000
