@@ -174,6 +174,68 @@ def role_of(body: dict[str, Any]) -> str | None:
 Responder = Callable[[dict[str, Any]], Scripted]
 
 
+def _task_text(body: dict[str, Any]) -> str:
+    messages = body.get("messages") or []
+    content = messages[0].get("content") if messages else None
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in _blocks(content))
+
+
+def plain_model(body: dict[str, Any]) -> Scripted:
+    """A responder that answers any role of any problem plausibly, for end-to-end runs.
+
+    Profiler: no bottleneck named; Planner: one ``rewrite`` plan; Executor: the parent source
+    back unchanged (so it passes the gates whenever the parent did); Tuner: the first kernel
+    of ``LAUNCH_CONFIGS`` with its first block size doubled; Summarizer: one line per step.
+    """
+    role = role_of(body)
+    task = _task_text(body)
+    if role == "profiler":
+        data: dict[str, Any] = {"summary": "Nothing measured stands out.", "bottlenecks": []}
+        return reply("Reading the dispatch map.", ("report_bottlenecks", data))
+    if role == "planner":
+        plan = {"title": "Re-emit the candidate", "rationale": "a no-op plan", "action": "rewrite"}
+        return reply("One plan.", ("propose_plans", {"plans": [plan]}))
+    source_match = re.search(r"```python\n(.*?)\n```", task, re.S)
+    source = source_match.group(1) + "\n" if source_match else ""
+    if role == "executor":
+        data = {"source": source, "explanation": "unchanged", "dispatch_only": False}
+        return reply("Re-emitting the parent.", ("submit_candidate", data))
+    if role == "tuner":
+        configs = _launch_configs(source)
+        name, cfg = next(iter(configs.items())) if configs else ("none", {})
+        key = next((k for k in cfg if k not in ("num_warps", "num_stages")), "num_warps")
+        value = int(cfg.get(key, 1)) * 2
+        variant = {"label": f"{key} {value}", "configs": {name: {key: value}}}
+        data = {"explanation": "a larger block", "variants": [variant]}
+        return reply("One variant.", ("propose_launch_configs", data))
+    if role == "summarizer":
+        ids = re.findall(r"## Step: candidate `([^`]+)`", task)
+        data = {
+            "explanations": [{"candidate": i, "text": f"Step {i} was checked."} for i in ids],
+            "experience": [],
+        }
+        return reply("Summing up.", ("record_experience", data))
+    return bad_request(f"fake plain_model: cannot tell the role of this request ({role})")
+
+
+def _launch_configs(source: str) -> dict[str, dict[str, Any]]:
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "LAUNCH_CONFIGS" for t in node.targets
+        ):
+            value = ast.literal_eval(node.value)
+            return value if isinstance(value, dict) else {}
+    return {}
+
+
 class FakeAnthropic:
     """The fake server; use as a context manager or call :meth:`start` / :meth:`stop`.
 

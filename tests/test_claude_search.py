@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_anthropic import FakeAnthropic, Scripted, overloaded, reply, role_of
+from fake_anthropic import FakeAnthropic, Scripted, overloaded, plain_model, reply, role_of
 
 from kernelopt_jupyter.agents.base import AgentContext, KernelUnit
 from kernelopt_jupyter.agents.claude import ClaudePolicy
@@ -119,3 +119,29 @@ def test_beam_search_with_the_claude_policy(
     assert all(e.data["usage"].get("cost_usd", 0) > 0 for e in finished)
     assert any(e.type == "explanation" for e in events)
     assert FAKE_KEY not in (tmp_path / "events.jsonl").read_text()
+
+
+def test_plain_model_answers_a_whole_search(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The generic responder the CLI's end-to-end test can use: any problem, any call order.
+    problem = problem_from_source((DATA / "linear_relu.py").read_text(), "linear_relu.py")
+    root = Candidate("c0", (DATA / "linear_relu_fused.py").read_text(), agent="harvest")
+    ctx = AgentContext(problem=problem, device="cuda", baselines={"eager": 0.2}, kernels=[])
+    config = SearchConfig(device="cuda", iterations=1, plans=2, retries=1, beam=1)
+    with FakeAnthropic(responder=plain_model) as fake:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        search = BeamSearch(
+            problem,
+            ClaudePolicy(),
+            EventLog(tmp_path / "events.jsonl"),
+            config,
+            gate_runner=stand_in_gates,
+            context=ctx,
+            root=root,
+        )
+        result = search.run()
+    assert result.status == "finished" and not result.notes
+    best = launch_configs(result.best.candidate.source) if result.best else None
+    assert best is not None and best[0][KERNEL]["BLOCK"] == 2048  # 1024 doubled by the Tuner

@@ -3,14 +3,14 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """3x3 average pooling: Inductor lowers it to a Triton kernel; eager uses its own kernel."""
+    """3x3 average pooling alone: Inductor lowers it to a Triton kernel; eager has its own."""
 
     def __init__(self):
         super().__init__()
         self.pool = nn.AvgPool2d(3, stride=1, padding=1)
 
     def forward(self, x):
-        return self.pool(x) * 2.0
+        return self.pool(x)
 
 
 def get_inputs():

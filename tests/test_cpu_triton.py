@@ -1,0 +1,49 @@
+"""The interpreter shims: libdevice mapped, bf16 arithmetic, the stub driver (CPU, in workers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelopt_jupyter import cpu_triton
+from kernelopt_jupyter.verify.worker import run_task
+
+ENV = {"PYTHONPATH": str(Path(__file__).parent / "data" / "analysis")}
+
+
+def test_libdevice_and_bf16_match_torch() -> None:
+    res = run_task("interp_tasks:libdevice_and_bf16", {}, device="cpu", extra_env=ENV)
+    assert res.ok, res.describe() + res.traceback
+    assert res.value["first"] is True and res.value["second"] is True  # idempotent
+    assert res.value["math_err"] < 1e-5
+    assert res.value["bf16_err"] == 0.0  # rounded per op, exactly as torch's bf16 does
+
+
+def test_autotune_and_do_bench_run_on_the_stub_driver() -> None:
+    res = run_task("interp_tasks:autotune_and_bench", {}, device="cpu", extra_env=ENV)
+    assert res.ok, res.describe() + res.traceback
+    assert res.value["err"] == 0.0
+    assert res.value["target"] == ["cuda", 90, 32]
+    assert res.value["ms"] >= 0.0 and res.value["chosen"] is not None
+
+
+def test_unmapped_libdevice_function_names_itself() -> None:
+    res = run_task("interp_tasks:unmapped_libdevice", {}, device="cpu", extra_env=ENV)
+    assert res.ok, res.describe() + res.traceback
+    assert "libdevice.byte_perm" in res.value and "interpreter" in res.value
+
+
+def test_shims_do_nothing_without_the_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setattr(cpu_triton, "_INSTALLED", False)
+    assert cpu_triton.install_interpreter_shims() is False
+
+
+def test_stub_driver_refused_where_a_gpu_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setattr(cpu_triton, "_INSTALLED", False)
+    monkeypatch.setattr(cpu_triton, "_STUB_INSTALLED", False)
+    monkeypatch.setattr(cpu_triton, "_cuda_present", lambda: True)
+    assert cpu_triton.install_interpreter_shims() is False
+    assert cpu_triton.install_stub_driver() is False
