@@ -50,6 +50,12 @@ class SessionRecord:
     out_dir: Path | None
     panel: Any = None
     live: bool = True
+    summary: Any = None  # the display handle of the static HTML summary
+
+    def refresh_summary(self) -> None:
+        """Redraw the static summary from the events (from the caller's thread and cell)."""
+        if self.summary is not None:
+            self.summary.update(HTML(render_summary(self.state(), out_dir=self.out_dir)))
 
     def events(self) -> list[Event]:
         """The session's events so far."""
@@ -308,6 +314,7 @@ class KernelOptMagics(Magics):
         summary = display(
             HTML(render_summary(panel.state, out_dir=record.out_dir)), display_id=True
         )
+        record.summary = summary
 
         def finished(state: PanelState) -> None:
             if summary is not None:
@@ -371,7 +378,10 @@ class KernelOptMagics(Magics):
         wait = getattr(record.session, "wait", None)
         finished = wait(timeout) if (record.live and wait is not None) else True
         if record.panel is not None and hasattr(record.panel, "flush"):
-            record.panel.flush()  # draw everything now: the summary below must be complete
+            record.panel.flush()  # draw everything now
+        # Again from this cell: an update sent from the panel's thread after the magic's cell
+        # finished may not reach a front end that routes outputs by their request.
+        record.refresh_summary()
         state = record.state()
         if finished:
             print(f"{record.label}: {state.status}; best {state.best or 'none'}")

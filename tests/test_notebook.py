@@ -1,0 +1,68 @@
+"""notebooks/quickstart.ipynb runs top to bottom with nbclient on CPU (offline agents)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOK = Path(__file__).parent.parent / "notebooks" / "quickstart.ipynb"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def outputs_of(nb: Any, cell_id: str) -> list[dict[str, Any]]:
+    """The outputs of the cell with id ``cell_id``."""
+    for cell in nb.cells:
+        if cell.get("id") == cell_id:
+            return list(cell.get("outputs", []))
+    raise KeyError(cell_id)
+
+
+def text_of(outputs: list[dict[str, Any]]) -> str:
+    """Everything the outputs say, as text (streams, plain text and HTML)."""
+    parts = []
+    for out in outputs:
+        if out.get("output_type") == "stream":
+            parts.append(out.get("text", ""))
+        data = out.get("data", {})
+        parts.append(str(data.get("text/plain", "")))
+        parts.append(str(data.get("text/html", "")))
+    return "\n".join(parts)
+
+
+@pytest.mark.slow
+def test_quickstart_notebook_runs(tmp_path: Path) -> None:
+    work = tmp_path / "nb"
+    work.mkdir()
+    shutil.copy(NOTEBOOK, work / NOTEBOOK.name)
+    nb = nbformat.read(work / NOTEBOOK.name, as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=900,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(work)}},
+    )
+    client.execute()  # raises CellExecutionError on any cell error
+
+    search = outputs_of(nb, "search")
+    assert any(WIDGET_MIME in out.get("data", {}) for out in search), "no panel widget"
+    assert "kernelopt-summary" in text_of(search)  # the static summary sits by the panel
+    assert "error" not in [out["output_type"] for out in search]
+
+    status = text_of(outputs_of(nb, "status"))
+    assert "finished" in status and "kernelopt-summary" in status
+    assert "is in a new cell below" in text_of(outputs_of(nb, "accept"))
+    assert "ModelNew matches Model" in text_of(outputs_of(nb, "check"))
+    assert "quickstart_mlp" in text_of(outputs_of(nb, "sessions"))
+
+    runs = list((work / "runs").glob("quickstart_mlp-*"))
+    assert len(runs) == 1
+    result = json.loads((runs[0] / "result.json").read_text())
+    assert result["best"] is not None
+    events = (runs[0] / "events.jsonl").read_text().splitlines()
+    assert json.loads(events[-1])["type"] == "session_finished"
