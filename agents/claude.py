@@ -56,6 +56,7 @@ from .claude_tools import (
 #: The default model: the docs' recommended starting point for agentic coding (Nov 2026).
 DEFAULT_MODEL = "claude-opus-5-5"
 MODEL_ENV = "KERNELOPT_MODEL"
+_MAX_RETRY_AFTER_S = 600.0
 KEY_ENV = "ANTHROPIC_API_KEY"
 
 T = TypeVar("T")
@@ -454,7 +455,8 @@ class ClaudePolicy:
                         )
                     ) from None
                 if verdict.retry_after is not None:
-                    delay = min(max(verdict.retry_after, 0.0), self.max_backoff_s)
+                    # The server knows when capacity returns: wait as asked (within reason).
+                    delay = min(max(verdict.retry_after, 0.0), _MAX_RETRY_AFTER_S)
                 else:
                     ceiling = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
                     delay = ceiling / 2 + random.uniform(0, ceiling / 2)
