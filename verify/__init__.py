@@ -4,10 +4,33 @@
 report = verify_candidate(problem, source, VerifyOptions(device="cpu", seeds=3))
 report.verdict, report.gates, report.speedup, report.to_dict()
 ```
-See docs/engine.md ("Verification API") and the contract's ``verify --json``.
+See docs/engine.md ("Verification API") and the contract's ``verify --json``. Importing this
+package is light (no torch): the worker imports ``kernelopt_jupyter.verify.worker`` as its
+main module, which must not already be loaded by the package.
 """
 
-from kernelopt_jupyter.verify.cascade import verify_candidate
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from kernelopt_jupyter.verify.report import GATE_NAMES, GateResult, VerifyOptions, VerifyReport
 
+if TYPE_CHECKING:
+    from kernelopt_jupyter.problem import Problem
+    from kernelopt_jupyter.verify.cascade import GateCallback
+
 __all__ = ["GATE_NAMES", "GateResult", "VerifyOptions", "VerifyReport", "verify_candidate"]
+
+
+def verify_candidate(
+    problem: Problem,
+    candidate_source: str,
+    options: VerifyOptions | None = None,
+    candidate_path: str = "<candidate>",
+    *,
+    on_gate: GateCallback | None = None,
+) -> VerifyReport:
+    """Run the four gates on one candidate (see ``cascade.verify_candidate``)."""
+    from kernelopt_jupyter.verify.cascade import verify_candidate as _verify
+
+    return _verify(problem, candidate_source, options, candidate_path, on_gate=on_gate)

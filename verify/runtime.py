@@ -436,9 +436,10 @@ def _fp64(state: State, factor: float) -> dict[str, Any]:
         if seed_ratio >= ratio:
             ratio, err_c, err_r, floor = seed_ratio, c, r, fl
     metrics = {"err_ratio": ratio, "err_candidate": err_c, "err_reference": err_r, "floor": floor}
+    own = f"{err_r:.3g}" if err_r >= floor else f"{err_r:.3g}, floored at {floor:.3g}"
     summary = (
-        f"error vs float64 {err_c:.3g} is {ratio:.3g}x the fp32 reference's own {err_r:.3g} "
-        f"(limit {factor:g}x)"
+        f"error vs float64 {err_c:.3g} is {ratio:.3g}x the fp32 reference's own ({own}; "
+        f"limit {factor:g}x)"
     )
     if state.strict:
         return {"status": "pass", "detail": f"strict tolerance met; {summary}", **metrics}

@@ -1,0 +1,140 @@
+"""The ``kernelopt`` command line: verify, profile, optimize, bench (the contract's v1 face).
+
+Exit codes: 0 success, 1 a gate failed or nothing verified, 2 bad usage or bad input (a
+one-line error on stderr naming the file and the cause, never a traceback). ``--json`` prints
+exactly one JSON object on stdout; progress and logs go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from kernelopt_jupyter import __version__
+
+DEVICES = ("auto", "cpu", "cuda")
+BASELINES = ("eager", "compile")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the contract's one-line errors (argparse prints usage plus the error)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _agents(value: str) -> str:
+    if value in ("offline", "claude") or (value.startswith("replay:") and len(value) > 7):
+        return value
+    raise argparse.ArgumentTypeError(f"{value!r}: use offline, claude or replay:FILE")
+
+
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} must be at least 1")
+    return number
+
+
+def _seconds(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"{value!r} must be more than 0 seconds")
+    return number
+
+
+def _device(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--device", choices=DEVICES, default="auto", help="auto = cuda when a GPU is present"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser: four subcommands with the contract's flags (plus compatible extras)."""
+    parser = _Parser(prog="kernelopt", description="KernelOPT: verify and optimize GPU kernels.")
+    parser.add_argument("--version", action="version", version=f"kernelopt {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    verify = sub.add_parser("verify", help="run the four gates on one candidate")
+    verify.add_argument("problem", metavar="PROBLEM.py")
+    verify.add_argument("candidate", metavar="CANDIDATE.py")
+    _device(verify)
+    verify.add_argument("--seeds", type=_positive_int, default=3, help="input seeds (default 3)")
+    verify.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    verify.add_argument(
+        "--time-limit",
+        type=_seconds,
+        default=120.0,
+        help="seconds the candidate may run before it counts as hung (default 120)",
+    )
+    verify.add_argument(
+        "--baseline",
+        action="append",
+        choices=BASELINES,
+        help="baseline(s) the performance gate races (repeatable; default eager)",
+    )
+
+    profile = sub.add_parser("profile", help="dispatch map and baselines of a problem")
+    profile.add_argument("problem", metavar="PROBLEM.py")
+    _device(profile)
+    profile.add_argument("--json", action="store_true")
+
+    optimize = sub.add_parser("optimize", help="search for a faster verified candidate")
+    optimize.add_argument("problem", metavar="PROBLEM.py")
+    optimize.add_argument("--agents", type=_agents, default="offline")
+    optimize.add_argument("--budget", type=_positive_int, default=16, help="candidates to try")
+    optimize.add_argument("--out", metavar="DIR", default=None)
+    _device(optimize)
+    optimize.add_argument("--json", action="store_true")
+    optimize.add_argument("--step", action="store_true", help="approve each step interactively")
+
+    bench = sub.add_parser("bench", help="optimize many problems and summarise per level")
+    bench.add_argument("problems", nargs="+", metavar="PROBLEM_OR_DIR")
+    bench.add_argument("--agents", type=_agents, default="offline")
+    bench.add_argument("--out", metavar="DIR", default=None)
+    _device(bench)
+    bench.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS")
+    bench.add_argument("--json", action="store_true")
+    return parser
+
+
+#: Subcommand -> (module, function); imported only when that subcommand runs.
+_HANDLERS = {
+    "verify": ("kernelopt_jupyter.cmd_verify", "run"),
+    "profile": ("kernelopt_jupyter.cmd_profile", "run"),
+    "optimize": ("kernelopt_jupyter.cmd_optimize", "run_optimize"),
+    "bench": ("kernelopt_jupyter.cmd_optimize", "run_bench"),
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``kernelopt`` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_usage(sys.stderr)
+        return 2
+    module_name, func_name = _HANDLERS[args.command]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise  # a missing dependency inside the command is a real error: keep its traceback
+        print(f"kernelopt {args.command}: not available in this build", file=sys.stderr)
+        return 2
+    handler: Any = getattr(module, func_name)
+    return int(handler(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""``kernelopt verify PROBLEM CANDIDATE``: the four gates on one candidate file."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from kernelopt_jupyter.device import DeviceError, resolve_device
+from kernelopt_jupyter.problem import ProblemError, load_problem
+from kernelopt_jupyter.verify import GateResult, VerifyOptions, verify_candidate
+
+
+def _error(message: str) -> int:
+    print(f"kernelopt verify: {message}", file=sys.stderr)
+    return 2
+
+
+def _read_candidate(path: Path) -> str:
+    if not path.is_file():
+        raise ProblemError(f"{path}: no such candidate file")
+    try:
+        return path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProblemError(f"{path}: cannot read the candidate ({exc})") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Verify and print the gates (or one JSON object with ``--json``); the exit code:
+    0 every gate that ran passed, 1 a gate failed, 2 bad input (a one-line error on stderr)."""
+    try:
+        device = resolve_device(args.device)
+        problem = load_problem(args.problem)
+        source = _read_candidate(Path(args.candidate))
+    except (DeviceError, ProblemError) as exc:
+        return _error(str(exc))
+    out = sys.stderr if args.json else sys.stdout
+
+    def show(gate: GateResult) -> None:
+        print(f"{gate.name:<12} {gate.status:<8} {gate.detail}", file=out, flush=True)
+
+    options = VerifyOptions(
+        device=device,
+        seeds=args.seeds,
+        time_limit_s=args.time_limit,
+        baselines=tuple(args.baseline or ("eager",)),
+    )
+    print(f"verifying {args.candidate} against {args.problem} on {device}", file=out, flush=True)
+    try:
+        report = verify_candidate(problem, source, options, str(args.candidate), on_gate=show)
+    except ProblemError as exc:
+        return _error(str(exc))
+    if args.json:
+        print(json.dumps(report.to_dict()))
+    else:
+        kind = " (dispatch-only)" if report.dispatch_only else ""
+        print(f"verdict: {report.verdict}{kind} in {report.seconds:.1f} s")
+    return 0 if report.verdict == "pass" else 1
