@@ -17,6 +17,7 @@ policy never stores, logs or repeats it (messages are scrubbed of it as a last d
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import re
@@ -34,6 +35,7 @@ from .base import (
     AgentContext,
     AgentIO,
     Edit,
+    ExperienceItem,
     Plan,
     PolicyError,
     ProfileReport,
@@ -52,6 +54,8 @@ from .claude_tools import (
     parse_summary,
     parse_tune,
 )
+from .memory import SHOWN_TO_PLANNER, ExperienceMemory
+from .offline import patterns_of
 
 #: The default model: the docs' recommended starting point for agentic coding (Nov 2026).
 DEFAULT_MODEL = "claude-opus-5-5"
@@ -209,7 +213,8 @@ class ClaudePolicy:
     ``client_factory``: returns an ``anthropic.Anthropic``-like client; by default one is made
     from the environment (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``) with the SDK's own
     retries off. Without a factory a missing key raises :class:`ClaudeUnavailable` here, before
-    any work is done. ``max_attempts`` bounds the requests per agent call (retries included);
+    any work is done. ``memory``: the experience store shown to the Planner when the context
+    carries none (lessons matching the problem's pattern tags first, then the strongest). ``max_attempts`` bounds the requests per agent call (retries included);
     ``sleep`` is how the policy waits between them (tests pass a recorder).
     """
 
@@ -227,6 +232,7 @@ class ClaudePolicy:
         timeout_s: float = 600.0,
         effort: str | None = None,
         tune_variants: int = 4,
+        memory: ExperienceMemory | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.model = resolve_model(model)
@@ -237,6 +243,7 @@ class ClaudePolicy:
         self.timeout_s = timeout_s
         self.effort = effort
         self.tune_variants = tune_variants
+        self.memory = memory
         self._sleep = sleep
         self._client_factory = client_factory or self._default_client
         self._client: Any = None
@@ -272,7 +279,7 @@ class ClaudePolicy:
         task = "\n\n".join(
             [
                 prompts.report_text(report),
-                prompts.memory_text(ctx.memory),
+                prompts.memory_text(ctx.memory or self._remembered(ctx)),
                 prompts.budget_text(ctx),
                 prompts.ROLE_PLANNER.format(n=n),
             ]
@@ -330,7 +337,12 @@ class ClaudePolicy:
         """Summarizer: a plain-language explanation per step and reusable experience."""
         if not steps:
             return Summary(explanations={}, experience=[])
-        task = f"{prompts.steps_text(steps)}\n\n{prompts.ROLE_SUMMARIZER}"
+        tags = ", ".join(sorted(patterns_of(ctx)))
+        task = (
+            f"{prompts.steps_text(steps)}\n\n{prompts.ROLE_SUMMARIZER}\n"
+            f"This problem's pattern tags: {tags}. Use one of them as an item's `pattern` when "
+            "it fits, so that every kind of agent can find the lesson again."
+        )
         name = ctx.problem.name
         try:
             return self._converse(
@@ -339,6 +351,17 @@ class ClaudePolicy:
         except ClaudeNoAnswer as exc:
             io.text(f"\n[{exc}]\n")
             return Summary(explanations={}, experience=[])
+
+    def _remembered(self, ctx: AgentContext) -> list[ExperienceItem]:
+        """Lessons for the Planner: those tagged like this problem first, then the strongest."""
+        if self.memory is None:
+            return []
+        first = self.memory.relevant(patterns_of(ctx))
+        rest = sorted(
+            (i for i in self.memory.items if i not in first),
+            key=lambda i: -abs(math.log(max(i.outcome, 1e-9))),
+        )
+        return [*first, *rest][:SHOWN_TO_PLANNER]
 
     # ----------------------------------------------------------------- one agent call
 

@@ -518,3 +518,32 @@ def test_effort_and_max_tokens_reach_the_request(fake: FakeAnthropic, sleeps: li
     make_policy(sleeps, effort="high", max_tokens=12_000).profile(make_ctx(), io_for())
     body = fake.requests[0].body
     assert body["output_config"] == {"effort": "high"} and body["max_tokens"] == 12_000
+
+
+def test_planner_reads_the_experience_store_and_summarizer_gets_pattern_tags(
+    fake: FakeAnthropic, sleeps: list[float]
+) -> None:
+    from kernelopt_jupyter.agents.memory import ExperienceMemory
+
+    store = ExperienceMemory(None)
+    store.items = [
+        ExperienceItem("launch-bound", "cuda_graph", 1.01, "barely helped"),
+        ExperienceItem("vendor+epilogue", "fuse", 1.4, "fuse bias and activation", "p9"),
+    ]
+    plan = {"title": "t", "rationale": "r", "action": "fuse"}
+    child = Candidate("c2", parent().source, parent="c1")
+    summary = {"explanations": [{"candidate": "c2", "text": "t"}], "experience": []}
+    fake.script(
+        reply("", ("propose_plans", {"plans": [plan]})),
+        reply("", ("record_experience", summary)),
+    )
+    ctx = make_ctx()
+    ctx.memory = []  # the session leaves it empty: the policy's own store is used
+    policy = make_policy(sleeps, memory=store)
+    policy.plan(ctx, ProfileReport([], "s"), parent(), 1, io_for())
+    task = fake.requests[0].body["messages"][0]["content"][1]["text"]
+    # Matching pattern first, then the rest by strength.
+    assert task.index("fuse bias and activation") < task.index("barely helped")
+    policy.summarize(ctx, [StepRecord(child, parent().source, None, "pass", None, None)], io_for())
+    task = fake.requests[1].body["messages"][0]["content"][0]["text"]
+    assert "pattern tags: " in task and "vendor+epilogue" in task and "kind:module" in task
