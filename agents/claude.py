@@ -214,8 +214,10 @@ class ClaudePolicy:
     from the environment (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``) with the SDK's own
     retries off. Without a factory a missing key raises :class:`ClaudeUnavailable` here, before
     any work is done. ``memory``: the experience store shown to the Planner when the context
-    carries none (lessons matching the problem's pattern tags first, then the strongest). ``max_attempts`` bounds the requests per agent call (retries included);
-    ``sleep`` is how the policy waits between them (tests pass a recorder).
+    carries none (lessons matching the problem's pattern tags first, then the strongest).
+    ``max_attempts`` bounds the requests per agent call (retries included); ``sleep`` is how
+    the policy waits between them (tests pass a recorder). ``effort`` (low ... max) is sent
+    as ``output_config.effort`` when given; ``tune_variants`` caps the Tuner's proposals.
     """
 
     name = "claude"
