@@ -80,7 +80,8 @@ def test_state_folds_a_session() -> None:
     assert state.best == "c5"  # the fastest passing one (speed grows with i; c6 failed)
     assert [round(b, 2) for _, b in state.progress] == [1.1, 1.2, 1.4, 1.5]
     assert state.budget_line().startswith("candidates 6/6")
-    assert state.agents["planner"].full_text.startswith("token0 token1")
+    assert state.agents["planner"].full_text.startswith("── step 1, iteration 0 ──\ntoken0 token1")
+    assert "\n── step 2, iteration 0 ──\n" in state.agents["planner"].full_text
     assert state.agents["planner"].tool_calls == 6
     assert state.plan_title("p2") == "fuse, BLOCK=512"
 
@@ -184,7 +185,7 @@ def test_agent_text_is_appended_not_resent(monkeypatch: pytest.MonkeyPatch) -> N
     assert [m["op"] for m in sent] == ["append", "append"]  # one message per refresh
     assert sent[0]["text"] == "".join(f"w{i} " for i in range(30))
     assert sent[1]["text"] == "".join(f"w{i} " for i in range(30, 50))  # only the new text
-    assert stream.value == sent[0]["text"] + sent[1]["text"]
+    assert stream.value == "── step 1, iteration 0 ──\n" + sent[0]["text"] + sent[1]["text"]
     stream._on_front_end_msg(stream, {"op": "sync"}, [])  # a new view asks for the history once
     assert sent[-1] == {"op": "reset", "text": stream.value}
 

@@ -16,10 +16,10 @@ from kernelopt_jupyter.panel.state import kernel_records, timeline_records
 KIND_COLORS = {"vendor": "#8c6bb1", "triton": "#2b8cbe", "other": "#bdbdbd"}
 KINDS = tuple(KIND_COLORS)
 TITLES = {
-    "dispatch": "Dispatch map: % of time per kernel",
-    "roofline": "Roofline position (FLOP/byte vs GFLOP/s)",
+    "dispatch": "Dispatch map: % of time",
+    "roofline": "Roofline: GFLOP/s by FLOP/byte",
     "timeline": "Kernel timeline (ms)",
-    "progress": "Search progress: best speedup over seconds",
+    "progress": "Best speedup over time (s)",
 }
 #: Trace index ranges of each chart inside the one figure.
 DISPATCH = slice(0, 3)

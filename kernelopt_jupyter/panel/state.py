@@ -186,6 +186,13 @@ class PanelState:
         view.iteration = d.get("iteration")
         view.running = True
         self.current_agent = view.agent
+        # A visible boundary between steps: an agent's stream runs across the whole search.
+        where = f"step {view.step}" + (
+            f", iteration {view.iteration}" if view.iteration is not None else ""
+        )
+        line = ("\n" if view.text else "") + f"── {where} ──\n"
+        view.text.append(line)
+        self._changes.text.setdefault(view.agent, []).append(line)
         self._changes.agents.add(view.agent)
         self._changes.header = True
 

@@ -63,8 +63,9 @@ TAB_TITLES = ("Agents", "Candidates", "Diff", "Profile", "Edit")
 _GATE_LABEL = {"static": "static", "correctness": "correct", "fp64": "fp64", "performance": "perf"}
 _GATE_STYLE = {"pass": "success", "fail": "danger", "running": "info"}
 _GATE_MARK = {"pass": "✓", "fail": "✗", "skipped": "–", "running": "…", "pending": "·"}
-_COLUMNS = (("id", "70px"), ("parent", "60px"), ("agent", "90px"), ("plan", "200px"))
-_INFO_WIDTH = "430px"
+_COLUMNS = (("id", "60px"), ("parent", "55px"), ("agent", "80px"), ("plan", "170px"))
+_INFO_WIDTH = "370px"
+_BADGE_WIDTH = "86px"
 
 
 def _cls(widget: w.DOMWidget, *names: str) -> w.DOMWidget:
@@ -242,9 +243,9 @@ class SessionPanel:
         )
         header_row = w.HBox(
             [
-                w.HTML(columns, layout=w.Layout(width=_INFO_WIDTH)),
-                w.HTML("<b>gates</b>", layout=w.Layout(width="330px")),
-                w.HTML("<b>speedup</b>", layout=w.Layout(width="150px")),
+                w.HTML(columns, layout=w.Layout(width=_INFO_WIDTH, min_width=_INFO_WIDTH)),
+                w.HTML("<b>gates</b>", layout=w.Layout(width="352px")),
+                w.HTML("<b>speedup</b>", layout=w.Layout(width="140px")),
             ]
         )
         self.rows_box = _cls(w.VBox([header_row]), CSS_CLASSES["candidates"])
@@ -425,23 +426,25 @@ class SessionPanel:
         for cid in ids:
             cand = self.state.candidates[cid]
             # One HTML for the columns that rarely change: fewer widgets per row, fewer messages.
-            info = w.HTML(layout=w.Layout(width=_INFO_WIDTH, overflow="hidden"))
+            info = w.HTML(
+                layout=w.Layout(width=_INFO_WIDTH, min_width=_INFO_WIDTH, overflow="hidden")
+            )
             badges = {}
             for gate in GATES:
                 badge = _cls(
-                    w.Button(layout=w.Layout(width="80px")),
+                    w.Button(layout=w.Layout(width=_BADGE_WIDTH)),
                     CSS_CLASSES["gate"],
                     f"kernelopt-gate-{gate}",
                 )
                 badge.on_click(lambda _b, c=cid, g=gate: self.show_gate(c, g))
                 badges[gate] = badge
-            speed = w.HTML(layout=w.Layout(width="150px"))
+            speed = w.HTML(layout=w.Layout(width="140px"))
             diff = _cls(
-                w.Button(description="Diff", layout=w.Layout(width="60px")), CSS_CLASSES["diff"]
+                w.Button(description="Diff", layout=w.Layout(width="56px")), CSS_CLASSES["diff"]
             )
             diff.on_click(lambda _b, c=cid: self.show_diff(c))
             accept = _cls(
-                w.Button(description="Accept", layout=w.Layout(width="80px"), disabled=True),
+                w.Button(description="Accept", layout=w.Layout(width="72px"), disabled=True),
                 CSS_CLASSES["accept"],
             )
             accept.on_click(lambda _b, c=cid: self.accept(c))
@@ -491,7 +494,9 @@ class SessionPanel:
             f"overflow:hidden;white-space:nowrap;vertical-align:middle'>{values[name]}</span>"
             for name, width in _COLUMNS
         )
-        row["info"].value = f"<div title='{html.escape(cand.note)}'>{info}</div>"
+        row[
+            "info"
+        ].value = f"<div style='white-space:nowrap' title='{html.escape(cand.note)}'>{info}</div>"
         for gate, badge in row["badges"].items():
             view = cand.gates[gate]
             with badge.hold_sync():  # one message per badge, however many traits change
