@@ -315,8 +315,24 @@ def test_submit_outside_step_mode_goes_to_the_gates() -> None:
     assert panel.edit_parent.value == "c2"
     panel.edit_source.value += "# tweaked\n"
     panel.edit_submit.click()
-    assert ctl.submitted == [(candidate_source(512) + "# tweaked\n", "c2", "human")]
+    assert ctl.submitted == [(candidate_source(512) + "# tweaked\n", "c2", "person")]
     assert "c101" in panel.message.value
+
+    def refuse(source: str, parent: str | None = None, agent: str = "person") -> str:
+        raise RuntimeError("the search has not started yet")
+
+    ctl.submit = refuse  # type: ignore[method-assign]
+    panel.edit_submit.click()
+    assert "Not submitted: the search has not started yet" in panel.message.value
+
+
+def test_a_candidate_being_gated_says_so() -> None:
+    panel = SessionPanel()
+    evs = events_of(candidates=1)
+    upto = next(i for i, e in enumerate(evs) if e.type == "candidate")
+    panel.feed(evs[: upto + 1])
+    assert "gating…" in panel._rows["c1"]["speed"].value
+    assert panel._rows["c1"]["accept"].disabled
 
 
 def test_stop_and_read_only() -> None:

@@ -65,7 +65,7 @@ _GATE_STYLE = {"pass": "success", "fail": "danger", "running": "info"}
 _GATE_MARK = {"pass": "✓", "fail": "✗", "skipped": "–", "running": "…", "pending": "·"}
 _COLUMNS = (("id", "60px"), ("parent", "55px"), ("agent", "80px"), ("plan", "170px"))
 _INFO_WIDTH = "370px"
-_BADGE_WIDTH = "86px"
+_BADGE_WIDTH = "94px"
 
 
 def _cls(widget: w.DOMWidget, *names: str) -> w.DOMWidget:
@@ -244,7 +244,7 @@ class SessionPanel:
         header_row = w.HBox(
             [
                 w.HTML(columns, layout=w.Layout(width=_INFO_WIDTH, min_width=_INFO_WIDTH)),
-                w.HTML("<b>gates</b>", layout=w.Layout(width="352px")),
+                w.HTML("<b>gates</b>", layout=w.Layout(width="384px")),
                 w.HTML("<b>speedup</b>", layout=w.Layout(width="140px")),
             ]
         )
@@ -515,7 +515,7 @@ class SessionPanel:
         color = {"pass": "#1a7f37", "fail": "#b00"}.get(verdict, "#555")
         row[
             "speed"
-        ].value = f"<span style='color:{color}'>{html.escape(speedup_text(cand) or verdict)}</span>"
+        ].value = f"<span style='color:{color}'>{html.escape(speedup_text(cand) or verdict or 'gating…')}</span>"
         row["accept"].disabled = verdict != "pass"
 
     def show_gate(self, cid: str, gate: str) -> None:
@@ -703,7 +703,11 @@ class SessionPanel:
             self._set_message("Edited candidate sent: it goes through the four gates.")
         else:
             parent = self.edit_parent.value or None
-            cid = self.controller.submit(text, parent=parent, agent="human")
+            try:
+                cid = self.controller.submit(text, parent=parent, agent="person")
+            except Exception as exc:  # e.g. the search has not begun: say so, keep the text
+                self._set_message(f"Not submitted: {exc}")
+                return
             self._set_message(f"Submitted as {cid}: it goes through the four gates.")
         for button in self.step_buttons.values():
             button.disabled = True
