@@ -116,35 +116,59 @@ def insert_with_bridge(
     source: str,
     mode: str,
     done: Callable[[bool, str], None],
-) -> threading.Thread:
-    """Ask the labextension to insert ``source`` next to cell ``cell_id``, off the caller's thread.
+) -> None:
+    """Ask the labextension to insert ``source`` next to cell ``cell_id``, without blocking.
 
-    The bridge waits for the front end's answer, which arrives as a comm message on the
-    kernel's shell channel; blocking a widget callback (which runs on that channel) would
-    starve it, so the request runs in a thread and ``done(inserted, detail)`` reports the outcome.
+    The bridge's reply arrives as a comm message on the kernel's shell channel, which a widget
+    callback (running on that channel) would starve if it waited; so the round trip runs on a
+    worker thread (``bridge.request_insert_async``, which also records which browser clicked)
+    and ``done(inserted, detail)`` reports the outcome from there.
     """
+    if not cell_id:
+        done(False, "the %%kernelopt cell has no id (not JupyterLab)")
+        return
+    try:
+        import importlib
 
-    def run() -> None:
-        ok, detail = False, ""
-        if not cell_id:
-            detail = "the %%kernelopt cell has no id (not JupyterLab)"
-        else:
-            try:
-                import importlib
+        # Imported by name: bridge.py is the labextension's side of the project.
+        bridge = importlib.import_module("kernelopt_jupyter.bridge")
+    except ImportError:
+        done(False, "the notebook bridge is not installed")
+        return
+    request_async = getattr(bridge, "request_insert_async", None)
+    if request_async is None:
+        _insert_on_thread(bridge, cell_id, source, mode, done)
+        return
 
-                # Imported by name: bridge.py belongs to the labextension's side of the project.
-                bridge = importlib.import_module("kernelopt_jupyter.bridge")
-                ok = bool(bridge.request_insert(cell_id, source, mode))
-                detail = "" if ok else "no JupyterLab extension answered"
-            except ImportError:
-                detail = "the notebook bridge is not installed"
-            except Exception as exc:  # a broken bridge must not lose the accept: fall back
-                detail = f"bridge error {type(exc).__name__}: {exc}"
+    def on_done(ok: bool, reply: Any) -> None:
+        detail = (
+            "" if ok else str(getattr(reply, "detail", "") or "no JupyterLab extension answered")
+        )
         done(ok, detail)
 
-    thread = threading.Thread(target=run, name="kernelopt-accept", daemon=True)
-    thread.start()
-    return thread
+    def failed(future: Any) -> None:
+        exc = future.exception()
+        if exc is not None:  # on_done is not called then: a broken bridge must not lose the accept
+            done(False, f"bridge error {type(exc).__name__}: {exc}")
+
+    try:
+        request_async(cell_id, source, mode, on_done=on_done).add_done_callback(failed)
+    except Exception as exc:
+        done(False, f"bridge error {type(exc).__name__}: {exc}")
+
+
+def _insert_on_thread(
+    bridge: Any, cell_id: str, source: str, mode: str, done: Callable[[bool, str], None]
+) -> None:
+    def run() -> None:
+        try:
+            ok = bool(bridge.request_insert(cell_id, source, mode))
+            detail = "" if ok else "no JupyterLab extension answered"
+        except Exception as exc:  # a broken bridge must not lose the accept: fall back
+            ok, detail = False, f"bridge error {type(exc).__name__}: {exc}"
+        done(ok, detail)
+
+    threading.Thread(target=run, name="kernelopt-accept", daemon=True).start()
 
 
 def insert_next_input(text: str, shell: Any = None) -> None:

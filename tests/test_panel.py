@@ -373,6 +373,35 @@ def test_accept_uses_the_bridge_then_falls_back(monkeypatch: pytest.MonkeyPatch)
     assert calls[-1][2] == "replace"
 
 
+def test_accept_through_the_async_bridge(monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures import Future
+
+    calls: list[tuple[str, str]] = []
+
+    def request_insert_async(
+        cell_id: str, source: str, mode: str = "below", timeout: float = 2.0, *, on_done: Any = None
+    ) -> Future[Any]:
+        calls.append((cell_id, mode))
+        future: Future[Any] = Future()
+
+        def answer() -> None:
+            reply = types.SimpleNamespace(ok=False, detail="cell cell-1 not found")
+            future.set_result(reply)
+            on_done(False, reply)
+
+        threading.Thread(target=answer).start()
+        return future
+
+    fake = types.ModuleType("kernelopt_jupyter.bridge")
+    fake.request_insert_async = request_insert_async  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "kernelopt_jupyter.bridge", fake)
+    panel = SessionPanel(cell_id="cell-1")
+    panel.feed(events_of(candidates=2))
+    panel.accept("c2")
+    assert wait_for(lambda: "cell cell-1 not found" in panel.message.value)
+    assert "%kernelopt accept c2" in panel.message.value and calls == [("cell-1", "below")]
+
+
 def test_accept_without_cell_id_offers_the_line_magic() -> None:
     panel = fed_panel(candidates=2)
     panel.accept("c1")
