@@ -223,53 +223,42 @@ def test_diff_blocks_put_triton_kernels_first() -> None:
     assert "no changes" in side_by_side(old, old)
 
 
+def paused_at(evs: list[Event], agent: str, nth: int = 0) -> int:
+    """Index of the ``nth`` step_paused event of ``agent``."""
+    hits = [i for i, e in enumerate(evs) if e.type == "step_paused" and e.data["agent"] == agent]
+    return hits[nth]
+
+
 def test_step_buttons_drive_step_control() -> None:
     ctl = Controller(step=True)
-    panel = SessionPanel(controller=ctl, step_mode=True)
+    panel = SessionPanel(controller=ctl, step_mode=True, reference_source=REFERENCE)
     assert panel.step_box.layout.display == "flex"
     assert all(b.disabled for b in panel.step_buttons.values())
-    evs = events_of(candidates=1, step=True)
-    pause = next(i for i, e in enumerate(evs) if e.type == "step_paused")
-    panel.feed(evs[: pause + 1])
+    evs = events_of(candidates=2, step=True)
+    first = paused_at(evs, "executor")
+    panel.feed(evs[: first + 1])
     assert panel.state.status == "paused"
     assert not panel.step_buttons["approve"].disabled
     assert not panel.step_buttons["reject"].disabled
+    assert "executor proposes" in panel.pending.value and "proposed" in panel.pending.value
+    assert "BLOCK=256" in plain(panel.pending.value)  # the edit, as a diff against its parent
     panel.step_buttons["approve"].click()
     assert ctl.step.wait(timeout=1) == ("approve", None)
     assert panel.step_buttons["approve"].disabled  # until the next pause
 
-    panel.feed(
-        [
-            Event(
-                "step_paused",
-                {
-                    "agent": "executor",
-                    "step": 2,
-                    "actions": ["approve", "reject", "edit_candidate", "stop"],
-                },
-            )
-        ]
-    )
+    panel.feed(evs[first + 1 : first + 2])  # step_resumed
+    assert panel.pending.value == "" and panel.state.status == "running"
+    second = paused_at(evs, "executor", 1)
+    panel.feed(evs[first + 2 : second + 1])
     panel.reject_reason.value = "too clever"
     panel.step_buttons["reject"].click()
     assert ctl.step.wait(timeout=1) == ("reject", "too clever")
 
-    panel.feed(
-        [
-            Event(
-                "step_paused",
-                {
-                    "agent": "executor",
-                    "step": 3,
-                    "actions": ["approve", "reject", "edit_candidate", "stop"],
-                },
-            )
-        ]
-    )
+    panel.feed(evs[second : second + 1])  # paused again on the same proposal
     panel.step_buttons["edit"].click()
     assert panel.tabs.selected_index == TAB_TITLES.index("Edit")
     assert panel.edit_kind.value == "code"
-    assert "_relu_scale" in panel.edit_source.value  # prefilled with the pending candidate
+    assert panel.edit_source.value == candidate_source(512)  # the pending proposal, not c1
     panel.edit_source.value = "class ModelNew: pass\n"
     panel.edit_submit.click()
     assert ctl.step.wait(timeout=1) == ("edit_candidate", "class ModelNew: pass\n")
@@ -278,22 +267,10 @@ def test_step_buttons_drive_step_control() -> None:
 def test_step_plan_edit_and_next() -> None:
     ctl = Controller(step=True)
     panel = SessionPanel(controller=ctl, step_mode=True)
-    evs = events_of(candidates=1)
-    plan_at = next(i for i, e in enumerate(evs) if e.type == "plan")
-    panel.feed(evs[: plan_at + 1])
-    panel.feed(
-        [
-            Event(
-                "step_paused",
-                {
-                    "agent": "planner",
-                    "step": 1,
-                    "actions": ["approve", "reject", "edit_plan", "stop"],
-                },
-            )
-        ]
-    )
+    evs = events_of(candidates=1, step=True)
+    panel.feed(evs[: paused_at(evs, "planner") + 1])
     assert not panel.step_buttons["next"].disabled
+    assert "fuse, BLOCK=256" in panel.pending.value
     panel.step_buttons["edit"].click()
     assert panel.edit_kind.value == "plan"
     assert panel.edit_source.value == "one pass over memory"
@@ -301,9 +278,20 @@ def test_step_plan_edit_and_next() -> None:
     panel.edit_submit.click()
     assert ctl.step.wait(timeout=1) == ("edit_plan", "fuse, and use BLOCK=2048")
     panel.feed(
-        [Event("step_paused", {"agent": "profiler", "step": 2, "actions": ["approve", "stop"]})]
+        [
+            Event(
+                "step_paused",
+                {
+                    "agent": "profiler",
+                    "step": 2,
+                    "actions": ["approve", "stop"],
+                    "payload": {"summary": "matmul dominates"},
+                },
+            )
+        ]
     )
     assert panel.step_buttons["reject"].disabled and panel.step_buttons["edit"].disabled
+    assert "matmul dominates" in panel.pending.value
     panel.step_buttons["next"].click()
     assert ctl.step.wait(timeout=1) == ("approve", None)
 

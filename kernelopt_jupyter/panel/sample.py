@@ -116,6 +116,17 @@ def sample_events(
     best = None
     for i in range(candidates):
         stepno = i + 1
+        plan_id = f"p{stepno}"
+        plan = {
+            "plan_id": plan_id,
+            "agent": "planner",
+            "title": f"fuse, BLOCK={256 << (i % 4)}",
+            "rationale": "one pass over memory",
+            "targets": ["relu", "mul"],
+            "parent": parent,
+        }
+        source = candidate_source(256 << (i % 4))
+        # The search's order: an agent step, then (step mode) a pause on what it proposes.
         for agent in ("planner", "executor"):
             yield ("agent_started", {"agent": agent, "step": stepno, "iteration": i // 2})
             for k in range(text_deltas):
@@ -138,20 +149,20 @@ def sample_events(
                     "usage": {"output_tokens": text_deltas},
                 },
             )
-        plan_id = f"p{stepno}"
-        yield (
-            "plan",
-            {
-                "plan_id": plan_id,
-                "agent": "planner",
-                "title": f"fuse, BLOCK={256 << (i % 4)}",
-                "rationale": "one pass over memory",
-                "targets": ["relu", "mul"],
-                "parent": parent,
-            },
-        )
+            if agent == "planner":
+                yield ("plan", plan)
+                payload: dict[str, Any] = {"plans": [dict(plan, id=plan_id, action="retile")]}
+                actions = ["approve", "reject", "edit_plan", "stop"]
+            else:
+                payload = {"plan_id": plan_id, "source": source, "explanation": "fused"}
+                actions = ["approve", "reject", "edit_candidate", "stop"]
+            if step:
+                yield (
+                    "step_paused",
+                    {"agent": agent, "step": stepno, "actions": actions, "payload": payload},
+                )
+                yield ("step_resumed", {"action": "approve", "by": "person"})
         cid = f"c{stepno}"
-        source = candidate_source(256 << (i % 4))
         yield (
             "candidate",
             {
@@ -165,16 +176,6 @@ def sample_events(
                 "note": "",
             },
         )
-        if step:
-            yield (
-                "step_paused",
-                {
-                    "agent": "executor",
-                    "step": stepno,
-                    "actions": ["approve", "reject", "edit_candidate", "edit_plan"],
-                },
-            )
-            yield ("step_resumed", {"action": "approve", "by": "human"})
         wrong = i % 3 == 2
         yield (
             "gate",

@@ -54,6 +54,7 @@ CSS_CLASSES = {
     "step_reject": "kernelopt-step-reject",
     "step_edit": "kernelopt-step-edit",
     "step_reason": "kernelopt-step-reason",
+    "step_pending": "kernelopt-step-pending",
     "edit_source": "kernelopt-edit-source",
     "edit_kind": "kernelopt-edit-kind",
     "edit_submit": "kernelopt-edit-submit",
@@ -233,6 +234,7 @@ class SessionPanel:
             layout=w.Layout(display="flex" if self.step_mode else "none"),
         )
         controls = w.HBox([self.stop_button, self.accept_mode, self.step_box])
+        self.pending = _cls(w.HTML(""), CSS_CLASSES["step_pending"])
 
         self.agent_tabs = _cls(w.Tab(children=[]), CSS_CLASSES["agents"])
         self.follow_agent = w.Checkbox(value=True, description="follow the running agent")
@@ -305,7 +307,7 @@ class SessionPanel:
             self.tabs.set_title(i, title)
         self.errors = _cls(w.HTML(""), CSS_CLASSES["errors"])
         self.widget = _cls(
-            w.VBox([self.header, controls, self.message, self.tabs, self.errors]),
+            w.VBox([self.header, controls, self.message, self.pending, self.tabs, self.errors]),
             CSS_CLASSES["panel"],
         )
         if self.controller is None:
@@ -628,6 +630,43 @@ class SessionPanel:
                 f"Paused after {where}: Next/Approve to continue, Reject to drop it, "
                 "Edit to change the plan or the code."
             )
+        self.pending.value = self._pending_html(paused) if paused is not None else ""
+
+    def _pending_html(self, paused: dict[str, Any]) -> str:
+        """What the paused step proposes: the profile summary, the plans, or the edit (a diff)."""
+        payload = paused.get("payload") or {}
+        agent = str(paused.get("agent"))
+        parts = [f"<div><b>{html.escape(agent)} proposes:</b></div>"]
+        if payload.get("summary"):
+            parts.append(f"<div>{html.escape(str(payload['summary']))}</div>")
+        for plan in payload.get("plans") or []:
+            parts.append(
+                f"<div>• <b>{html.escape(str(plan.get('title', '')))}</b> "
+                f"({html.escape(str(plan.get('action', '')))}): "
+                f"{html.escape(str(plan.get('rationale', '')))}</div>"
+            )
+        if payload.get("variants"):
+            labels = ", ".join(str(v) for v in payload["variants"])
+            parts.append(f"<div>launch configurations to measure: {html.escape(labels)}</div>")
+        if payload.get("explanation"):
+            parts.append(f"<div>{html.escape(str(payload['explanation']))}</div>")
+        source = payload.get("source")
+        if isinstance(source, str):
+            plan = self.state.plans.get(str(payload.get("plan_id")), {})
+            parent = self.state.candidates.get(str(plan.get("parent")))
+            old, label = (
+                (parent.source, f"parent {parent.id}")
+                if parent is not None
+                else (self.reference_source, "reference")
+            )
+            parts.append(side_by_side(old, source, label, "proposed"))
+        elif "source" in payload:
+            parts.append("<div>(the executor produced no source this time)</div>")
+        return (
+            "<div style='border-left:3px solid #9a6700;padding:2px 8px;margin:4px 0'>"
+            + "".join(parts)
+            + "</div>"
+        )
 
     def _set_message(self, text: str) -> None:
         self.message.value = f"<div style='padding:2px 0'>{html.escape(text)}</div>"
@@ -663,9 +702,16 @@ class SessionPanel:
     def pending_source(self) -> tuple[str, str]:
         """What step mode is paused on, as (kind, text) for the editor: a plan or a candidate."""
         paused = self.state.paused or {}
-        if paused.get("agent") == "planner" and self.state.plans:
-            plan = list(self.state.plans.values())[-1]
-            return "plan", str(plan.get("rationale") or plan.get("title") or "")
+        payload = paused.get("payload") or {}
+        if isinstance(payload.get("source"), str):
+            return "code", payload["source"]
+        plans = payload.get("plans") or []
+        if paused.get("agent") == "planner":
+            if plans:  # the search replaces the first plan's rationale with the edit
+                return "plan", str(plans[0].get("rationale") or plans[0].get("title") or "")
+            if self.state.plans:
+                plan = list(self.state.plans.values())[-1]
+                return "plan", str(plan.get("rationale") or plan.get("title") or "")
         if self.state.candidates:
             return "code", list(self.state.candidates.values())[-1].source
         return "code", self.reference_source
