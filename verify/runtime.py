@@ -259,10 +259,12 @@ def _static(state: State, source: str, dispatch_only: bool, cuda_graphs: bool) -
         ) from None
     if result.missing_keys or result.unexpected_keys:
         parts = []
+        # Loading the reference's state into ModelNew: "missing" keys are ModelNew's own
+        # tensors the reference does not have; "unexpected" ones the reference's it lacks.
         if result.missing_keys:
-            parts.append(f"missing {', '.join(result.missing_keys[:6])}")
+            parts.append(f"it has its own {', '.join(result.missing_keys[:6])}")
         if result.unexpected_keys:
-            parts.append(f"its own {', '.join(result.unexpected_keys[:6])}")
+            parts.append(f"it lacks the reference's {', '.join(result.unexpected_keys[:6])}")
         raise CandidateFailure(
             "ModelNew's parameters and buffers differ from the reference's ("
             + "; ".join(parts)

@@ -221,6 +221,17 @@ def _summarise(
                 "detail": "a timed call returned a wrong result (results reused between calls?): "
                 + (cmp.error or cmp.worst),
             }
+    params = sum(t.numel() * t.element_size() for t in ref_model.state_dict().values())
+    moved = _nbytes(pool[0]) + _nbytes(expected[0]) + params
+    return judge(times, moved, device, notes)
+
+
+def judge(
+    times: dict[str, list[float]], moved_bytes: int, device: str, notes: list[str] | None = None
+) -> dict[str, Any]:
+    """The performance verdict from per-round times (ms) of ``candidate`` and each baseline."""
+    notes = list(notes or [])
+    times = dict(times)
     cand = times.pop("candidate")
     medians = {name: _median(ts) for name, ts in times.items()}
     cand_ms = _median(cand)
@@ -232,9 +243,7 @@ def _summarise(
         metrics[f"ci_vs_{name}"] = [lo, hi]
     primary = min(medians, key=lambda k: medians[k])
     speedup, low, high = bootstrap_ratio(cand, times[primary])
-    params = sum(t.numel() * t.element_size() for t in ref_model.state_dict().values())
-    moved = _nbytes(pool[0]) + _nbytes(expected[0]) + params
-    floor = roofline_ms(moved)
+    floor = roofline_ms(moved_bytes)
     implausible = device == "cuda" and cand_ms < ROOFLINE_SLACK * floor
     metrics.update(
         speedup=speedup,
@@ -242,7 +251,7 @@ def _summarise(
         ci_high=high,
         baseline=primary,
         baseline_ms=medians[primary],
-        bytes_moved=moved,
+        bytes_moved=moved_bytes,
         roofline_ms=floor,
         implausible=implausible,
         notes=notes,
@@ -255,8 +264,9 @@ def _summarise(
         summary += "; " + "; ".join(notes)
     if implausible:
         detail = (
-            f"implausible: {cand_ms:.4g} ms is faster than moving {moved} bytes once at peak HBM "
-            f"bandwidth ({floor:.4g} ms); the candidate skips work or escapes the timer ({summary})"
+            f"implausible: {cand_ms:.4g} ms is faster than moving {moved_bytes} bytes once at "
+            f"peak HBM bandwidth ({floor:.4g} ms); the candidate skips work or escapes the timer "
+            f"({summary})"
         )
         return {"status": "fail", "detail": detail, **metrics}
     if speedup > SUSPICIOUS_SPEEDUP:
