@@ -19,8 +19,13 @@ def problem(name: str) -> Problem:
 
 def verify(problem_name: str, candidate: str, **options: object) -> VerifyReport:
     """Verify ``tests/data/candidates/<problem_name>/<candidate>.py`` on the CPU."""
+    return verify_on("cpu", problem_name, candidate, **options)
+
+
+def verify_on(device: str, problem_name: str, candidate: str, **options: object) -> VerifyReport:
+    """Verify a corpus candidate on ``device`` with extra ``VerifyOptions`` fields."""
     path = DATA / "candidates" / problem_name / f"{candidate}.py"
-    opts = VerifyOptions(device="cpu", **options)  # type: ignore[arg-type]
+    opts = VerifyOptions(device=device, **options)  # type: ignore[arg-type]
     return verify_candidate(problem(problem_name), path.read_text(), opts, str(path))
 
 

@@ -4,7 +4,7 @@ import torch.nn.functional as F
 
 
 class Model(nn.Module):
-    """Linear -> GELU -> LayerNorm -> softmax, plus a row sum: matmul, pointwise, reductions."""
+    """Linear -> GELU -> LayerNorm -> softmax, plus a row mean of squares: matmul, pointwise, reductions."""
 
     def __init__(self, din, dout):
         super().__init__()
@@ -13,7 +13,7 @@ class Model(nn.Module):
 
     def forward(self, x):
         h = self.norm(F.gelu(self.fc(x)))
-        return torch.softmax(h, dim=-1), h.sum(dim=-1)
+        return torch.softmax(h, dim=-1), (h * h).mean(dim=-1)
 
 
 def get_inputs():
