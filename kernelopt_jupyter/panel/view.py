@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import ipywidgets as w
+from ipywidgets.widgets.widget_string import HTMLStyle
 
 from kernelopt_jupyter.accept import insert_with_bridge, render_accepted_cell
 from kernelopt_jupyter.events import Event, EventLog
@@ -64,9 +65,9 @@ TAB_TITLES = ("Agents", "Candidates", "Diff", "Profile", "Edit")
 _GATE_LABEL = {"static": "static", "correctness": "correct", "fp64": "fp64", "performance": "perf"}
 _GATE_STYLE = {"pass": "success", "fail": "danger", "running": "info"}
 _GATE_MARK = {"pass": "✓", "fail": "✗", "skipped": "–", "running": "…", "pending": "·"}
-_COLUMNS = (("id", "60px"), ("parent", "55px"), ("agent", "80px"), ("plan", "170px"))
-_INFO_WIDTH = "370px"
-_BADGE_WIDTH = "94px"
+_COLUMNS = (("id", "48px"), ("parent", "52px"), ("agent", "70px"), ("plan", "130px"))
+_INFO_WIDTH = "306px"
+_BADGE_WIDTH = "76px"
 
 
 def _cls(widget: w.DOMWidget, *names: str) -> w.DOMWidget:
@@ -116,7 +117,17 @@ class SessionPanel:
         self._agent_lines: dict[str, w.HTML] = {}
         self._figs: dict[str, Any] = {}
         self._plots_started = False
-        self._last_edit_prefill: str | None = None
+        self._shared = {
+            # flex "0 0 auto": a narrow notebook scrolls the row rather than squeezing it.
+            "info": w.Layout(width=_INFO_WIDTH, flex="0 0 auto", overflow="hidden"),
+            "badge": w.Layout(width=_BADGE_WIDTH, flex="0 0 auto", padding="0 4px"),
+            "speed": w.Layout(width="130px", flex="0 0 auto"),
+            "diff": w.Layout(width="48px", flex="0 0 auto", padding="0 4px"),
+            "accept": w.Layout(width="64px", flex="0 0 auto", padding="0 4px"),
+            "row": w.Layout(),
+            "button": w.ButtonStyle(),
+            "html": HTMLStyle(),
+        }
         self._build()
 
     # ------------------------------------------------------------------ feeding events
@@ -245,12 +256,14 @@ class SessionPanel:
         )
         header_row = w.HBox(
             [
-                w.HTML(columns, layout=w.Layout(width=_INFO_WIDTH, min_width=_INFO_WIDTH)),
-                w.HTML("<b>gates</b>", layout=w.Layout(width="384px")),
-                w.HTML("<b>speedup</b>", layout=w.Layout(width="140px")),
+                w.HTML(columns, layout=w.Layout(width=_INFO_WIDTH, flex="0 0 auto")),
+                w.HTML("<b>gates</b>", layout=w.Layout(width="320px", flex="0 0 auto")),
+                w.HTML("<b>speedup</b>", layout=w.Layout(width="130px", flex="0 0 auto")),
             ]
         )
-        self.rows_box = _cls(w.VBox([header_row]), CSS_CLASSES["candidates"])
+        self.rows_box = _cls(
+            w.VBox([header_row], layout=w.Layout(overflow_x="auto")), CSS_CLASSES["candidates"]
+        )
         self.gate_detail = _cls(w.HTML(""), CSS_CLASSES["gate_detail"])
         candidates_page = w.VBox([self.rows_box, self.gate_detail])
 
@@ -424,38 +437,47 @@ class SessionPanel:
             self.agent_tabs.set_title(index, title)
 
     def _add_rows(self, ids: list[str]) -> None:
+        # Widgets are born with their final values and share Layout/Style models: a row costs
+        # a few comm opens and no follow-up updates (see benchmarks/panel_events.py).
+        shared = self._shared
         new_rows = []
         for cid in ids:
             cand = self.state.candidates[cid]
-            # One HTML for the columns that rarely change: fewer widgets per row, fewer messages.
-            info = w.HTML(
-                layout=w.Layout(width=_INFO_WIDTH, min_width=_INFO_WIDTH, overflow="hidden")
-            )
+            values = self._row_values(cand)
+            info = w.HTML(values["info"], layout=shared["info"], style=shared["html"])
             badges = {}
             for gate in GATES:
-                badge = _cls(
-                    w.Button(layout=w.Layout(width=_BADGE_WIDTH)),
-                    CSS_CLASSES["gate"],
-                    f"kernelopt-gate-{gate}",
+                look = values["badges"][gate]
+                badge = w.Button(
+                    description=look["description"],
+                    button_style=look["button_style"],
+                    tooltip=look["tooltip"],
+                    layout=shared["badge"],
+                    style=shared["button"],
+                    _dom_classes=(CSS_CLASSES["gate"], f"kernelopt-gate-{gate}", look["class"]),
                 )
                 badge.on_click(lambda _b, c=cid, g=gate: self.show_gate(c, g))
                 badges[gate] = badge
-            speed = w.HTML(layout=w.Layout(width="140px"))
-            diff = _cls(
-                w.Button(description="Diff", layout=w.Layout(width="56px")), CSS_CLASSES["diff"]
+            speed = w.HTML(values["speed"], layout=shared["speed"], style=shared["html"])
+            diff = w.Button(
+                description="Diff",
+                layout=shared["diff"],
+                style=shared["button"],
+                _dom_classes=(CSS_CLASSES["diff"],),
             )
             diff.on_click(lambda _b, c=cid: self.show_diff(c))
-            accept = _cls(
-                w.Button(description="Accept", layout=w.Layout(width="72px"), disabled=True),
-                CSS_CLASSES["accept"],
+            accept = w.Button(
+                description="Accept",
+                disabled=values["accept_disabled"],
+                layout=shared["accept"],
+                style=shared["button"],
+                _dom_classes=(CSS_CLASSES["accept"],),
             )
             accept.on_click(lambda _b, c=cid: self.accept(c))
-            box = _cls(
-                w.HBox(
-                    [info, w.HBox(list(badges.values())), speed, diff, accept],
-                ),
-                CSS_CLASSES["row"],
-                f"kernelopt-candidate-{cid}",
+            box = w.HBox(
+                [info, w.HBox(list(badges.values()), layout=shared["row"]), speed, diff, accept],
+                layout=shared["row"],
+                _dom_classes=(CSS_CLASSES["row"], f"kernelopt-candidate-{cid}"),
             )
             self._rows[cid] = {
                 "box": box,
@@ -464,7 +486,6 @@ class SessionPanel:
                 "speed": speed,
                 "accept": accept,
             }
-            self._update_row(cand)
             new_rows.append(box)
         self.rows_box.children = (*self.rows_box.children, *new_rows)
         options = [(self._option_label(c), c) for c in self.state.candidates]
@@ -479,13 +500,13 @@ class SessionPanel:
         plan = self.state.plan_title(cand.plan_id)
         return f"{cid} ({cand.agent}{': ' + plan if plan else ''})"[:80]
 
-    def _update_row(self, cand: CandidateView) -> None:
-        row = self._rows[cand.id]
+    def _row_values(self, cand: CandidateView) -> dict[str, Any]:
+        """What a candidate's row shows: info cells, badge looks, speedup, accept state."""
         best = cand.id == self.state.best
         plan = self.state.plan_title(cand.plan_id)
         if cand.dispatch_only:
             plan = (plan + " " if plan else "") + "[dispatch]"
-        values = {
+        cells = {
             "id": f"<b>{html.escape(cand.id)}</b>" + (" ★" if best else ""),
             "parent": html.escape(cand.parent or "ref"),
             "agent": html.escape(cand.agent),
@@ -493,32 +514,44 @@ class SessionPanel:
         }
         info = "".join(
             f"<span class='kernelopt-col-{name}' style='display:inline-block;width:{width};"
-            f"overflow:hidden;white-space:nowrap;vertical-align:middle'>{values[name]}</span>"
+            f"overflow:hidden;white-space:nowrap;vertical-align:middle'>{cells[name]}</span>"
             for name, width in _COLUMNS
         )
-        row[
-            "info"
-        ].value = f"<div style='white-space:nowrap' title='{html.escape(cand.note)}'>{info}</div>"
-        for gate, badge in row["badges"].items():
+        badges = {}
+        for gate in GATES:
             view = cand.gates[gate]
-            with badge.hold_sync():  # one message per badge, however many traits change
-                for status in ("pass", "fail", "skipped", "running", "pending"):
-                    cls = f"kernelopt-gate-{status}"
-                    if status == view.status:
-                        badge.add_class(cls)
-                    else:
-                        badge.remove_class(cls)
-                badge.description = f"{_GATE_MARK.get(view.status, '?')} {_GATE_LABEL[gate]}"
-                badge.button_style = _GATE_STYLE.get(view.status, "")
-                badge.tooltip = f"{gate}: {view.status}" + (
-                    f" — {view.detail}" if view.detail else ""
-                )
+            badges[gate] = {
+                "description": f"{_GATE_MARK.get(view.status, '?')} {_GATE_LABEL[gate]}",
+                "button_style": _GATE_STYLE.get(view.status, ""),
+                "tooltip": f"{gate}: {view.status}" + (f" — {view.detail}" if view.detail else ""),
+                "class": f"kernelopt-gate-{view.status}",
+            }
         verdict = cand.verdict or ""
         color = {"pass": "#1a7f37", "fail": "#b00"}.get(verdict, "#555")
-        row[
-            "speed"
-        ].value = f"<span style='color:{color}'>{html.escape(speedup_text(cand) or verdict or 'gating…')}</span>"
-        row["accept"].disabled = verdict != "pass"
+        text = speedup_text(cand) or verdict or "gating…"
+        style = f"color:{color};white-space:nowrap;font-size:12px"
+        return {
+            "info": f"<div style='white-space:nowrap' title='{html.escape(cand.note)}'>{info}</div>",
+            "badges": badges,
+            "speed": f"<span style='{style}'>{html.escape(text)}</span>",
+            "accept_disabled": verdict != "pass",
+        }
+
+    def _update_row(self, cand: CandidateView) -> None:
+        row = self._rows[cand.id]
+        values = self._row_values(cand)
+        row["info"].value = values["info"]
+        for gate, badge in row["badges"].items():
+            look = values["badges"][gate]
+            classes = (CSS_CLASSES["gate"], f"kernelopt-gate-{gate}", look["class"])
+            with badge.hold_sync():  # one message per badge, however many traits change
+                if tuple(badge._dom_classes) != classes:
+                    badge._dom_classes = classes
+                badge.description = look["description"]
+                badge.button_style = look["button_style"]
+                badge.tooltip = look["tooltip"]
+        row["speed"].value = values["speed"]
+        row["accept"].disabled = values["accept_disabled"]
 
     def show_gate(self, cid: str, gate: str) -> None:
         """Show a gate's diagnostics (detail and metrics) under the candidates table."""
