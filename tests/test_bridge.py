@@ -230,10 +230,18 @@ def test_labextension_is_built_and_listed() -> None:
 @pytest.mark.slow
 def test_wheel_carries_the_prebuilt_extension(tmp_path: Path) -> None:
     """`pip wheel` packs the build as share/jupyter/labextensions data."""
+    import shutil
     import subprocess
 
     if not (BUILD / "package.json").is_file():
         pytest.fail("run scripts/build_labextension.py first", pytrace=False)
+    # Built from a copy: an in-tree build leaves build/ in the shared working tree.
+    src = tmp_path / "src"
+    junk = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    for name in ("kernelopt_jupyter", "agents", "verify"):
+        shutil.copytree(ROOT / name, src / name, ignore=junk)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
     done = subprocess.run(
         [
             sys.executable,
@@ -243,9 +251,9 @@ def test_wheel_carries_the_prebuilt_extension(tmp_path: Path) -> None:
             "-q",
             "--no-deps",
             "--no-build-isolation",
-            str(ROOT),
+            str(src),
             "-w",
-            str(tmp_path),
+            str(tmp_path / "dist"),
         ],
         capture_output=True,
         text=True,
@@ -253,7 +261,7 @@ def test_wheel_carries_the_prebuilt_extension(tmp_path: Path) -> None:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    [wheel] = list(tmp_path.glob("*.whl"))
+    [wheel] = list((tmp_path / "dist").glob("*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     prefix = "kernelopt_jupyter-0.1.0.data/data/share/jupyter/labextensions/kernelopt-jupyter/"
     assert prefix + "package.json" in names
