@@ -459,6 +459,28 @@ def test_panel_builds_charts_and_timeline_choice() -> None:
     assert "c2" in fig.data[plots.TIMELINE][plots.KINDS.index("triton")].y
 
 
+def test_profile_summary_shows_failures_and_notes() -> None:
+    panel = SessionPanel()
+    panel.feed(
+        [
+            Event("session_started", {"problem": "<cell>", "name": "p", "kind": "module"}),
+            Event(
+                "profile",
+                {
+                    "dispatch_map": {
+                        "ok": False,
+                        "error": "harvest broke",
+                        "records": [],
+                        "notes": ["ranked by bytes"],
+                    }
+                },
+            ),
+        ]
+    )
+    assert "profiling failed: harvest broke" in panel.profile_summary.value
+    assert "ranked by bytes" in panel.profile_summary.value
+
+
 def test_errors_are_shown() -> None:
     panel = SessionPanel()
     panel.feed([Event("error", {"where": "executor", "message": "boom"})])

@@ -76,6 +76,28 @@ def _cls(widget: w.DOMWidget, *names: str) -> w.DOMWidget:
     return widget
 
 
+def profile_summary_html(profile: dict[str, Any]) -> str:
+    """The profile's summary line, with the dispatch map's error and notes when it has them."""
+    parts = []
+    if profile.get("summary"):
+        parts.append(f"<div>{html.escape(str(profile['summary']))}</div>")
+    dmap = profile.get("dispatch_map")
+    if isinstance(dmap, dict):
+        if dmap.get("ok") is False and dmap.get("error"):
+            parts.append(
+                f"<div style='color:#b00'>profiling failed: {html.escape(str(dmap['error']))}</div>"
+            )
+        if dmap.get("ranked_by"):
+            parts.append(
+                f"<div><small>ranked by {html.escape(str(dmap['ranked_by']))}</small></div>"
+            )
+        if dmap.get("library_dominated"):
+            parts.append("<div>library-dominated: most time is in vendor-library calls</div>")
+        for note in dmap.get("notes") or []:
+            parts.append(f"<div><small>{html.escape(str(note))}</small></div>")
+    return "".join(parts)
+
+
 class SessionPanel:
     """The widget panel of one optimization session.
 
@@ -616,7 +638,7 @@ class SessionPanel:
         s = self.state
         ref = s.reference_profile()
         if ref is not None:
-            self.profile_summary.value = f"<div>{html.escape(str(ref.get('summary') or ''))}</div>"
+            self.profile_summary.value = profile_summary_html(ref)
         profiled = [p.get("candidate") for p in s.profiles if p.get("candidate")]
         options = [("(none)", ""), *[(str(c), str(c)) for c in dict.fromkeys(profiled)]]
         if list(self.timeline_candidate.options) != options:
