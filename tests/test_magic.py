@@ -282,3 +282,35 @@ def test_open_saved_session_read_only(
     capsys.readouterr()
     run(ip, "sessions saved")
     assert "relu_scale" in capsys.readouterr().out
+
+
+def test_real_offline_session_end_to_end(
+    ip: InteractiveShell, widgets: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real OptimizationSession on CPU: panel rows, gates, summary and accept."""
+    monkeypatch.setenv("KERNELOPT_HOME", str(tmp_path / "home"))  # experience memory
+    monkeypatch.setattr(accept, "_INTERPRETER_PREAMBLE", "")
+    cell = (
+        "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+        "    def forward(self, x):\n        return torch.relu(x) * 2.0\n\n\n"
+        "def get_inputs():\n    return [torch.randn(64, 64)]\n"
+    )
+    assert run(ip, "--budget 2 --iterations 1 --device cpu --name relu2", cell).success
+    record = magic.SESSIONS[-1]
+    assert isinstance(record.session, session.OptimizationSession)
+    assert record.session.wait(240), "the search did not finish"
+    panel = record.panel
+    assert isinstance(panel, SessionPanel)
+    assert_wait(lambda: panel.rendered == len(record.session.log.events))
+    state = panel.state
+    assert state.status == "finished" and state.candidates
+    first = next(iter(state.candidates.values()))
+    assert first.verdict in ("pass", "fail")
+    assert all(first.gates[g].status != "pending" for g in first.gates)
+    assert len(panel.rows_box.children) == 1 + len(state.candidates)
+    assert (record.out_dir / "events.jsonl").is_file()
+    if state.best is not None:
+        inserted: list[str] = []
+        monkeypatch.setattr(ip, "set_next_input", lambda text, replace=False: inserted.append(text))
+        run(ip, "accept best")
+        assert inserted and f"accepted candidate {state.best}" in inserted[0]

@@ -36,7 +36,8 @@ def text_of(outputs: list[dict[str, Any]]) -> str:
 
 
 @pytest.mark.slow
-def test_quickstart_notebook_runs(tmp_path: Path) -> None:
+def test_quickstart_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KERNELOPT_HOME", str(tmp_path / "home"))  # the kernel inherits it
     work = tmp_path / "nb"
     work.mkdir()
     shutil.copy(NOTEBOOK, work / NOTEBOOK.name)
