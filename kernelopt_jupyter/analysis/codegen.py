@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernelopt_jupyter.analysis.tl_helpers import HELPERS, helpers_source, uses_libdevice
+
 
 class HarvestError(Exception):
     """The generated code uses something the harvest cannot turn into a standalone candidate."""
@@ -211,7 +213,8 @@ def _find_call(tree: ast.Module) -> ast.FunctionDef:
 
 class _KernelRewriter(ast.NodeTransformer):
     def __init__(self) -> None:
-        self.uses_helpers = False
+        self.uses_helpers = False  # an Inductor helper we have no plain-tl version of
+        self.helpers: set[str] = set()  # plain-tl helpers (tl_helpers.py) the kernel calls
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
         self.generic_visit(node)
@@ -222,6 +225,9 @@ class _KernelRewriter(ast.NodeTransformer):
                 ctx=node.ctx,
             )
         if isinstance(node.value, ast.Name) and node.value.id == "triton_helpers":
+            if node.attr in HELPERS:
+                self.helpers.add(node.attr)
+                return ast.Name(f"_h_{node.attr}", ast.Load())
             self.uses_helpers = True
         return node
 
@@ -262,6 +268,7 @@ class _PlainKernel:
     params: list[str]  # runtime (non-constexpr) parameters, in order
     constexprs: list[str]
     uses_helpers: bool
+    helpers: set[str] = field(default_factory=set)
 
 
 def _plain_kernel(kernel: _Kernel) -> _PlainKernel:
@@ -288,6 +295,7 @@ def _plain_kernel(kernel: _Kernel) -> _PlainKernel:
         params,
         constexprs,
         rewriter.uses_helpers,
+        rewriter.helpers,
     )
 
 
@@ -620,6 +628,8 @@ def build_candidate(
 
     used_kernels = [n for n in plain if n in set(rewriter.launched)]
     needs_helpers = any(plain[n].uses_helpers for n in used_kernels)
+    helper_names: set[str] = set().union(*(plain[n].helpers for n in used_kernels))
+    helper_text = helpers_source(helper_names)
     state_is_param = {key: is_param for key, _s, _d, is_param in facts.state}
 
     out: list[str] = []
@@ -638,9 +648,10 @@ def build_candidate(
     out.append("import torch.nn as nn")
     out.append("import triton")
     out.append("import triton.language as tl")
-    if any("libdevice." in plain[n].source for n in used_kernels):
+    if uses_libdevice(helper_text) or any(uses_libdevice(plain[n].source) for n in used_kernels):
         out.append("from triton.language.extra import libdevice")
     if needs_helpers:
+        # An Inductor runtime helper with no plain-tl version here (random numbers, sorts).
         out.append("from torch._inductor.runtime import triton_helpers")
     out.append("")
     out.append("aten = torch.ops.aten")
@@ -653,6 +664,11 @@ def build_candidate(
         inner = ", ".join(f"{k!r}: {v}" for k, v in cfg.items())
         out.append(f"    {name!r}: {{{inner}}},")
     out.append("}")
+    if helper_text:
+        out.append("")
+        out.append("")
+        out.append("# ---- helpers the kernels call (plain tl, NaN- and tie-exact as Inductor's)")
+        out.append(helper_text)
     kernels_out: list[dict[str, Any]] = []
     for name in used_kernels:
         pk = plain[name]
