@@ -314,3 +314,76 @@ def test_real_offline_session_end_to_end(
         monkeypatch.setattr(ip, "set_next_input", lambda text, replace=False: inserted.append(text))
         run(ip, "accept best")
         assert inserted and f"accepted candidate {state.best}" in inserted[0]
+
+
+TRITON_CELL = """
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _double(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+def double(x):
+    y = torch.empty_like(x)
+    _double[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+    return y
+
+
+def get_inputs():
+    return [torch.randn(4096)]
+"""
+
+
+def test_triton_problem_cell(ip: InteractiveShell, recorded: None) -> None:
+    assert run(ip, "", TRITON_CELL).success
+    problem = RecordedSession.made[-1].problem
+    assert (problem.kind, problem.entry) == ("triton", "double")
+
+
+def test_real_step_mode_through_the_panel(
+    ip: InteractiveShell, widgets: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--step with the real search: every pause is answered with the panel's buttons."""
+    monkeypatch.setenv("KERNELOPT_HOME", str(tmp_path / "home"))
+    cell = (
+        "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+        "    def forward(self, x):\n        return torch.relu(x) * 2.0\n\n\n"
+        "def get_inputs():\n    return [torch.randn(64, 64)]\n"
+    )
+    assert run(ip, "--step --budget 3 --iterations 1 --device cpu", cell).success
+    record = magic.SESSIONS[-1]
+    panel = record.panel
+    assert isinstance(panel, SessionPanel) and panel.step_mode
+    pauses: list[str] = []
+    edited = False
+    end = time.monotonic() + 240
+    while not record.session.wait(0.05) and time.monotonic() < end:
+        panel.flush()
+        paused = panel.state.paused
+        if paused is None or panel.step_buttons["approve"].disabled:
+            continue
+        pauses.append(str(paused["agent"]))
+        payload = paused.get("payload") or {}
+        if paused["agent"] == "executor" and isinstance(payload.get("source"), str) and not edited:
+            # A person's edit that is wrong on purpose: the gates must catch it.
+            panel.step_buttons["edit"].click()
+            panel.edit_source.value = payload["source"].replace("2.0", "3.0")
+            panel.edit_submit.click()
+            edited = True
+        else:
+            panel.step_buttons["approve"].click()
+    assert record.session.wait(1), "the stepped search did not finish"
+    panel.flush()
+    assert pauses and pauses[0] == "profiler"
+    resumed = [e.data["action"] for e in record.session.log.events if e.type == "step_resumed"]
+    assert len(resumed) == len(pauses)
+    if edited:
+        assert "edit_candidate" in resumed
+        by_person = [c for c in panel.state.candidates.values() if "3.0" in c.source]
+        assert by_person and by_person[0].gates["correctness"].status == "fail"
