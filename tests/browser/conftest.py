@@ -123,6 +123,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     ):
         (base / sub).mkdir()
         env[var] = str(base / sub)
+    # No "get notified about Jupyter news?" toast over the notebook.
+    notif = base / "settings" / "@jupyterlab" / "apputils-extension"
+    notif.mkdir(parents=True)
+    (notif / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
     env.pop("ANTHROPIC_API_KEY", None)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
     cmd = [

@@ -1,0 +1,207 @@
+"""Test B: the whole notebook flow in a real JupyterLab and Chromium, on the offline agents.
+
+Run a `%%kernelopt` cell (small module, CPU, small budget), watch the panel stream, open a
+candidate's diff, click Accept, find the new cell directly below the magic cell with the
+candidate's code, run it and check it matches the reference. Then step mode: edit the paused
+candidate in the panel so it computes the wrong thing and see gate 2 (correctness) reject it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .conftest import Lab, cell_output, cells, open_notebook, run_cell, shot, write_notebook
+
+PROBLEM = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self, features: int):
+        super().__init__()
+        self.linear = nn.Linear(features, features)
+        self.bias = nn.Parameter(torch.randn(features) * 0.1)
+
+    def forward(self, x):
+        return x + (F.gelu(self.linear(x)) + self.bias)
+
+
+def get_inputs():
+    return [torch.randn(64, 32)]
+
+
+def get_init_inputs():
+    return [32]
+"""
+
+CHECK = """
+torch.manual_seed(0)
+reference = Model(*get_init_inputs())
+accepted = ModelNew(*get_init_inputs())
+accepted.load_state_dict(reference.state_dict())
+x = get_inputs()[0]
+torch.testing.assert_close(accepted(x), reference(x), rtol=1e-4, atol=1e-4)
+print("accepted candidate matches the reference")
+"""
+
+# Appended to the paused candidate in step mode: same kernels, wrong answer (off by one).
+BREAK = """
+
+_kernelopt_forward = ModelNew.forward
+
+
+def _off_by_one(self, x):
+    return _kernelopt_forward(self, x) + 1.0
+
+
+ModelNew.forward = _off_by_one
+"""
+
+SEARCH_TIMEOUT_MS = 150_000
+
+
+def _click_tab(page: Any, panel: Any, title: str) -> None:
+    panel.locator(".kernelopt-tabs .lm-TabBar-tab", has_text=title).first.click()
+
+
+def test_search_diff_accept_run(lab: Lab, page: Any) -> None:
+    magic = "%%kernelopt --agents offline --budget 2 --seeds 2 --iterations 1 --device cpu"
+    magic += " --name browser_mlp"
+    write_notebook(
+        lab.root / "flow.ipynb",
+        [("load", "%load_ext kernelopt_jupyter"), ("search", magic + "\n" + PROBLEM.lstrip())],
+    )
+    open_notebook(page, lab, "flow.ipynb")
+    run_cell(page, "load")
+    run_cell(page, "search")  # returns at once: the search runs in the background
+
+    panel = page.locator(".kernelopt-panel").first
+    panel.wait_for(state="visible", timeout=30_000)
+    # The agents' reasoning streams into the panel while the search runs.
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.kernelopt-stream-text')]"
+        ".some(e => e.innerText.trim().length > 0)",
+        timeout=60_000,
+    )
+    shot(page, "b1-panel-streaming")
+
+    _click_tab(page, panel, "Candidates")
+    accept = panel.locator(".kernelopt-candidate-row button.kernelopt-accept:not([disabled])")
+    accept.first.wait_for(state="visible", timeout=SEARCH_TIMEOUT_MS)
+    row = panel.locator(
+        ".kernelopt-candidate-row",
+        has=page.locator("button.kernelopt-accept:not([disabled])"),
+    ).first
+    classes = row.get_attribute("class") or ""
+    cid = re.search(r"kernelopt-candidate-(c\d+)", classes)
+    assert cid, classes
+    cid_s = cid.group(1)
+    # A passed candidate shows its correctness badge as passed.
+    assert row.locator(".kernelopt-gate-correctness.kernelopt-gate-pass").count() == 1
+    shot(page, "b2-candidates")
+
+    # Open its diff: the Diff tab shows the candidate side by side with its parent; against
+    # the reference, the candidate's ModelNew replaces the person's Model.
+    row.locator("button.kernelopt-diff").click()
+    diff_view = panel.locator(".kernelopt-diff-view")
+    diff_view.wait_for(state="visible")
+    panel.locator(".kernelopt-diff-against button", has_text="reference").click()
+    page.wait_for_function(
+        "() => { const e = document.querySelector('.kernelopt-diff-view');"
+        " return e && e.innerText.includes('ModelNew'); }",
+        timeout=30_000,
+    )
+    shot(page, "b3-diff")
+
+    # Accept: a new cell appears directly below the %%kernelopt cell.
+    _click_tab(page, panel, "Candidates")
+    row.locator("button.kernelopt-accept").click()
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells.length === 3",
+        timeout=30_000,
+    )
+    now = cells(page)
+    assert [c["id"] for c in now[:2]] == ["load", "search"]
+    inserted = now[2]
+    assert inserted["type"] == "code"
+    assert f"accepted candidate {cid_s}" in inserted["source"]
+    assert "class ModelNew" in inserted["source"]
+    panel.locator(".kernelopt-message", has_text=f"Inserted {cid_s}").wait_for(timeout=30_000)
+    shot(page, "b4-accepted-cell")
+
+    # The accepted cell runs as is, and its ModelNew computes what the reference computes.
+    run_cell(page, inserted["id"], timeout_ms=120_000)
+    page.evaluate(
+        "(src) => window.jupyterapp.shell.currentWidget.content.model.sharedModel"
+        ".insertCell(3, {cell_type: 'code', source: src, id: 'check'})",
+        CHECK.strip(),
+    )
+    run_cell(page, "check", timeout_ms=120_000)
+    out = cell_output(page, "check")
+    assert "accepted candidate matches the reference" in out, out
+    shot(page, "b5-ran-and-matches")
+
+
+def test_step_mode_edit_rejected_by_correctness(lab: Lab, page: Any) -> None:
+    magic = "%%kernelopt --agents offline --budget 2 --seeds 2 --iterations 1 --device cpu --step"
+    magic += " --name browser_step"
+    write_notebook(
+        lab.root / "step.ipynb",
+        [("load", "%load_ext kernelopt_jupyter"), ("search", magic + "\n" + PROBLEM.lstrip())],
+    )
+    open_notebook(page, lab, "step.ipynb")
+    run_cell(page, "load")
+    run_cell(page, "search")
+    panel = page.locator(".kernelopt-panel").first
+    panel.wait_for(state="visible", timeout=30_000)
+
+    # Approve each step until the executor pauses with a candidate to gate.
+    edit_button = panel.locator("button.kernelopt-step-edit")
+    approve = panel.locator("button.kernelopt-step-approve")
+    for _ in range(12):
+        page.wait_for_function(
+            "() => { const b = document.querySelector('.kernelopt-panel button.kernelopt-step-approve');"
+            " return b && !b.disabled; }",
+            timeout=SEARCH_TIMEOUT_MS,
+        )
+        pending = panel.locator(".kernelopt-step-pending").inner_text()
+        if pending.startswith("executor proposes"):
+            break
+        approve.click()
+        page.wait_for_function(
+            "() => { const b = document.querySelector('.kernelopt-panel button.kernelopt-step-approve');"
+            " return b && b.disabled; }"
+        )
+    else:
+        raise AssertionError("the executor never paused with a candidate")
+    shot(page, "b6-step-paused-executor")
+
+    edit_button.click()
+    source = panel.locator(".kernelopt-edit-source textarea")
+    source.wait_for(state="visible")
+    original = source.input_value()
+    assert "ModelNew" in original
+    source.fill(original + BREAK)
+    panel.locator("button.kernelopt-edit-submit").click()
+    panel.locator(".kernelopt-message", has_text="Edited candidate sent").wait_for()
+
+    # The edited candidate is gated: gate 2 (correctness) fails it.
+    _click_tab(page, panel, "Candidates")
+    failed = panel.locator(
+        ".kernelopt-candidate-row .kernelopt-gate-correctness.kernelopt-gate-fail"
+    ).first
+    failed.wait_for(state="visible", timeout=SEARCH_TIMEOUT_MS)
+    row = panel.locator(
+        ".kernelopt-candidate-row",
+        has=page.locator(".kernelopt-gate-correctness.kernelopt-gate-fail"),
+    ).first
+    assert row.locator("button.kernelopt-accept").is_disabled()
+    failed.click()  # its diagnostics
+    detail = panel.locator(".kernelopt-gate-detail")
+    detail.wait_for(state="visible")
+    shot(page, "b7-edit-rejected-by-correctness")
+    panel.locator("button.kernelopt-stop").click()
+    assert cell_output(page, "search") is not None
