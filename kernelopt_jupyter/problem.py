@@ -178,7 +178,14 @@ _MODULE_DIR: Path | None = None
 def _module_dir() -> Path:
     global _MODULE_DIR
     if _MODULE_DIR is None:
-        _MODULE_DIR = Path(tempfile.mkdtemp(prefix="kernelopt-src-"))
+        # A worker is given a folder inside its own temporary directory (removed when the
+        # worker ends), so verifying many candidates leaves no source files behind.
+        given = os.environ.get("KERNELOPT_SRC_DIR")
+        if given:
+            _MODULE_DIR = Path(given)
+            _MODULE_DIR.mkdir(parents=True, exist_ok=True)
+        else:
+            _MODULE_DIR = Path(tempfile.mkdtemp(prefix="kernelopt-src-"))
     return _MODULE_DIR
 
 

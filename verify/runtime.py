@@ -474,8 +474,12 @@ def check_candidate(
     the candidate fails has ``ok``/``status`` false/``fail`` and ends the run.
     """
     progress = Progress(progress_dir)
-    if device == "cpu" and os.environ.get("TRITON_INTERPRET") == "1":
-        install_cpu_shims()
+    if device == "cpu":
+        # One intra-op thread: with CPUs shared (CI, several workers) torch's spinning thread
+        # pool makes small element-wise checks ~100x slower; the results are the same.
+        torch.set_num_threads(1)
+        if os.environ.get("TRITON_INTERPRET") == "1":
+            install_cpu_shims()
     state = State(problem, device, list(seeds), max(seeds) + 1)
     results: dict[str, dict[str, Any]] = {}
 

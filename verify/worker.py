@@ -83,6 +83,7 @@ def run_task(
     if extra_env:
         env.update(extra_env)
     with tempfile.TemporaryDirectory(prefix="kernelopt-worker-") as tmp:
+        env["KERNELOPT_SRC_DIR"] = str(Path(tmp) / "src")
         payload = Path(tmp) / "payload.pkl"
         result = Path(tmp) / "result.pkl"
         payload.write_bytes(pickle.dumps({"task": task, "kwargs": kwargs}))
