@@ -27,7 +27,6 @@ ROOFLINE = slice(3, 6)
 ROOF = 6
 TIMELINE = slice(7, 10)
 PROGRESS = 10
-_TITLE_INDEX = {name: i for i, name in enumerate(TITLES)}
 
 
 def _kind(record: dict[str, Any]) -> str:
@@ -108,13 +107,6 @@ def new_charts(factory: Callable[..., Any]) -> Any:
     return factory(base)
 
 
-def _title(fig: Any, chart: str, note: str = "") -> None:
-    text = TITLES[chart] + (f" ({note})" if note else "")
-    annotation = fig.layout.annotations[_TITLE_INDEX[chart]]
-    if annotation.text != text:
-        annotation.text = text
-
-
 def shares(records: list[dict[str, Any]]) -> tuple[list[float], bool]:
     """Each record's share of the time, and whether it was measured.
 
@@ -129,8 +121,8 @@ def shares(records: list[dict[str, Any]]) -> tuple[list[float], bool]:
     return ([b / total for b in bounds] if total else [0.0] * len(records)), False
 
 
-def update_dispatch(fig: Any, profile: dict[str, Any] | None) -> None:
-    """Show the dispatch map of ``profile`` (the reference's, usually)."""
+def update_dispatch(fig: Any, profile: dict[str, Any] | None) -> str:
+    """Show the dispatch map of ``profile`` (the reference's, usually); returns a caveat or ''."""
     records = kernel_records(profile)
     share, measured = shares(records)
     with fig.batch_update():
@@ -143,8 +135,9 @@ def update_dispatch(fig: Any, profile: dict[str, Any] | None) -> None:
                 f"{', '.join(r.get('ops') or [])}"
                 for r, _ in mine
             ]
-        note = "no profile yet" if not records else "" if measured else "estimated: no GPU timings"
-        _title(fig, "dispatch", note)
+    return (
+        "no profile yet" if not records else "" if measured else "shares estimated: no GPU timings"
+    )
 
 
 def roofline_points(records: list[dict[str, Any]]) -> list[tuple[str, str, float, float, bool]]:
@@ -182,8 +175,11 @@ def _peaks(profile: dict[str, Any] | None) -> tuple[float | None, float | None]:
     return H200_FP32 / 1e9, bandwidth() / 1e9
 
 
-def update_roofline(fig: Any, profile: dict[str, Any] | None) -> None:
-    """Place the kernels of ``profile`` under the roof (fp32 CUDA cores and HBM bandwidth)."""
+def update_roofline(fig: Any, profile: dict[str, Any] | None) -> str:
+    """Place the kernels of ``profile`` under the roof (fp32 CUDA cores and HBM bandwidth).
+
+    Returns a caveat for the reader, or ''.
+    """
     points = roofline_points(kernel_records(profile))
     with fig.batch_update():
         for trace, kind in zip(fig.data[ROOFLINE], KINDS):
@@ -208,15 +204,18 @@ def update_roofline(fig: Any, profile: dict[str, Any] | None) -> None:
             if not points
             else ""
             if measured
-            else "open marks: at the roof, no GPU timings"
+            else "open marks sit at the roof: no GPU timings"
         )
-        _title(fig, "roofline", note)
+    return note
 
 
 def update_timeline(
     fig: Any, reference: dict[str, Any] | None, candidate: dict[str, Any] | None, label: str
-) -> None:
-    """Rows 'reference' and ``label``: one bar per kernel launch, coloured by kind."""
+) -> str:
+    """Rows 'reference' and ``label``: one bar per kernel launch, coloured by kind.
+
+    Returns a caveat for the reader, or ''.
+    """
     rows = [("reference", timeline_records(reference)), (label, timeline_records(candidate))]
     with fig.batch_update():
         for trace, kind in zip(fig.data[TIMELINE], KINDS):
@@ -231,11 +230,11 @@ def update_timeline(
                     names.append(launch["name"])
             trace.x, trace.y, trace.base, trace.hovertext = xs, ys, base, names
         empty = not any(launches for _, launches in rows)
-        _title(fig, "timeline", "no launch timeline: GPU profiling needed" if empty else "")
+    return "no launch timeline in the profile (it needs a GPU profile)" if empty else ""
 
 
-def update_progress(fig: Any, points: list[tuple[float, float]], now: float) -> None:
-    """Step line of the best speedup, extended to ``now``."""
+def update_progress(fig: Any, points: list[tuple[float, float]], now: float) -> str:
+    """Step line of the best speedup, extended to ``now``; returns a caveat or ''."""
     xs = [p[0] for p in points]
     ys = [p[1] for p in points]
     if points and now > xs[-1]:
@@ -243,4 +242,4 @@ def update_progress(fig: Any, points: list[tuple[float, float]], now: float) -> 
         ys.append(ys[-1])
     with fig.batch_update():
         fig.data[PROGRESS].x, fig.data[PROGRESS].y = xs, ys
-        _title(fig, "progress", "" if points else "no timed candidate yet")
+    return "" if points else "no timed candidate yet"

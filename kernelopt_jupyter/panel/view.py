@@ -87,7 +87,7 @@ def profile_summary_html(profile: dict[str, Any]) -> str:
             parts.append(
                 f"<div style='color:#b00'>profiling failed: {html.escape(str(dmap['error']))}</div>"
             )
-        if dmap.get("ranked_by"):
+        if dmap.get("ranked_by") and str(dmap["ranked_by"]) not in str(profile.get("summary")):
             parts.append(
                 f"<div><small>ranked by {html.escape(str(dmap['ranked_by']))}</small></div>"
             )
@@ -308,8 +308,12 @@ class SessionPanel:
         self.timeline_candidate.observe(lambda _c: self._render_timeline(), names="value")
         self.profile_summary = w.HTML("")
         self.plot_box = w.VBox([w.HTML("<i>charts appear when the session starts…</i>")])
+        self.chart_notes = w.HTML("")
+        self._notes: dict[str, str] = {}
         profile_page = _cls(
-            w.VBox([self.profile_summary, self.plot_box, self.timeline_candidate]),
+            w.VBox(
+                [self.profile_summary, self.plot_box, self.chart_notes, self.timeline_candidate]
+            ),
             CSS_CLASSES["profile"],
         )
 
@@ -647,8 +651,8 @@ class SessionPanel:
             self.timeline_candidate.value = keep if keep in dict(options).values() else ""
         if "charts" not in self._figs:
             return
-        plots.update_dispatch(self._figs["charts"], ref)
-        plots.update_roofline(self._figs["charts"], ref)
+        self._note("dispatch", plots.update_dispatch(self._figs["charts"], ref))
+        self._note("roofline", plots.update_roofline(self._figs["charts"], ref))
         self._render_timeline()
 
     def _render_timeline(self) -> None:
@@ -656,13 +660,30 @@ class SessionPanel:
             return
         cid = self.timeline_candidate.value or ""
         cand = self.state.candidate_profile(cid) if cid else None
-        plots.update_timeline(
+        note = plots.update_timeline(
             self._figs["charts"], self.state.reference_profile(), cand, cid or "candidate"
         )
+        self._note("timeline", note)
 
     def _render_progress(self) -> None:
         if "charts" in self._figs:
-            plots.update_progress(self._figs["charts"], self.state.progress, self.state.last_t)
+            note = plots.update_progress(
+                self._figs["charts"], self.state.progress, self.state.last_t
+            )
+            self._note("progress", note)
+
+    def _note(self, chart: str, note: str) -> None:
+        """Caveats under the charts (no GPU timings, no timeline...), one per chart."""
+        if self._notes.get(chart, "") == note:
+            return
+        self._notes[chart] = note
+        items = [
+            f"<b>{html.escape(plots.TITLES[name].split(':')[0].split('(')[0].strip())}</b>: "
+            f"{html.escape(text)}"
+            for name, text in self._notes.items()
+            if text
+        ]
+        self.chart_notes.value = "<small>" + " · ".join(items) + "</small>" if items else ""
 
     def _render_step(self) -> None:
         paused = self.state.paused
