@@ -32,6 +32,14 @@ class TextProgress:
             if line:
                 print(line, file=self.stream, flush=True)
 
+    def _gist(self, d: dict[str, Any]) -> str:
+        """One short phrase for a finished agent step: its own last words, else its summary."""
+        agent = self.state.agents.get(str(d.get("agent")))
+        said = agent.full_text.strip().splitlines() if agent is not None else []
+        said = [line for line in said if line.strip() and not line.startswith(("──", "[tool]"))]
+        text = said[-1] if said else str(d.get("summary") or "done").splitlines()[0]
+        return text if len(text) <= 110 else text[:107] + "..."
+
     def line(self, event: Event) -> str | None:
         """The progress line for ``event`` (None when it gets no line)."""
         d: dict[str, Any] = event.data
@@ -42,8 +50,7 @@ class TextProgress:
         if event.type == "baseline" and d.get("measured"):
             return f"{t} baseline {d.get('name')}: {d.get('ms')} ms"
         if event.type == "agent_finished":
-            summary = str(d.get("summary") or "").splitlines()
-            return f"{t} {d.get('agent')} step {d.get('step')}: {summary[0] if summary else 'done'}"
+            return f"{t} {d.get('agent')} step {d.get('step')}: {self._gist(d)}"
         if event.type == "plan":
             return f"{t} plan {d.get('plan_id')}: {d.get('title')}"
         if event.type == "candidate":
