@@ -13,7 +13,14 @@ from kernelopt_jupyter.problem import Problem, load_problem
 from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
 
 DATA = Path(__file__).parent / "data" / "analysis"
-PROBLEMS = ["pointwise_chain", "linear_norm_chain", "conv_relu_bias", "plain_matmul", "avg_pool"]
+PROBLEMS = [
+    "pointwise_chain",
+    "linear_norm_chain",
+    "wide_row_stats",
+    "conv_relu_bias",
+    "plain_matmul",
+    "avg_pool",
+]
 #: Problems whose harvest also builds vendor-dispatch variants.
 WITH_VARIANTS = {"conv_relu_bias", "avg_pool"}
 
@@ -103,6 +110,7 @@ def test_plain_matmul_is_library_dominated_not_an_error(
 ) -> None:
     _, h = harvested["plain_matmul"]
     assert h.ok and h.library_dominated and not h.kernels
+    assert "KERNELOPT_DISPATCH_ONLY = True" in h.source  # the baseline's vendor call, kept
     assert [v.library for v in h.vendor_calls] == ["cuBLAS"]
     assert any("library-dominated" in n for n in h.notes)
 

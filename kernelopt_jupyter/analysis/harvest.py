@@ -251,6 +251,16 @@ def _kernel_bytes(source: str, name: str, arg_bytes: list[int]) -> int | None:
     return total
 
 
+def mark_dispatch_only(source: str) -> str:
+    """Declare a candidate that launches no Triton kernel dispatch-only (the verifier's marker)."""
+    return source.replace(
+        "\nimport torch\n",
+        "\nimport torch\n\n# Launches no Triton kernel: a dispatch-only choice.\n"
+        "KERNELOPT_DISPATCH_ONLY = True\n",
+        1,
+    )
+
+
 def worker_device() -> str:
     """The device a worker runs on: the interpreter means CPU."""
     import os
@@ -274,7 +284,8 @@ def build_harvest(
         cap, code = _harvest_once(loaded, model, inputs, device, None)
     except HarvestError as exc:
         return Harvest(ok=False, device=device, error=str(exc))
-    harvest = Harvest(ok=True, device=device, source=code.source, compile_s=cap.compile_s)
+    source = code.source if code.kernels else mark_dispatch_only(code.source)
+    harvest = Harvest(ok=True, device=device, source=source, compile_s=cap.compile_s)
     for key, value in _records(cap, code).items():
         setattr(harvest, key, value)
     harvest.library_dominated = not harvest.kernels and bool(harvest.vendor_calls)
@@ -283,7 +294,7 @@ def build_harvest(
             "library-dominated: all work is in vendor library calls; the baseline is kept"
         )
     try:
-        err, scale = check_candidate(code.source, loaded, model, device)
+        err, scale = check_candidate(source, loaded, model, device)
     except Exception as exc:  # the self-check runs generated code: report, do not crash
         harvest.ok = False
         harvest.error = f"harvested candidate failed its self-check: {type(exc).__name__}: {exc}"
@@ -323,12 +334,7 @@ def _add_variants(
             continue
         source = code.source
         if not code.kernels:
-            source = source.replace(
-                "\nimport torch\n",
-                "\nimport torch\n\n# Launches no Triton kernel: a dispatch-only choice.\n"
-                "KERNELOPT_DISPATCH_ONLY = True\n",
-                1,
-            )
+            source = mark_dispatch_only(source)
             harvest.dispatch_only_variants.append(label)
         harvest.dispatch_variants.append((label, source))
 

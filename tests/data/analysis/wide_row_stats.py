@@ -8,8 +8,8 @@ class Model(nn.Module):
     def forward(self, x):
         var, mean = torch.var_mean(x, dim=-1, keepdim=True)
         y = (x - mean) * torch.rsqrt(var + 1e-5)
-        return torch.softmax(y, dim=-1), x.amax(dim=-1), x.argmax(dim=-1).float()
+        return y, x.amax(dim=-1), x.argmax(dim=-1).float()
 
 
 def get_inputs():
-    return [torch.randn(3, 1500)]
+    return [torch.randn(2, 1500)]
