@@ -370,10 +370,16 @@ def test_real_step_mode_through_the_panel(
             continue
         pauses.append(str(paused["agent"]))
         payload = paused.get("payload") or {}
-        if paused["agent"] == "executor" and isinstance(payload.get("source"), str) and not edited:
+        source = payload.get("source")
+        if (
+            paused["agent"] == "executor"
+            and isinstance(source, str)
+            and "2.0" in source
+            and not edited
+        ):
             # A person's edit that is wrong on purpose: the gates must catch it.
             panel.step_buttons["edit"].click()
-            panel.edit_source.value = payload["source"].replace("2.0", "3.0")
+            panel.edit_source.value = source.replace("2.0", "3.0")
             panel.edit_submit.click()
             edited = True
         else:
