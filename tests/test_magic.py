@@ -389,6 +389,7 @@ def test_real_step_mode_through_the_panel(
     assert pauses and pauses[0] == "profiler"
     resumed = [e.data["action"] for e in record.session.log.events if e.type == "step_resumed"]
     assert len(resumed) == len(pauses)
+    assert edited, f"the executor never paused with an edit to change (pauses: {pauses})"
     if edited:
         assert "edit_candidate" in resumed
         by_person = [c for c in panel.state.candidates.values() if "3.0" in c.source]
