@@ -128,6 +128,7 @@ def test_table_rows_badges_and_speedups() -> None:
     assert "kernelopt-gate-skipped" in badges["fp64"]._dom_classes
     assert "1.50x [1.48, 1.52]" in panel._rows["c5"]["speed"].value
     assert "<b>c5</b> ★" in panel._rows["c5"]["info"].value
+    assert "one fused pass halves memory traffic" in panel._rows["c5"]["info"].value
     assert panel._rows["c3"]["accept"].disabled and not panel._rows["c5"]["accept"].disabled
     assert "best <b>c5</b>" in panel.header.value
 

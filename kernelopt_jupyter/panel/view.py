@@ -555,9 +555,10 @@ class SessionPanel:
         verdict = cand.verdict or ""
         color = {"pass": "#1a7f37", "fail": "#b00"}.get(verdict, "#555")
         text = speedup_text(cand) or verdict or "gating…"
+        hover = "\n".join(t for t in (cand.note, cand.explanation) if t)
         style = f"color:{color};white-space:nowrap;font-size:12px"
         return {
-            "info": f"<div style='white-space:nowrap' title='{html.escape(cand.note)}'>{info}</div>",
+            "info": f"<div style='white-space:nowrap' title='{html.escape(hover)}'>{info}</div>",
             "badges": badges,
             "speed": f"<span style='{style}'>{html.escape(text)}</span>",
             "accept_disabled": verdict != "pass",
