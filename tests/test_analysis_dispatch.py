@@ -1,0 +1,92 @@
+"""The dispatch map, baselines and ``kernelopt profile`` on CPU (ranked by roofline estimates)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from kernelopt_jupyter import cmd_profile
+from kernelopt_jupyter.analysis import DispatchMap, measure_baselines, profile_problem
+from kernelopt_jupyter.analysis.dispatch import dispatch_map_from_dict
+from kernelopt_jupyter.problem import load_problem
+
+DATA = Path(__file__).parent / "data" / "analysis"
+
+
+@pytest.fixture(scope="module")
+def conv_map() -> DispatchMap:
+    """The map of Conv2d -> ReLU -> bias add, built once."""
+    return profile_problem(load_problem(DATA / "conv_relu_bias.py"), "cpu")
+
+
+def test_conv_is_a_kept_vendor_call_and_epilogue_a_triton_kernel(conv_map: DispatchMap) -> None:
+    assert conv_map.ok, conv_map.error
+    vendor = [r for r in conv_map.records if r.kind == "vendor"]
+    assert [(r.library, r.ops) for r in vendor] == [("cuDNN", ["aten.convolution"])]
+    assert vendor[0].flops == 2 * 2 * 8 * 14 * 14 * 3 * 3 * 3  # FlopCounter's conv formula
+    epilogue = [r for r in conv_map.records if r.kind == "triton" and "aten.relu" in r.ops]
+    assert len(epilogue) == 1 and epilogue[0].bytes and epilogue[0].launches == 1
+    for rec in conv_map.records:
+        assert rec.ms is None and rec.share is None  # interpreter times are never reported
+        assert rec.bound in ("memory", "compute") and rec.bound_ms and rec.bound_ms > 0
+        assert "no GPU" in str(rec.ncu)
+
+
+def test_cpu_map_is_ranked_by_roofline_estimate_and_says_so(conv_map: DispatchMap) -> None:
+    assert "estimated" in conv_map.ranked_by and "not meaningful" in conv_map.ranked_by
+    bounds = [r.bound_ms or 0.0 for r in conv_map.records]
+    assert bounds == sorted(bounds, reverse=True)
+
+
+def test_dispatch_choice_for_conv_is_offered_but_not_decided_on_cpu(conv_map: DispatchMap) -> None:
+    [choice] = conv_map.choices
+    assert "convolution" in choice.label and choice.variant_available
+    assert choice.vendor_beats_inductor is None and "CPU" in choice.detail
+    assert conv_map.harvest is not None and conv_map.harvest.dispatch_variants
+
+
+def test_map_json_schema_roundtrip(conv_map: DispatchMap) -> None:
+    data = json.loads(json.dumps(conv_map.to_dict()))
+    assert data["schema"] == 1 and data["device"] == "cpu"
+    again = dispatch_map_from_dict(data)
+    assert [r.name for r in again.records] == [r.name for r in conv_map.records]
+    units = conv_map.units()
+    assert set(units[0]) == {
+        "name",
+        "kind",
+        "source",
+        "ops",
+        "share",
+        "ms",
+        "bound",
+        "roofline_fraction",
+    }
+
+
+def test_baselines_not_measured_on_cpu() -> None:
+    base = measure_baselines(load_problem(DATA / "plain_matmul.py"), "cpu")
+    assert not base.measured and "no GPU" in base.detail
+    assert base.as_ms() == {"eager": None, "compile": None, "max_autotune": None}
+
+
+def test_profile_command_json_and_table(capsys: pytest.CaptureFixture[str]) -> None:
+    args = argparse.Namespace(problem=str(DATA / "plain_matmul.py"), device="cpu", json=True)
+    assert cmd_profile.run(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["schema"] == 1 and data["library_dominated"] is True
+    assert data["harvest"]["kernels"] == [] and data["baselines"]["measured"] is False
+    assert [r["kind"] for r in data["records"]] == ["vendor"]
+    args.json = False
+    assert cmd_profile.run(args) == 0
+    table = capsys.readouterr().out
+    assert "vendor_0_mm [cuBLAS, kept]" in table and "library-dominated" in table
+
+
+def test_profile_command_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = argparse.Namespace(problem=str(tmp_path / "missing.py"), device="cpu", json=True)
+    assert cmd_profile.run(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kernelopt profile: ") and "missing.py" in err and err.count("\n") == 1
