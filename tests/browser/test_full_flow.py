@@ -62,6 +62,19 @@ ModelNew.forward = _off_by_one
 
 SEARCH_TIMEOUT_MS = 150_000
 
+# Step mode: the agent the search is paused after, once the panel shows the pause completely
+# (buttons enabled, the message and the proposal both naming that agent), else null.
+JS_PAUSED = """() => {
+  const q = s => document.querySelector('.kernelopt-panel ' + s);
+  const approve = q('button.kernelopt-step-approve');
+  const message = q('.kernelopt-message');
+  const pending = q('.kernelopt-step-pending');
+  if (!approve || approve.disabled || !message || !pending) return null;
+  const m = message.innerText.trim().match(/^Paused after (\\w+) step/);
+  if (!m || !pending.innerText.trim().startsWith(m[1] + ' proposes')) return null;
+  return {agent: m[1], message: message.innerText.trim()};
+}"""
+
 
 def _click_tab(page: Any, panel: Any, title: str) -> None:
     panel.locator(".kernelopt-tabs .lm-TabBar-tab", has_text=title).first.click()
@@ -130,6 +143,7 @@ def test_search_diff_accept_run(lab: Lab, page: Any) -> None:
     assert f"accepted candidate {cid_s}" in inserted["source"]
     assert "class ModelNew" in inserted["source"]
     panel.locator(".kernelopt-message", has_text=f"Inserted {cid_s}").wait_for(timeout=30_000)
+    page.locator(".jp-Notebook .jp-Cell").nth(2).scroll_into_view_if_needed()
     shot(page, "b4-accepted-cell")
 
     # The accepted cell runs as is, and its ModelNew computes what the reference computes.
@@ -159,27 +173,22 @@ def test_step_mode_edit_rejected_by_correctness(lab: Lab, page: Any) -> None:
     panel.wait_for(state="visible", timeout=30_000)
 
     # Approve each step until the executor pauses with a candidate to gate.
-    edit_button = panel.locator("button.kernelopt-step-edit")
     approve = panel.locator("button.kernelopt-step-approve")
     for _ in range(12):
-        page.wait_for_function(
-            "() => { const b = document.querySelector('.kernelopt-panel button.kernelopt-step-approve');"
-            " return b && !b.disabled; }",
-            timeout=SEARCH_TIMEOUT_MS,
-        )
-        pending = panel.locator(".kernelopt-step-pending").inner_text()
-        if pending.startswith("executor proposes"):
+        paused = page.wait_for_function(JS_PAUSED, timeout=SEARCH_TIMEOUT_MS).json_value()
+        if paused["agent"] == "executor":
             break
         approve.click()
         page.wait_for_function(
-            "() => { const b = document.querySelector('.kernelopt-panel button.kernelopt-step-approve');"
-            " return b && b.disabled; }"
+            "(msg) => { const m = document.querySelector('.kernelopt-panel .kernelopt-message');"
+            " return m && m.innerText.trim() !== msg; }",
+            arg=paused["message"],
         )
     else:
         raise AssertionError("the executor never paused with a candidate")
     shot(page, "b6-step-paused-executor")
 
-    edit_button.click()
+    panel.locator("button.kernelopt-step-edit").click()
     source = panel.locator(".kernelopt-edit-source textarea")
     source.wait_for(state="visible")
     original = source.input_value()
@@ -199,9 +208,8 @@ def test_step_mode_edit_rejected_by_correctness(lab: Lab, page: Any) -> None:
         has=page.locator(".kernelopt-gate-correctness.kernelopt-gate-fail"),
     ).first
     assert row.locator("button.kernelopt-accept").is_disabled()
-    failed.click()  # its diagnostics
+    failed.click()  # its diagnostics: the outputs differ from the reference's
     detail = panel.locator(".kernelopt-gate-detail")
-    detail.wait_for(state="visible")
+    detail.get_by_text("correctness: fail").wait_for()
+    assert "outside" in detail.inner_text()
     shot(page, "b7-edit-rejected-by-correctness")
-    panel.locator("button.kernelopt-stop").click()
-    assert cell_output(page, "search") is not None
