@@ -148,3 +148,29 @@ def test_roofline_placement() -> None:
     assert comp.bound == "compute" and comp.fraction == pytest.approx(
         10**13 / H200_FP32 * 1e3 / 300
     )
+
+
+def test_ncu_csv_parsing() -> None:
+    from kernelopt_jupyter.analysis.ncu import parse_ncu_csv
+
+    text = (
+        "==PROF== Connected to process 1\n"
+        '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
+        '"Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit",'
+        '"Metric Value"\n'
+        '"0","1","python","h","triton_poi_fused_add_relu_0","1","7","(128, 1, 1)","(25, 1, 1)",'
+        '"0","9.0","Command line profiler metrics",'
+        '"dram__throughput.avg.pct_of_peak_sustained_elapsed","%","61.5"\n'
+        '"0","1","python","h","triton_poi_fused_add_relu_0","1","7","(128, 1, 1)","(25, 1, 1)",'
+        '"0","9.0","Command line profiler metrics","dram__bytes.sum.per_second",'
+        '"Tbyte/second","2.5"\n'
+        '"1","1","python","h","sm90_xmma_fprop_implicit_gemm(int)","1","7","(128, 1, 1)",'
+        '"(25, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum",'
+        '"nsecond","1,234"\n'
+    )
+    metrics = parse_ncu_csv(text)
+    assert metrics["triton_poi_fused_add_relu_0"] == {
+        "memory_sol_pct": 61.5,
+        "achieved_bandwidth": 2.5e12,
+    }
+    assert metrics["sm90_xmma_fprop_implicit_gemm"] == {"duration_ns": 1234.0}
