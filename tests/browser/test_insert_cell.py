@@ -10,7 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from .conftest import Lab, cell_output, cells, open_notebook, run_cell, shot, write_notebook
+from .conftest import (
+    JS_KERNEL_IDLE,
+    Lab,
+    cell_output,
+    cells,
+    open_notebook,
+    run_cell,
+    shot,
+    write_notebook,
+)
 
 INSERTED = "inserted = 40 + 2\nprint('inserted says', inserted)"
 
@@ -115,3 +124,50 @@ def test_worker_thread_replaces_cell_after_it_ran(lab: Lab, page: Any) -> None:
     run_cell(page, "check")
     assert "replaced -> [True]" in cell_output(page, "check")
     shot(page, "a4-replaced")
+
+
+BUSY_CELL = """
+import threading, time
+from kernelopt_jupyter import bridge
+
+my_cell = bridge.current_cell_id()
+answers = []
+threading.Thread(
+    target=lambda: answers.append(
+        bridge.request_insert(my_cell, "print('inserted while busy')", timeout=30)
+    )
+).start()
+time.sleep(6)  # the kernel stays busy: the extension edits the notebook anyway
+"""
+
+
+def test_insert_lands_while_the_kernel_is_busy(lab: Lab, page: Any) -> None:
+    write_notebook(lab.root / "bridge_busy.ipynb", [("busy", BUSY_CELL), ("after", "x = 2")])
+    open_notebook(page, lab, "bridge_busy.ipynb")
+    page.evaluate(
+        "() => { const app = window.jupyterapp; const w = app.shell.currentWidget;"
+        " w.content.activeCellIndex = 0; app.commands.execute('notebook:run-cell'); }"
+    )
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells"
+        ".some(c => c.getSource() === \"print('inserted while busy')\")",
+        timeout=20_000,
+    )
+    # Still inside the 6 s cell: the kernel is busy, yet the cell is there, below its cell.
+    assert (
+        page.evaluate(
+            "() => window.jupyterapp.shell.currentWidget.sessionContext.kernelDisplayStatus"
+        )
+        == "busy"
+    )
+    assert [c["source"] for c in cells(page)][1] == "print('inserted while busy')"
+    shot(page, "a5-inserted-while-busy")
+    page.wait_for_function(JS_KERNEL_IDLE, timeout=30_000)
+    # Once the cell ends, the kernel reads the reply: the worker thread's answer is exact.
+    page.evaluate(
+        "(src) => window.jupyterapp.shell.currentWidget.content.model.sharedModel"
+        ".insertCell(3, {cell_type: 'code', source: src, id: 'check'})",
+        "import time; time.sleep(0.5); print('answers', answers)",
+    )
+    run_cell(page, "check")
+    assert "answers [True]" in cell_output(page, "check")
