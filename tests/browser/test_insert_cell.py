@@ -171,3 +171,32 @@ def test_insert_lands_while_the_kernel_is_busy(lab: Lab, page: Any) -> None:
     )
     run_cell(page, "check")
     assert "answers [True]" in cell_output(page, "check")
+
+
+def test_still_answers_after_a_kernel_restart(lab: Lab, page: Any) -> None:
+    write_notebook(lab.root / "bridge_restart.ipynb", [("cell", "x = 1")])
+    open_notebook(page, lab, "bridge_restart.ipynb")
+    page.evaluate(
+        "async () => { await window.jupyterapp.shell.currentWidget.sessionContext.restartKernel(); }"
+    )
+    page.wait_for_function(JS_KERNEL_IDLE, timeout=60_000)
+    page.evaluate(
+        "(src) => window.jupyterapp.shell.currentWidget.content.model.sharedModel"
+        ".insertCell(1, {cell_type: 'code', source: src, id: 'ask'})",
+        "from kernelopt_jupyter import bridge\n"
+        "fut = bridge.request_insert_async(bridge.current_cell_id(), '# after restart', timeout=10)",
+    )
+    run_cell(page, "ask")
+    # The comm target is registered on the restarted kernel too.
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells"
+        ".some(c => c.getSource() === '# after restart')"
+    )
+    assert [c["source"] for c in cells(page)][2] == "# after restart"
+    page.evaluate(
+        "(src) => window.jupyterapp.shell.currentWidget.content.model.sharedModel"
+        ".insertCell(3, {cell_type: 'code', source: src, id: 'check'})",
+        "print('reply', fut.result(10).status)",
+    )
+    run_cell(page, "check")
+    assert "reply ok" in cell_output(page, "check")
