@@ -130,6 +130,7 @@ class HarvestedCode:
     kernels: list[dict[str, Any]]
     vendor_calls: list[dict[str, Any]]
     other_calls: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- parsing
@@ -214,6 +215,7 @@ def _find_call(tree: ast.Module) -> ast.FunctionDef:
 class _KernelRewriter(ast.NodeTransformer):
     def __init__(self) -> None:
         self.uses_helpers = False  # an Inductor helper we have no plain-tl version of
+        self.unmapped: set[str] = set()
         self.helpers: set[str] = set()  # plain-tl helpers (tl_helpers.py) the kernel calls
 
     def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
@@ -229,6 +231,7 @@ class _KernelRewriter(ast.NodeTransformer):
                 self.helpers.add(node.attr)
                 return ast.Name(f"_h_{node.attr}", ast.Load())
             self.uses_helpers = True
+            self.unmapped.add(node.attr)
         return node
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
@@ -269,6 +272,7 @@ class _PlainKernel:
     constexprs: list[str]
     uses_helpers: bool
     helpers: set[str] = field(default_factory=set)
+    unmapped: set[str] = field(default_factory=set)
 
 
 def _plain_kernel(kernel: _Kernel) -> _PlainKernel:
@@ -296,6 +300,7 @@ def _plain_kernel(kernel: _Kernel) -> _PlainKernel:
         constexprs,
         rewriter.uses_helpers,
         rewriter.helpers,
+        rewriter.unmapped,
     )
 
 
@@ -731,7 +736,14 @@ def build_candidate(
     else:
         out.append(f"        return list(outs[:{n}])")
     source = "\n".join(out) + "\n"
-    return HarvestedCode(source, kernels_out, rewriter.vendor_calls, rewriter.other_calls)
+    notes = []
+    unmapped = sorted(set().union(*(plain[n].unmapped for n in used_kernels)))
+    if unmapped:
+        notes.append(
+            "kernels call Inductor runtime helper(s) with no plain-tl version here "
+            f"({', '.join(unmapped)}); the candidate imports torch._inductor.runtime.triton_helpers"
+        )
+    return HarvestedCode(source, kernels_out, rewriter.vendor_calls, rewriter.other_calls, notes)
 
 
 def _first_tensor_arg(facts: ModelFacts, arg_names: list[str]) -> str:

@@ -288,10 +288,14 @@ def build_harvest(
     harvest = Harvest(ok=True, device=device, source=source, compile_s=cap.compile_s)
     for key, value in _records(cap, code).items():
         setattr(harvest, key, value)
-    harvest.library_dominated = not harvest.kernels and bool(harvest.vendor_calls)
+    harvest.notes.extend(code.notes)
+    harvest.library_dominated = not harvest.kernels and bool(
+        harvest.vendor_calls or harvest.other_calls
+    )
     if harvest.library_dominated:
         harvest.notes.append(
-            "library-dominated: all work is in vendor library calls; the baseline is kept"
+            "library-dominated: Inductor generated no Triton kernel; all work is in vendor "
+            "library or ATen calls, so the baseline is kept"
         )
     try:
         err, scale = check_candidate(source, loaded, model, device)

@@ -202,6 +202,33 @@ def _h_min_with_index(value, index, dim):
     return tl.reduce((value, index), dim, _h_minimum_with_index)""",
         ("minimum_with_index",),
     ),
+    "select_one": (
+        """@triton.jit
+def _h_select_one(x, mask, dim, keep_dims=False):
+    # The one element along dim where mask holds: every other lane adds an exact zero.
+    picked = tl.sum(tl.where(mask, x, 0), dim, keep_dims=keep_dims)
+    return picked.to(x.dtype)""",
+        (),
+    ),
+    "pow_integer": (
+        """@triton.jit
+def _h_pow_integer(base, exponent):
+    # Exact integer power by repeated squaring over the exponent's bits (exponent >= 0).
+    result = tl.full(base.shape, 1, base.dtype)
+    bits = exponent
+    for _ in tl.static_range(64):
+        result = tl.where((bits & 1) != 0, result * base, result)
+        bits = bits >> 1
+        base = base * base
+    return result""",
+        (),
+    ),
+    "is_floating": (
+        """@triton.jit
+def _h_is_floating(x):
+    return _h_promote_to_tensor(x).dtype.is_floating()""",
+        ("promote_to_tensor",),
+    ),
 }
 
 
