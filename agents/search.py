@@ -31,7 +31,6 @@ from kernelopt_jupyter.candidate import Candidate, unified_diff
 from kernelopt_jupyter.events import EventLog
 from kernelopt_jupyter.problem import Problem
 
-
 T = TypeVar("T")
 
 
@@ -157,7 +156,7 @@ class BeamSearch:
         self.known = known_verdicts or {}
         self.gated: list[GatedCandidate] = []
         self._by_id: dict[str, GatedCandidate] = {}
-        self._next_id = 0
+        self._next_id = 1  # the root is c0
         self._step = 0
         self._t0 = time.monotonic()
         self._tokens = 0.0
@@ -207,7 +206,7 @@ class BeamSearch:
             "agent_finished",
             agent=agent,
             step=step,
-            summary=_short(output),
+            summary=_headline(agent, output),
             usage=io.usage,
             output=output,
         )
@@ -559,6 +558,23 @@ def _best_reason(best: GatedCandidate) -> str:
     return ", ".join(parts)
 
 
-def _short(output: Any) -> str:
-    text = repr(output)
+def _headline(agent: str, output: dict[str, Any]) -> str:
+    """One readable line about an agent's answer (the full answer is in ``output``)."""
+    if agent == "profiler":
+        text = str(output.get("summary", ""))
+    elif agent == "planner":
+        plans = output.get("plans", [])
+        text = f"{len(plans)} plan(s)" + (
+            ": " + "; ".join(str(p.get("title")) for p in plans) if plans else ""
+        )
+    elif agent == "executor":
+        made = "new candidate" if output.get("source") else "no candidate"
+        text = f"{made}: {output.get('explanation', '')}"
+    elif agent == "tuner":
+        text = f"{len(output.get('variants', []))} variant(s): {output.get('explanation', '')}"
+    else:
+        text = (
+            f"{len(output.get('explanations', {}))} explanation(s), "
+            f"{len(output.get('experience', []))} lesson(s)"
+        )
     return text if len(text) <= 200 else text[:197] + "..."

@@ -29,6 +29,8 @@ class StepControl:
         self._decision: tuple[str, Any] | None = None
         self._waiting = False
         self.stop_requested = False
+        #: Pauses so far: a decision answers the pause it was made for, which this tells apart.
+        self.pause_count = 0
 
     @staticmethod
     def actions_for(agent: str) -> list[str]:
@@ -45,6 +47,7 @@ class StepControl:
         """Search side: block until a decision arrives (or stop was requested)."""
         with self._cond:
             self._waiting = True
+            self.pause_count += 1
             try:
                 while self._decision is None and not self.stop_requested:
                     if not self._cond.wait(timeout):

@@ -72,7 +72,7 @@ def make_policy(spec: str, model: str | None, memory: ExperienceMemory) -> Polic
         from kernelopt_jupyter.agents.claude import ClaudePolicy
 
         try:
-            return ClaudePolicy(model=model)
+            return ClaudePolicy(model=model, memory=memory)
         except PolicyError as exc:
             raise SessionError(f"--agents claude: {exc}") from None
     if spec.startswith("replay:"):
@@ -218,8 +218,6 @@ class OptimizationSession:
         facts = analysis_from_events(self._resume) if self._resume else None
         if facts is None:
             facts = analyse(self.problem, self.device, self.log)
-        else:
-            facts.replay_into(self.log)
         context = AgentContext(
             problem=self.problem,
             device=self.device,

@@ -1,0 +1,230 @@
+"""Beam-search logic with the real offline policy and a deterministic stand-in for the GPU gates.
+
+The gate runner here plays the part of a GPU: it "times" a candidate by a fixed function of its
+launch configuration, so the tests check what the search does with timings (beam, tuning,
+early stop, budgets, step mode, replay, resume) without a GPU. Real gates are exercised in
+tests/test_session.py.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kernelopt_jupyter.agents.base import AgentContext, KernelUnit
+from kernelopt_jupyter.agents.memory import ExperienceMemory
+from kernelopt_jupyter.agents.offline import OfflinePolicy
+from kernelopt_jupyter.agents.replay import ReplayPolicy
+from kernelopt_jupyter.agents.search import BeamSearch, SearchConfig
+from kernelopt_jupyter.agents.stepping import StepControl
+from kernelopt_jupyter.agents.transforms import read_launch_configs
+from kernelopt_jupyter.candidate import Candidate
+from kernelopt_jupyter.events import EventLog, read_events
+from kernelopt_jupyter.problem import Problem, problem_from_source
+
+PROBLEM = """
+import torch
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x) * 2
+def get_inputs():
+    return [torch.randn(1000)]
+"""
+
+ROOT = """
+import torch, triton
+import triton.language as tl
+
+LAUNCH_CONFIGS = {
+    'k_relu': {'XBLOCK': 256, 'num_warps': 1, 'num_stages': 1},
+}
+
+@triton.jit
+def k_relu(x, o, n, XBLOCK: tl.constexpr):
+    i = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    v = tl.load(x + i, mask=i < n)
+    tl.store(o + i, tl.maximum(v, 0) * 2, mask=i < n)
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        o = torch.empty_like(x)
+        n = x.numel()
+        k_relu[lambda meta: (triton.cdiv(n, meta['XBLOCK']),)](x, o, n, **LAUNCH_CONFIGS['k_relu'])
+        return o
+"""
+
+
+def fake_gpu_gates(problem: Problem, candidate: Candidate) -> dict[str, Any]:
+    """Pass everything that parses; time = f(block, warps), best at XBLOCK 1024, 4 warps."""
+    if "BROKEN" in candidate.source:
+        return {
+            "verdict": "fail",
+            "gates": [
+                {"name": "static", "status": "pass", "detail": ""},
+                {"name": "correctness", "status": "fail", "detail": "seed 0: max abs err 3.0"},
+            ],
+        }
+    cfg = read_launch_configs(candidate.source).get("k_relu", {})
+    block, warps = cfg.get("XBLOCK", 256), cfg.get("num_warps", 1)
+    ms = 0.1 + abs(block - 1024) / 10000 + abs(warps - 4) / 100
+    if "CUDA-graph capture" in candidate.source:
+        ms *= 0.5
+    return {
+        "verdict": "pass",
+        "gates": [
+            {"name": n, "status": "pass", "detail": ""} for n in ("static", "correctness", "fp64")
+        ]
+        + [
+            {
+                "name": "performance",
+                "status": "pass",
+                "detail": "",
+                "candidate_ms": ms,
+                "speedup": 0.2 / ms,
+            }
+        ],
+    }
+
+
+def make_search(tmp_path: Path, device: str = "cuda", **overrides: Any) -> BeamSearch:
+    problem = problem_from_source(PROBLEM, "relu2.py")
+    ctx = AgentContext(
+        problem=problem,
+        device=device,
+        baselines={"eager": 0.2, "compile": 0.15},
+        kernels=[KernelUnit("k_relu", "triton", share=1.0, bound="memory")],
+    )
+    config = SearchConfig(device=device, **overrides)
+    return BeamSearch(
+        problem,
+        overrides.pop("policy", None) or OfflinePolicy(ExperienceMemory(tmp_path / "mem.json")),
+        EventLog(tmp_path / "events.jsonl"),
+        config,
+        gate_runner=fake_gpu_gates,
+        context=ctx,
+        root=Candidate("c0", ROOT, None, "harvest", None, False, "harvest"),
+        memory=ExperienceMemory(tmp_path / "mem.json"),
+    )
+
+
+def test_search_improves_by_measured_tuning_and_graphs(tmp_path: Path) -> None:
+    search = make_search(tmp_path, max_candidates=30)
+    result = search.run()
+    assert result.best is not None and result.best.ms is not None
+    root_ms = result.candidates[0].ms
+    assert root_ms is not None and result.best.ms < root_ms * 0.6
+    # the winner came from gated steps, and each step was explained
+    events = read_events(tmp_path / "events.jsonl")
+    explained = {e.data["candidate"] for e in events if e.type == "explanation"}
+    assert result.best.candidate.id in explained
+    # speedup fields are derived from the baselines
+    assert result.speedup_vs_compile == pytest.approx(0.15 / result.best.ms)
+
+
+def test_candidate_budget_is_respected(tmp_path: Path) -> None:
+    result = make_search(tmp_path, max_candidates=5).run()
+    assert len(result.candidates) == 5
+    assert any("candidate budget" in n for n in result.notes)
+
+
+@pytest.mark.parametrize(
+    ("decisions", "status", "resumed"),
+    [
+        # rejecting the only parent's plans leaves nothing to try: the search ends
+        (["approve", "reject"], "finished", ["approve", "reject"]),
+        # stopping at the executor's pause ends the search before anything is gated
+        (["approve", "approve", "stop"], "stopped", ["approve", "approve", "stop"]),
+    ],
+)
+def test_step_mode_reject_and_stop(
+    tmp_path: Path, decisions: list[str], status: str, resumed: list[str]
+) -> None:
+    search = make_search(tmp_path, max_candidates=30)
+    search.control = StepControl(enabled=True)
+
+    def person() -> None:
+        answered = 0
+        for decision in decisions:
+            while not (search.control.pending and search.control.pause_count > answered):
+                threading.Event().wait(0.005)
+            answered = search.control.pause_count
+            getattr(search.control, decision)()
+
+    helper = threading.Thread(target=person, daemon=True)
+    helper.start()
+    result = search.run()
+    helper.join(5)
+    assert result.status == status
+    events = read_events(tmp_path / "events.jsonl")
+    assert [e.data["action"] for e in events if e.type == "step_resumed"] == resumed
+    assert [g.candidate.id for g in result.candidates] == ["c0"]
+
+
+def test_person_edit_goes_through_the_gates(tmp_path: Path) -> None:
+    search = make_search(tmp_path, max_candidates=30)
+    search.control = StepControl(enabled=True)
+
+    def person() -> None:
+        edited, answered = False, 0
+        for _ in range(100_000):
+            if any(g.candidate.agent == "person" for g in search.gated):
+                break
+            if not (search.control.pending and search.control.pause_count > answered):
+                threading.Event().wait(0.002)
+                continue
+            answered = search.control.pause_count
+            last = search.log.of_type("step_paused")[-1]
+            if last.data["agent"] == "executor" and not edited:
+                search.control.edit_candidate(ROOT + "\n# BROKEN by hand\n")
+                edited = True
+            else:
+                search.control.approve()
+        search.control.stop()
+
+    helper = threading.Thread(target=person)
+    helper.start()
+    result = search.run()
+    helper.join(5)
+    edited = [g for g in result.candidates if g.candidate.agent == "person"]
+    assert edited and edited[0].verdict == "fail"
+    assert edited[0].gates[1]["name"] == "correctness"
+
+
+def test_replay_reproduces_decisions_and_regates(tmp_path: Path) -> None:
+    first = make_search(tmp_path / "a", max_candidates=12).run()
+    recording = read_events(tmp_path / "a" / "events.jsonl")
+    calls: list[str] = []
+
+    search = make_search(tmp_path / "b", max_candidates=12)
+    search.policy = ReplayPolicy(recording)
+    original = search.gate_runner
+
+    def counting(problem: Problem, candidate: Candidate) -> dict[str, Any]:
+        calls.append(candidate.id)
+        return original(problem, candidate)
+
+    search.gate_runner = counting
+    second = search.run()
+    assert [g.candidate.source for g in second.candidates] == [
+        g.candidate.source for g in first.candidates
+    ]
+    assert second.best and first.best and second.best.candidate.id == first.best.candidate.id
+    assert len(calls) == len(second.candidates)  # every replayed candidate was gated afresh
+
+
+def test_cpu_search_reports_untimed_candidates(tmp_path: Path) -> None:
+    def untimed(problem: Problem, candidate: Candidate) -> dict[str, Any]:
+        report = fake_gpu_gates(problem, candidate)
+        report["gates"][-1] = {"name": "performance", "status": "skipped", "detail": "no GPU"}
+        return report
+
+    search = make_search(tmp_path, device="cpu", max_candidates=6)
+    search.gate_runner = untimed
+    result = search.run()
+    assert result.best is not None and result.best.ms is None
+    assert all(g.passed for g in result.candidates)
+    # no CUDA-graph plan is proposed on the CPU
+    assert not any("CUDA-graph" in g.candidate.source for g in result.candidates)
