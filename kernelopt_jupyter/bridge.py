@@ -47,6 +47,10 @@ Mode = Literal["below", "replace"]
 # Set once any kernelopt labextension has answered a request on this kernel.
 _seen = threading.Event()
 
+# How long a request sent from the kernel's main thread keeps listening for its reply when a
+# client closed its comm early (the reply is read only after the running handler returns).
+_LATE_REPLY_S = 120.0
+
 
 @dataclass(frozen=True)
 class BridgeReply:
@@ -125,6 +129,9 @@ class _Request:
         self.reply: BridgeReply | None = None
         self.done = threading.Event()
         self._on_reply = on_reply
+        self._comm: Any = None
+        self._released = False
+        self._reopened = False  # re-registered after an early close: nobody else closes it
 
     def _handle(self, msg: dict[str, Any]) -> None:
         data = (msg.get("content") or {}).get("data") or {}
@@ -136,6 +143,8 @@ class _Request:
             detail=str(data.get("detail", "")),
         )
         _seen.set()
+        if self._reopened and reply.ok:
+            self._forget()  # the frontend's own close came first and is not coming again
         # Another collaborator's browser may report an error while ours succeeds: keep "ok".
         if self.reply is None or (reply.ok and not self.reply.ok):
             self.reply = reply
@@ -143,18 +152,58 @@ class _Request:
             self.done.set()
         else:
             # Wait a moment for an "ok" from another browser before settling on the error.
-            threading.Timer(0.25, self.done.set).start()
+            timer = threading.Timer(0.25, self.done.set)
+            timer.daemon = True
+            timer.start()
         if self._on_reply is not None:
             try:
                 self._on_reply(reply)
             except Exception:  # a broken callback must not break the kernel's comm handling
                 pass
 
-    def send(self) -> None:
+    def _on_close(self, _msg: dict[str, Any]) -> None:
+        # A browser connected to this kernel that lacks the comm target (a console, a client
+        # without the extension) closes a comm it cannot open, possibly before the browser
+        # that edits the notebook answers: keep listening until a reply or the timeout.
+        if self.reply is None and self._comm is not None and not self._released:
+            from comm import get_comm_manager
+
+            self._comm._closed = False
+            get_comm_manager().register_comm(self._comm)
+            self._reopened = True
+
+    def _release(self) -> None:
+        """Stop listening for a reply that did not come (or a comm nobody will close); tell
+        no one: no frontend waits on it."""
+        if self.reply is None or self._reopened:
+            self._forget()
+
+    def _forget(self) -> None:
+        self._released = True
+        mine: Any = self._comm
+        if mine is None:
+            return
+        from comm import get_comm_manager
+
+        manager = get_comm_manager()
+        comm_id = mine.comm_id
+        registered: Any = manager.comms.get(comm_id)
+        if registered is mine:
+            del manager.comms[comm_id]
+            mine._closed = True
+
+    def send(self, listen_s: float) -> None:
+        """Open the comm carrying the request; stop listening after ``listen_s`` seconds
+        if no reply came (a reply closes the comm the normal way)."""
         from comm import create_comm
 
         comm = create_comm(target_name=COMM_TARGET, data=self.data)
+        self._comm = comm
         comm.on_msg(self._handle)
+        comm.on_close(self._on_close)
+        timer = threading.Timer(listen_s, self._release)
+        timer.daemon = True
+        timer.start()
 
 
 def _message(action: str, origin: str | None, **fields: Any) -> dict[str, Any]:
@@ -202,9 +251,11 @@ def request_insert(
         mode=mode,
     )
     req = _Request(data, on_reply)
-    req.send()
     if not _can_wait_here(kernel):
+        # The reply is read once this handler returns, however long that takes.
+        req.send(max(timeout, _LATE_REPLY_S))
         return extension_seen()
+    req.send(timeout + 1.0)
     req.done.wait(timeout)
     return req.reply is not None and req.reply.ok
 
@@ -234,7 +285,7 @@ def request_insert_async(
             if kernel is not None:
                 data = _message("insert_cell", origin, cell_id=cell_id, source=source, mode=mode)
                 req = _Request(data, None)
-                req.send()
+                req.send(timeout + 1.0)
                 req.done.wait(timeout)
                 reply = req.reply
         except BaseException as err:  # hand any failure to the caller through the future
@@ -259,8 +310,9 @@ def probe(timeout: float = 2.0) -> bool:
     if kernel is None:
         return False
     req = _Request(_message("ping", current_origin()), None)
-    req.send()
     if not _can_wait_here(kernel):
+        req.send(max(timeout, _LATE_REPLY_S))
         return extension_seen()
+    req.send(timeout + 1.0)
     req.done.wait(timeout)
     return req.reply is not None and req.reply.ok

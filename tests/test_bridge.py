@@ -30,6 +30,8 @@ class FakeFrontend:
     def __init__(self, kc: Any) -> None:
         self.kc = kc
         self.reply_status: str | None = "ok"  # None: stay silent, like a missing extension
+        # Close the comm before answering, as another client without the target does.
+        self.close_first = False
         self.requests: list[dict[str, Any]] = []
 
     def _handle(self, msg: dict[str, Any]) -> None:
@@ -46,10 +48,9 @@ class FakeFrontend:
             "status": self.reply_status,
             "detail": "fake " + self.reply_status,
         }
-        for mtype, body in (
-            ("comm_msg", {"comm_id": content["comm_id"], "data": reply}),
-            ("comm_close", {"comm_id": content["comm_id"], "data": {}}),
-        ):
+        close = ("comm_close", {"comm_id": content["comm_id"], "data": {}})
+        answer = ("comm_msg", {"comm_id": content["comm_id"], "data": reply})
+        for mtype, body in [close, answer] if self.close_first else [answer, close]:
             self.kc.shell_channel.send(self.kc.session.msg(mtype, body))
 
     def pump(self, seconds: float) -> None:
@@ -108,6 +109,7 @@ def _reset(request: pytest.FixtureRequest) -> None:
     if "frontend" in request.fixturenames:
         fe = request.getfixturevalue("frontend")
         fe.reply_status = "ok"
+        fe.close_first = False
         fe.requests.clear()
         fe.run("bridge._seen.clear()")
 
@@ -129,6 +131,19 @@ def test_worker_thread_gets_the_exact_answer(frontend: FakeFrontend) -> None:
     assert isinstance(data["request_id"], str) and len(data["request_id"]) >= 16
     # The request names the browser session whose cell run caused it (RTC: only it acts).
     assert data["origin"] == frontend.kc.session.session
+
+
+def test_reply_after_another_client_closed_the_comm(frontend: FakeFrontend) -> None:
+    frontend.close_first = True
+    out = _threaded(frontend, "bridge.request_insert('cell-7', 'y = 2', timeout=5)")
+    assert out == "[True]"
+    # Once answered, the kernel no longer holds the comm.
+    held = frontend.run(
+        "from comm import get_comm_manager\n"
+        "print(sum(getattr(c, 'target_name', '') == bridge.COMM_TARGET"
+        " for c in get_comm_manager().comms.values()))"
+    )
+    assert held.strip() == "0"
 
 
 def test_replace_mode_is_sent(frontend: FakeFrontend) -> None:

@@ -57,8 +57,9 @@ function handleOpen(
   // the comm (the click's or the cell run's browser).
   const origin = req.origin ?? (msg.parent_header as any)?.session ?? null;
   if (!isForThisClient(origin || null, kernel.clientId)) {
-    // Another collaborator's browser caused this request and will answer it.
-    comm.close();
+    // Another collaborator's browser caused this request and will answer it. Forget the comm
+    // locally: closing it would tell the kernel, possibly before that browser's reply.
+    comm.dispose();
     return;
   }
   if (req.action === 'ping') {
