@@ -19,13 +19,13 @@ status=0
 if [[ "$STAGES" == *tests* ]]; then
   # Only the files that hold gpu tests: the others import Jupyter packages the GPU image lacks.
   files=$(grep -l "pytest.mark.gpu" tests/test_*.py)
-  timeout 420 $PY -m pytest -m gpu -q -p no:cacheprovider -rA $files 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
+  timeout "${TEST_TIMEOUT:-420}" $PY -m pytest -m gpu -q -p no:cacheprovider -rA $files 2>&1 | tee "$OUT/gpu_tests.log" | tail -40
   status=${PIPESTATUS[0]}
 fi
 if [[ "$STAGES" == *optimize* ]]; then
   for p in ${OPT_PROBLEMS:-kernelopt_jupyter/problems/conv_relu_bias.py}; do
-    name=$(basename "$p" .py)
-    timeout 300 kernelopt optimize "$p" --device cuda --agents offline --budget "${BUDGET:-8}" \
+    name=$(basename "$p" .py); mkdir -p "$OUT/runs/$name"
+    timeout "${OPT_TIMEOUT:-300}" kernelopt optimize "$p" --device cuda --agents offline --budget "${BUDGET:-8}" \
       --out "$OUT/runs/$name" --json >"$OUT/runs-$name.json" 2>"$OUT/runs/$name.log"
     kernelopt verify "$p" "$OUT/runs/$name/best.py" --device cuda --json >"$OUT/runs/$name/verify-best.json" 2>&1
     echo "optimize $name: exit $? ; $(head -c 400 "$OUT/runs-$name.json")"
