@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -29,6 +30,20 @@ def _read_candidate(path: Path) -> str:
 def run(args: argparse.Namespace) -> int:
     """Verify and print the gates (or one JSON object with ``--json``); the exit code:
     0 every gate that ran passed, 1 a gate failed, 2 bad input (a one-line error on stderr)."""
+    if not args.json:
+        return _run(args)
+    # The problem file runs in this process (validation): whatever it prints must not land
+    # in front of the one JSON object on stdout.
+    stdout = sys.stdout
+    sink: list[dict[str, object]] = []
+    with contextlib.redirect_stdout(sys.stderr):
+        code = _run(args, sink)
+    if sink:
+        print(json.dumps(sink[0]), file=stdout)
+    return code
+
+
+def _run(args: argparse.Namespace, json_sink: list[dict[str, object]] | None = None) -> int:
     try:
         device = resolve_device(args.device)
         problem = load_problem(args.problem)
@@ -51,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
         report = verify_candidate(problem, source, options, str(args.candidate), on_gate=show)
     except ProblemError as exc:
         return _error(str(exc))
-    if args.json:
-        print(json.dumps(report.to_dict()))
+    if json_sink is not None:
+        json_sink.append(report.to_dict())
     else:
         kind = " (dispatch-only)" if report.dispatch_only else ""
         print(f"verdict: {report.verdict}{kind} in {report.seconds:.1f} s")

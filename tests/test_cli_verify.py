@@ -61,10 +61,13 @@ def test_failing_candidate_exits_1_and_human_output_names_the_gate() -> None:
     assert lines[-1].startswith("verdict: fail")
 
 
-def test_candidate_that_fails_static_exits_1_in_json() -> None:
+def test_candidate_that_fails_static_exits_1_in_json(tmp_path: Path) -> None:
+    # A problem that prints when it is loaded must not spoil the one JSON object on stdout.
+    chatty = tmp_path / "chatty_problem.py"
+    chatty.write_text('print("loading the problem")\n' + PROBLEM.read_text())
     done = _kernelopt(
         "verify",
-        str(PROBLEM),
+        str(chatty),
         str(CANDIDATES / "bad_syntax_error.py"),
         "--device",
         "cpu",
