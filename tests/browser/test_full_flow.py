@@ -208,6 +208,7 @@ def test_step_mode_edit_rejected_by_correctness(lab: Lab, page: Any) -> None:
         has=page.locator(".kernelopt-gate-correctness.kernelopt-gate-fail"),
     ).first
     assert row.locator("button.kernelopt-accept").is_disabled()
+    assert "person" in row.inner_text()  # the person's edit, not an agent's candidate
     failed.click()  # its diagnostics: the outputs differ from the reference's
     detail = panel.locator(".kernelopt-gate-detail")
     detail.get_by_text("correctness: fail").wait_for()
