@@ -183,7 +183,11 @@ def test_still_answers_after_a_kernel_restart(lab: Lab, page: Any) -> None:
     page.evaluate(
         "(src) => window.jupyterapp.shell.currentWidget.content.model.sharedModel"
         ".insertCell(1, {cell_type: 'code', source: src, id: 'ask'})",
+        "import threading\n"
         "from kernelopt_jupyter import bridge\n"
+        "probed = []\n"
+        "prober = threading.Thread(target=lambda: probed.append(bridge.probe(timeout=10)))\n"
+        "prober.start(); prober.join(0.5)  # the ping goes out (and is answered) first\n"
         "fut = bridge.request_insert_async(bridge.current_cell_id(), '# after restart', timeout=10)",
     )
     run_cell(page, "ask")
@@ -196,7 +200,7 @@ def test_still_answers_after_a_kernel_restart(lab: Lab, page: Any) -> None:
     page.evaluate(
         "(src) => window.jupyterapp.shell.currentWidget.content.model.sharedModel"
         ".insertCell(3, {cell_type: 'code', source: src, id: 'check'})",
-        "print('reply', fut.result(10).status)",
+        "prober.join(10); print('reply', fut.result(10).status, 'probe', probed)",
     )
     run_cell(page, "check")
-    assert "reply ok" in cell_output(page, "check")
+    assert "reply ok probe [True]" in cell_output(page, "check")
