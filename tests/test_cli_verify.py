@@ -166,3 +166,16 @@ def test_parser_accepts_every_contract_flag() -> None:
         "auto",
         False,
     )
+
+
+def test_reference_that_raises_in_forward_exits_2(tmp_path: Path) -> None:
+    # Loading validates inputs and construction only; forward first runs in the worker.
+    broken = tmp_path / "raising_reference.py"
+    broken.write_text(
+        PROBLEM.read_text().replace(
+            "return torch.relu(x) * self.scale + y", "raise ValueError('reference bug')"
+        )
+    )
+    done = _kernelopt("verify", str(broken), str(CANDIDATES / "good_fused.py"), "--json")
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"{broken}: the reference's forward raised ValueError: reference bug" in done.stderr

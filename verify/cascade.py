@@ -154,8 +154,9 @@ def _run_checks(
     if reference is None or "problem_error" in reference:
         if reference is not None:
             raise ProblemError(reference["problem_error"])
+        hint = "; a longer time limit (--time-limit) may help" if result.timed_out else ""
         raise ProblemError(
-            f"{problem.path}: the reference could not run ({_crash(result, 'reference')})"
+            f"{problem.path}: the reference could not run ({_crash(result, 'reference')}){hint}"
         )
     if running is not None:
         phases[running] = {"ok": False, "status": "fail", "detail": _crash(result, running)}
