@@ -49,6 +49,7 @@ VENDOR_OPS = (
     "_scaled_dot_product_flash_attention",
     "_scaled_dot_product_efficient_attention",
     "_scaled_dot_product_cudnn_attention",
+    "_scaled_dot_product_flash_attention_for_cpu",
     "_flash_attention_forward",
     "_efficient_attention_forward",
     "_cudnn_rnn",
