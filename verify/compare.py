@@ -13,7 +13,6 @@ small, a cheat documented in the field.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -230,8 +229,3 @@ def float_dtypes(value: Any) -> list[torch.dtype]:
     return [
         v.dtype for v in flatten(value) if isinstance(v, torch.Tensor) and v.is_floating_point()
     ]
-
-
-def finite_or_none(x: float) -> float | None:
-    """``x`` when finite (JSON-safe), else None."""
-    return x if math.isfinite(x) else None
