@@ -90,3 +90,35 @@ def test_profile_command_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture
     assert cmd_profile.run(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("kernelopt profile: ") and "missing.py" in err and err.count("\n") == 1
+
+
+def test_gpu_time_attribution_logic() -> None:
+    # The GPU path's bookkeeping on synthetic profiler totals (ms per forward).
+    from kernelopt_jupyter.analysis.dispatch import DispatchRecord, _attribute_times
+
+    records = [
+        DispatchRecord(name="triton_poi_fused_add_relu_0", kind="triton"),
+        DispatchRecord(
+            name="vendor_0_convolution", kind="vendor", source="torch.convolution(a)", flops=300
+        ),
+        DispatchRecord(
+            name="vendor_1_convolution", kind="vendor", source="torch.convolution(b)", flops=100
+        ),
+        DispatchRecord(
+            name="aten_0_avg_pool2d", kind="other", source="torch.ops.aten.avg_pool2d.default(x)"
+        ),
+    ]
+    times = {
+        "kernel:triton_poi_fused_add_relu_0": 0.5,
+        "op:aten::convolution": 2.0,
+        "op:aten::avg_pool2d": 0.25,
+        "kernel:sm90_xmma_fprop": 2.0,
+        "__total__": 3.25 + 0.5,
+    }
+    total = _attribute_times(records, times)
+    by_name = {r.name: r.ms for r in records}
+    assert total == pytest.approx(3.75)
+    assert by_name["vendor_0_convolution"] == pytest.approx(1.5)  # split by FLOPs
+    assert by_name["vendor_1_convolution"] == pytest.approx(0.5)
+    assert by_name["aten_0_avg_pool2d"] == pytest.approx(0.25)
+    assert by_name["unattributed"] == pytest.approx(3.75 - 0.5 - 2.0 - 0.25)
