@@ -26,6 +26,7 @@ _STREAM_NAMES = {
     "torch.cuda.Stream",
     "torch.cuda.stream",
     "torch.cuda.ExternalStream",
+    "torch.cuda.StreamContext",
     "torch.cuda.set_stream",
     "torch.cuda.streams",
     "torch.Stream",
@@ -37,7 +38,6 @@ _GLOBAL_SETTING_CALLS = {
     "torch.set_default_dtype",
     "torch.set_default_device",
     "torch.set_flush_denormal",
-    "torch.backends.cuda.matmul.allow_tf32",
 }
 _REFLECTION = {"sys.modules", "sys._getframe", "sys.settrace", "sys.setprofile", "__import__"}
 _BUILTIN_HANDLES = {"__builtins__", "builtins"}
