@@ -17,6 +17,7 @@ STATIC_CASES = [
     ("bad_import_error", "static", "ModuleNotFoundError"),
     ("bad_crash", "static", "SIGABRT"),
     ("bad_illegal_address", "static", "SIGSEGV"),
+    ("bad_sys_exit", "static", "forward raised SystemExit"),
     ("bad_monkeypatch_hidden", "static", "replaced time.perf_counter"),
     ("bad_not_pow2_block", "static", "power of 2"),
     ("bad_plain_helper_in_kernel", "static", "does not compile for sm_90"),

@@ -64,7 +64,7 @@ def _crash(result: WorkerResult, phase: str) -> str:
         return f"timed out after {result.seconds:.0f} s in the {phase} phase (hang or too slow)"
     where = f" in the {phase} phase"
     if result.error_type:
-        return f"verifier error{where}: {result.error_type}: {result.error}"
+        return f"checking the candidate raised {result.error_type}: {result.error}{where}"
     return result.describe() + where
 
 

@@ -228,7 +228,7 @@ def _call(state: State, inputs: list[Any], what: str) -> Any:
         with torch.no_grad():
             out = state.model(*inputs)
         _sync(state.device)
-    except Exception as exc:
+    except BaseException as exc:  # SystemExit from a candidate is its failure too
         raise CandidateFailure(f"forward raised {_one_line(exc)} ({what})") from None
     return out
 
@@ -241,11 +241,11 @@ def _static(state: State, source: str, dispatch_only: bool, cuda_graphs: bool) -
     with recorder.recording():
         try:
             module = load_source_module(source, "candidate")
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit from a candidate is its failure too
             raise CandidateFailure(f"importing the candidate raised {_one_line(exc)}") from None
         try:
             model = candidate_model(state.problem, module, state.loaded.init_inputs())
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit from a candidate is its failure too
             raise CandidateFailure(f"building the candidate raised {_one_line(exc)}") from None
     if not isinstance(model, torch.nn.Module):
         raise CandidateFailure("ModelNew must be a torch.nn.Module")
@@ -253,7 +253,7 @@ def _static(state: State, source: str, dispatch_only: bool, cuda_graphs: bool) -
     try:
         model = model.to(state.device).eval()
         result = model.load_state_dict(state.ref_model.state_dict(), strict=False)
-    except Exception as exc:
+    except BaseException as exc:  # SystemExit from a candidate is its failure too
         raise CandidateFailure(
             f"the reference's weights do not load into ModelNew ({_one_line(exc)})"
         ) from None
