@@ -69,6 +69,20 @@ class GatedCandidate:
         """All gates that ran passed."""
         return self.verdict == "pass"
 
+    @property
+    def usable(self) -> bool:
+        """Correct (gates 1-3 passed): a valid parent even when the performance gate failed.
+
+        A slow stepping stone (say, Inductor's harvest where eager is faster) may lead to a
+        fast child; only the final answer must pass all four gates.
+        """
+        status = {g.get("name"): g.get("status") for g in self.gates}
+        return (
+            status.get("static") == "pass"
+            and status.get("correctness") == "pass"
+            and status.get("fp64") in ("pass", "skipped")
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The candidate's row of result.json."""
         c = self.candidate
@@ -252,12 +266,17 @@ class BeamSearch:
                 detail=g.get("detail", ""),
                 metrics={k: v for k, v in g.items() if k not in ("name", "status", "detail")},
             )
-        perf: dict[str, Any] = next((g for g in gates if g.get("name") == "performance"), {})
+        gate4: dict[str, Any] = next((g for g in gates if g.get("name") == "performance"), {})
+        perf: dict[str, Any] = {**gate4.get("metrics", {}), **gate4}
         ms = perf.get("candidate_ms")
         eager = self.ctx.baselines.get("eager")
         compiled = self.ctx.baselines.get("compile")
         vs_eager = perf.get("speedup_vs_eager") or (eager / ms if eager and ms else None)
-        vs_compile = perf.get("speedup_vs_compile") or (compiled / ms if compiled and ms else None)
+        # Absolute times differ between processes; the ratio compile/eager measured together in
+        # the baselines run carries over, so vs-compile is scaled from the same-run vs-eager.
+        vs_compile = perf.get("speedup_vs_compile") or (
+            vs_eager * compiled / eager if vs_eager and eager and compiled else None
+        )
         gated = GatedCandidate(
             candidate=candidate,
             verdict=report.get("verdict", "fail"),
@@ -312,8 +331,8 @@ class BeamSearch:
         notes: list[str] = []
         try:
             root = self.gate(self.root)
-            beam = [root] if root.passed else []
-            if not root.passed:
+            beam = [root] if root.usable else []
+            if not root.usable:
                 notes.append(f"the harvested starting point failed: {_first_failure(root)}")
                 fallback = self._fallback_root()
                 if fallback is not None:
@@ -325,8 +344,8 @@ class BeamSearch:
                     break
                 self.ctx.iteration = iteration
                 improved = self._iteration(beam)
-                passing = [g for g in self.gated if g.passed]
-                beam = sorted(passing, key=self._rank_key)[: self.config.beam]
+                usable = [g for g in self.gated if g.usable]
+                beam = sorted(usable, key=self._rank_key)[: self.config.beam]
                 new_best = min((g.ms for g in beam if g.ms is not None), default=math.inf)
                 self.log.emit(
                     "decision",
@@ -377,7 +396,7 @@ class BeamSearch:
             self._new_id(), source, None, "harvest", None, True, "reference ops (fallback root)"
         )
         gated = self.gate(cand)
-        return gated if gated.passed else None
+        return gated if gated.usable else None
 
     def _iteration(self, beam: list[GatedCandidate]) -> bool:
         report = self._agent(
@@ -413,7 +432,7 @@ class BeamSearch:
                 plans[0].rationale = str(value)
             for plan in plans:
                 child = self._execute(plan, parent)
-                if child is not None and child.passed:
+                if child is not None and child.usable:
                     improved |= self._better(child, parent)
                     improved |= self._tune(child)
         return improved
@@ -450,7 +469,7 @@ class BeamSearch:
             )
             last = self.gate(candidate)
             self._summarize([last], parent, plan)
-            if last.passed:
+            if last.usable:
                 return last
             feedback = _first_failure(last)
         return last
@@ -486,7 +505,7 @@ class BeamSearch:
                 action="retile",
             )
             self._summarize([child], candidate, tune_plan)
-            if child.passed and self._better(child, candidate):
+            if child.usable and self._better(child, candidate):
                 improved = True
         return improved
 
@@ -520,7 +539,7 @@ class BeamSearch:
                 self.log.emit("experience", item=item.to_dict())
 
     def choose_best(self) -> GatedCandidate | None:
-        """The fastest passing candidate; on CPU (untimed) the last passing one of the deepest lineage."""
+        """The fastest candidate that passed all gates; untimed (CPU), the first that passed."""
         passing = [g for g in self.gated if g.passed]
         if not passing:
             return None

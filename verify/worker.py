@@ -142,11 +142,24 @@ def _resolve(task: str) -> Any:
     return getattr(importlib.import_module(module_name), func_name)
 
 
+def _true_fp32() -> None:
+    """fp32 means fp32: TF32 off for matmuls and cuDNN in every worker (baselines, harvest,
+    gates alike), so a candidate cannot gain speed from a precision the reference never used.
+    ``KERNELOPT_ALLOW_TF32=1`` keeps PyTorch's defaults instead."""
+    if os.environ.get("KERNELOPT_ALLOW_TF32") == "1":
+        return
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+
+
 def main(argv: list[str]) -> int:
     """Child side: load the payload, run the task, write the outcome."""
     payload_path, result_path = argv
     request = pickle.loads(Path(payload_path).read_bytes())
     try:
+        _true_fp32()
         value = _resolve(request["task"])(**request["kwargs"])
         outcome: dict[str, Any] = {"ok": True, "value": value}
     except BaseException as exc:  # report everything, including SystemExit from a candidate
