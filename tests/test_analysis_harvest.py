@@ -154,3 +154,24 @@ def test_kernel_problem_is_reported_not_harvested() -> None:
     problem = load_problem(Path(__file__).parents[1] / "kernelopt_jupyter/problems/row_softmax.py")
     h = harvest_problem(problem, "cpu")
     assert not h.ok and "already kernel code" in h.error
+
+
+def test_max_autotune_matmul_template_is_harvested() -> None:
+    # Inductor's tl.dot template (FixedGrid launch, config baked into the body) as a plain kernel.
+    problem = load_problem(DATA / "plain_matmul.py")
+    h = harvest_problem(
+        problem,
+        "cpu",
+        variants=False,
+        mode="max-autotune",
+        inductor_config={
+            "max_autotune_gemm_backends": "TRITON",
+            "benchmark_epilogue_fusion": False,
+        },
+    )
+    assert h.ok, h.error
+    [kernel] = h.kernels
+    assert kernel.name.startswith("triton_tem_") and "tl.dot" in kernel.source
+    assert not h.vendor_calls and not h.library_dominated
+    gates = _gates(problem, h.source)
+    assert all(gates[g].startswith("pass") for g in ("static", "correctness", "fp64")), gates

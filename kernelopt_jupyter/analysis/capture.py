@@ -108,12 +108,14 @@ def _launch_info(name: str, tuner: Any, count: int, arg_bytes: list[int]) -> Lau
     }
     kwargs.update({k: int(v) for k, v in config.kwargs.items() if isinstance(v, int)})
     heuristic = str(getattr(tuner, "heuristic_type", "")).rsplit(".", 1)[-1].lower()
+    inductor_meta = getattr(tuner, "inductor_meta", None) or {}
     return LaunchInfo(
         name=name,
         config=kwargs,
         num_warps=int(getattr(config, "num_warps", 4) or 4),
         num_stages=int(getattr(config, "num_stages", 1) or 1),
-        grid_type=(getattr(tuner, "inductor_meta", None) or {}).get("grid_type"),
+        grid_type=inductor_meta.get("grid_type"),
+        extra_args=len(inductor_meta.get("extra_launcher_args") or []),
         heuristic=heuristic,
         count=count,
         arg_bytes=arg_bytes,

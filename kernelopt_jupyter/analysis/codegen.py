@@ -110,6 +110,7 @@ class LaunchInfo:
     count: int = 0
     arg_bytes: list[int] = field(default_factory=list)
     numels: dict[str, int] = field(default_factory=dict)
+    extra_args: int = 0  # trailing launch arguments that are the grid itself (FixedGrid)
 
 
 @dataclass
@@ -424,6 +425,11 @@ class _CallRewriter:
         if launch is None:
             raise HarvestError(f"kernel {name} never ran during the capture run")
         args = [ast.unparse(a) for a in call.args]
+        fixed_grid: list[str] = []
+        if launch.grid_type == "FixedGrid" and launch.extra_args:
+            # Templates (max-autotune matmuls) pass their grid after the kernel's arguments.
+            fixed_grid = args[len(args) - launch.extra_args :]
+            args = args[: len(args) - launch.extra_args]
         if len(args) != len(kernel.params):
             raise HarvestError(
                 f"kernel {name}: launch passes {len(args)} arguments for "
@@ -456,7 +462,10 @@ class _CallRewriter:
         if name not in self.configs:
             self.configs[name] = cfg
             self.fixed[name] = fixed
-        grid = _grid_lambda(launch.grid_type, numel, set(cfg) | set(fixed))
+        if fixed_grid:
+            grid = f"({', '.join(fixed_grid)},)"  # block sizes live in the template's body
+        else:
+            grid = _grid_lambda(launch.grid_type, numel, set(cfg) | set(fixed))
         extra = "".join(f", {k}={v}" for k, v in self.fixed[name].items())
         self.launched.append(name)
         label = f"{indent}# Triton kernel {name}" + (f" <- {', '.join(ops)}" if ops else "")

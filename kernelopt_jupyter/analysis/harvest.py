@@ -88,13 +88,21 @@ class Harvest:
 
 
 def harvest_problem(
-    problem: Problem, device: str, *, variants: bool = True, time_limit_s: float = 600.0
+    problem: Problem,
+    device: str,
+    *,
+    variants: bool = True,
+    mode: str = "default",
+    inductor_config: dict[str, Any] | None = None,
+    time_limit_s: float = 600.0,
 ) -> Harvest:
     """Compile ``problem`` with Inductor in a worker and return the editable candidate.
 
     Module problems only; a Triton or Helion problem is already kernel code (reported as not
-    harvestable, with the reason). Never raises for a harvest failure: ``ok`` is False and
-    ``error`` says why.
+    harvestable, with the reason). ``mode="max-autotune"`` also lets Inductor use its Triton
+    templates; where their code cannot be harvested the default mode is used (noted).
+    ``inductor_config`` adds Inductor options (e.g. ``max_autotune_gemm_backends``). Never
+    raises for a harvest failure: ``ok`` is False and ``error`` says why.
     """
     from kernelopt_jupyter.verify.worker import run_task
 
@@ -106,7 +114,13 @@ def harvest_problem(
         )
     result = run_task(
         "kernelopt_jupyter.analysis.harvest:harvest_task",
-        {"source": problem.source, "path": problem.path, "variants": variants},
+        {
+            "source": problem.source,
+            "path": problem.path,
+            "variants": variants,
+            "mode": mode,
+            "inductor_config": inductor_config,
+        },
         device=device,  # type: ignore[arg-type]
         time_limit_s=time_limit_s,
     )
@@ -166,11 +180,16 @@ def check_candidate(
 
 
 def _harvest_once(
-    loaded: Any, model: Any, inputs: list[Any], device: str, overrides: dict[str, Any] | None
+    loaded: Any,
+    model: Any,
+    inputs: list[Any],
+    device: str,
+    overrides: dict[str, Any] | None,
+    mode: str = "default",
 ) -> tuple[Any, Any]:
     from kernelopt_jupyter.analysis.capture import capture
 
-    cap = capture(model, inputs, device, overrides=overrides)
+    cap = capture(model, inputs, device, mode=mode, overrides=overrides)
     note = f"Harvested on {device} (torch {_versions()})."
     code = build_candidate(
         cap.code,
@@ -268,26 +287,51 @@ def worker_device() -> str:
     return "cpu" if os.environ.get("TRITON_INTERPRET") == "1" else "cuda"
 
 
-def harvest_task(source: str, path: str, variants: bool = True) -> dict[str, Any]:
+def harvest_task(
+    source: str,
+    path: str,
+    variants: bool = True,
+    mode: str = "default",
+    inductor_config: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Worker entry: harvest, self-check, and build dispatch variants; plain data back."""
     device = worker_device()
     prepare_worker(device)
     _problem, loaded, model, inputs = load_reference(source, path, device)
-    return build_harvest(loaded, model, inputs, device, variants=variants).to_dict()
+    harvest = build_harvest(
+        loaded, model, inputs, device, variants=variants, mode=mode, config=inductor_config
+    )
+    return harvest.to_dict()
 
 
 def build_harvest(
-    loaded: Any, model: Any, inputs: list[Any], device: str, *, variants: bool = True
+    loaded: Any,
+    model: Any,
+    inputs: list[Any],
+    device: str,
+    *,
+    variants: bool = True,
+    mode: str = "default",
+    config: dict[str, Any] | None = None,
 ) -> Harvest:
     """Harvest in this (worker) process: capture, rewrite, self-check, variants."""
+    fallback_note = ""
     try:
-        cap, code = _harvest_once(loaded, model, inputs, device, None)
+        cap, code = _harvest_once(loaded, model, inputs, device, config, mode)
     except HarvestError as exc:
-        return Harvest(ok=False, device=device, error=str(exc))
+        if mode == "default":
+            return Harvest(ok=False, device=device, error=str(exc))
+        fallback_note = f"{mode} code not harvestable ({exc}); harvested the default mode"
+        try:
+            cap, code = _harvest_once(loaded, model, inputs, device, None)
+        except HarvestError as exc2:
+            return Harvest(ok=False, device=device, error=str(exc2), notes=[fallback_note])
     source = code.source if code.kernels else mark_dispatch_only(code.source)
     harvest = Harvest(ok=True, device=device, source=source, compile_s=cap.compile_s)
     for key, value in _records(cap, code).items():
         setattr(harvest, key, value)
+    if fallback_note:
+        harvest.notes.append(fallback_note)
     harvest.notes.extend(code.notes)
     harvest.library_dominated = not harvest.kernels and bool(
         harvest.vendor_calls or harvest.other_calls
