@@ -113,3 +113,19 @@ def test_ncu_metrics_or_the_reason() -> None:
         assert isinstance(epilogue.ncu, dict) and "memory_sol_pct" in epilogue.ncu
     else:
         assert "not on PATH" in str(epilogue.ncu)
+
+
+@pytest.mark.gpu
+def test_max_autotune_harvest_verifies_on_gpu() -> None:
+    problem = load_problem(DATA / "linear_norm_chain.py")
+    h = harvest_problem(
+        problem,
+        "cuda",
+        variants=False,
+        mode="max-autotune",
+        inductor_config={"max_autotune_gemm_backends": "TRITON"},
+    )
+    assert h.ok, h.error
+    print([k.name for k in h.kernels], h.notes)
+    report = verify_candidate(problem, h.source, VerifyOptions(device="cuda"))
+    assert [g.status for g in report.gates[:3]] == ["pass"] * 3, report.to_dict()
