@@ -251,8 +251,10 @@ def _static(state: State, source: str, dispatch_only: bool, cuda_graphs: bool) -
         raise CandidateFailure("ModelNew must be a torch.nn.Module")
     construction_launches = recorder.total
     try:
-        model = model.to(state.device).eval()
-        result = model.load_state_dict(state.ref_model.state_dict(), strict=False)
+        # nn.Module's own methods: a candidate cannot override its way out of the weights.
+        model = torch.nn.Module.to(model, state.device)
+        torch.nn.Module.eval(model)
+        result = torch.nn.Module.load_state_dict(model, state.ref_model.state_dict(), strict=False)
     except BaseException as exc:  # SystemExit from a candidate is its failure too
         raise CandidateFailure(
             f"the reference's weights do not load into ModelNew ({_one_line(exc)})"
