@@ -136,3 +136,17 @@ def test_compile_cache_key_ignores_model_code_but_not_kernels() -> None:
     other_kernel = base.replace("pass", "tl.program_id(0)")
     assert kernel_text_key(base) == kernel_text_key(other_model)
     assert kernel_text_key(base) != kernel_text_key(other_kernel)
+
+
+def test_on_gate_sees_every_gate_in_order() -> None:
+    from _verify_corpus import problem
+
+    from kernelopt_jupyter.verify import GateResult, VerifyOptions, verify_candidate
+
+    seen: list[GateResult] = []
+    source = (DATA / "candidates" / "scaled_residual" / "bad_torch_compile.py").read_text()
+    report = verify_candidate(
+        problem("scaled_residual"), source, VerifyOptions(device="cpu"), on_gate=seen.append
+    )
+    assert [g.name for g in seen] == ["static", "correctness", "fp64", "performance"]
+    assert seen == report.gates and [g.status for g in seen][0] == "fail"
