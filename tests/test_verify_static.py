@@ -149,4 +149,4 @@ def test_on_gate_sees_every_gate_in_order() -> None:
         problem("scaled_residual"), source, VerifyOptions(device="cpu"), on_gate=seen.append
     )
     assert [g.name for g in seen] == ["static", "correctness", "fp64", "performance"]
-    assert seen == report.gates and [g.status for g in seen][0] == "fail"
+    assert seen == report.gates and seen[0].status == "fail"
