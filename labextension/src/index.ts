@@ -11,11 +11,13 @@ import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application'
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
-import { applyInsert, ISharedNotebookLike } from './apply';
-import { COMM_TARGET, isForThisClient, makeReply, parseRequest } from './protocol';
+import { ISharedNotebookLike } from './apply';
+import { handleRequest } from './handler';
+import { COMM_TARGET } from './protocol';
 
 export * from './protocol';
 export * from './apply';
+export * from './handler';
 
 /** Kernel connections already carrying our comm target. */
 const registered = new WeakSet<Kernel.IKernelConnection>();
@@ -43,47 +45,21 @@ function handleOpen(
   comm: Kernel.IComm,
   msg: KernelMessage.ICommOpenMsg
 ): void {
-  const parsed = parseRequest(msg.content.data);
-  const reply = (status: 'ok' | 'error', requestId: string, detail: string): void => {
-    comm.send(makeReply(requestId, status, detail) as any);
-    comm.close();
-  };
-  if (!parsed.ok) {
-    reply('error', parsed.requestId, parsed.error);
-    return;
-  }
-  const req = parsed.request;
-  // Fall back to the session of the message that was being handled when the kernel opened
-  // the comm (the click's or the cell run's browser).
-  const origin = req.origin ?? (msg.parent_header as any)?.session ?? null;
-  if (!isForThisClient(origin || null, kernel.clientId)) {
+  const parentSession = (msg.parent_header as Partial<KernelMessage.IHeader>)?.session ?? null;
+  const reply = handleRequest({
+    data: msg.content.data,
+    parentSession,
+    clientId: kernel.clientId,
+    notebooks: () => sharedNotebooksOf(tracker, kernel)
+  });
+  if (reply === null) {
     // Another collaborator's browser caused this request and will answer it. Forget the comm
     // locally: closing it would tell the kernel, possibly before that browser's reply.
     comm.dispose();
     return;
   }
-  if (req.action === 'ping') {
-    reply('ok', req.requestId, 'kernelopt-jupyter labextension');
-    return;
-  }
-  const notebooks = sharedNotebooksOf(tracker, kernel);
-  if (notebooks.length === 0) {
-    reply('error', req.requestId, 'no open notebook uses this kernel');
-    return;
-  }
-  for (const nb of notebooks) {
-    try {
-      const outcome = applyInsert(nb, req);
-      if (outcome.status === 'ok') {
-        reply('ok', req.requestId, outcome.detail);
-        return;
-      }
-    } catch (err) {
-      reply('error', req.requestId, `editing the notebook failed: ${String(err)}`);
-      return;
-    }
-  }
-  reply('error', req.requestId, `no cell with id ${req.cellId} in the notebook`);
+  comm.send(reply as unknown as Parameters<Kernel.IComm['send']>[0]);
+  comm.close();
 }
 
 function register(tracker: INotebookTracker, kernel: Kernel.IKernelConnection | null | undefined): void {
