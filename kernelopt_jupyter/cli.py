@@ -97,6 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
     _device(optimize)
     optimize.add_argument("--json", action="store_true")
     optimize.add_argument("--step", action="store_true", help="approve each step interactively")
+    optimize.add_argument("--seeds", type=_positive_int, default=3, help="input seeds per gate")
+    optimize.add_argument("--model", default=None, help="Claude model (default $KERNELOPT_MODEL)")
+    optimize.add_argument(
+        "--time-limit", type=_seconds, default=None, metavar="SECONDS", help="whole-search limit"
+    )
 
     bench = sub.add_parser("bench", help="optimize many problems and summarise per level")
     bench.add_argument("problems", nargs="+", metavar="PROBLEM_OR_DIR")
@@ -105,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     _device(bench)
     bench.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS")
     bench.add_argument("--json", action="store_true")
+    bench.add_argument("--budget", type=_positive_int, default=16, help="candidates per problem")
+    bench.add_argument("--seeds", type=_positive_int, default=3, help="input seeds per gate")
+    bench.add_argument("--model", default=None, help="Claude model (default $KERNELOPT_MODEL)")
     return parser
 
 
