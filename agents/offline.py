@@ -162,7 +162,9 @@ class OfflinePolicy:
 
         cuda = ctx.device == "cuda"
         eager, compiled = ctx.baselines.get("eager"), ctx.baselines.get("compile")
-        launch_bound = eager is not None and eager < LAUNCH_BOUND_MS
+        # Many launches per forward also mean launch-bound: plain @triton.jit launches cost more
+        # host time than Inductor's own launchers, so a harvest pays per kernel until graphed.
+        launch_bound = (eager is not None and eager < LAUNCH_BOUND_MS) or len(ctx.kernels) >= 4
         if cuda and not graphed:
             add(3.0 if launch_bound else 1.0, "cuda_graph", "Capture the forward in a CUDA graph")
         if ctx.problem.kind == "module" and parent.agent == "harvest":
