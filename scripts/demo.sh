@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The main job on a fresh machine: install into .venv, then execute the quickstart notebook
+# (a %%kernelopt search on the embedded offline agents; CPU through Triton's interpreter, or the
+# GPU when one is present; no API key needed). The executed notebook is written next to it as
+# notebooks/quickstart.executed.ipynb; a command-line search of the same problem follows.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV="${KERNELOPT_VENV:-.venv}"
+PY="${PYTHON:-python3.11}"
+command -v "$PY" >/dev/null || PY=python3
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+"$VENV/bin/python" -m pip install -q --upgrade pip
+"$VENV/bin/python" -m pip install -q -c constraints/ci.txt -e ".[test]"
+if [ -f labextension/package.json ] && [ ! -d kernelopt_jupyter/labextension_build ]; then
+  "$VENV/bin/python" scripts/build_labextension.py
+fi
+"$VENV/bin/python" -m ipykernel install --user --name python3 >/dev/null
+echo "== executing notebooks/quickstart.ipynb (offline agents)"
+"$VENV/bin/jupyter" nbconvert --to notebook --execute notebooks/quickstart.ipynb \
+  --ExecutePreprocessor.timeout=900 --output quickstart.executed.ipynb
+echo "== kernelopt optimize (offline agents) on the bundled fused MLP problem"
+"$VENV/bin/kernelopt" optimize kernelopt_jupyter/problems/fused_mlp.py --agents offline \
+  --budget 6 --out runs/demo-fused-mlp
+echo "== re-verifying the best candidate"
+"$VENV/bin/kernelopt" verify kernelopt_jupyter/problems/fused_mlp.py runs/demo-fused-mlp/best.py
+echo "Open the notebook in JupyterLab to see the live panel: $VENV/bin/jupyter lab notebooks/quickstart.ipynb"
