@@ -29,6 +29,7 @@ from kernelopt_jupyter.agents.transforms import (
     config_neighbours,
     describe_config_change,
     eager_dispatch_source,
+    helion_config_variants,
     is_dispatch_only,
     lift_launch_configs,
     read_launch_configs,
@@ -240,6 +241,10 @@ class OfflinePolicy:
         return Edit(None, f"the offline executor has no transform for {plan.action!r}")
 
     def _retile(self, plan: Plan, parent: Candidate, io: AgentIO) -> Edit:
+        if "helion" in parent.source and "Config(" in parent.source:
+            label, new_source = helion_config_variants(parent.source)[0]
+            io.text(f"Retune the Helion config: {label}. The Tuner measures the other neighbours.")
+            return Edit(new_source, f"Helion config: {label}")
         source = lift_launch_configs(parent.source)
         configs = read_launch_configs(source)
         kernel = str(plan.params.get("kernel") or "")
@@ -254,6 +259,14 @@ class OfflinePolicy:
     # ------------------------------------------------------------------ Tuner
     def tune(self, ctx: AgentContext, candidate: Candidate, io: AgentIO) -> TuneProposal:
         """Neighbouring launch configurations of the heaviest kernels, to be measured."""
+        if ctx.problem.kind == "helion":
+            try:
+                helion_variants = helion_config_variants(candidate.source, limit=TUNE_VARIANTS)
+            except TransformError as exc:
+                return TuneProposal([], f"nothing to tune: {exc}")
+            text = f"Measuring {len(helion_variants)} Helion configs around {candidate.id}."
+            io.text(text)
+            return TuneProposal(helion_variants, text)
         try:
             source = lift_launch_configs(candidate.source)
             configs = read_launch_configs(source)

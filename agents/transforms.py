@@ -290,3 +290,65 @@ def lift_launch_configs(source: str) -> str:
 
 def _byte_to_char(line: str, byte_offset: int) -> int:
     return len(line.encode()[:byte_offset].decode(errors="ignore"))
+
+
+def _helion_config_calls(tree: ast.Module) -> list[ast.Call]:
+    calls = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func).split(".")[-1] == "Config"
+            and any(kw.arg in ("block_sizes", "num_warps", "num_stages") for kw in node.keywords)
+        ):
+            calls.append(node)
+    return calls
+
+
+def helion_config_variants(source: str, *, limit: int = 6) -> list[tuple[str, str]]:
+    """Neighbours of a Helion kernel's fixed ``helion.Config(...)``: Helion's own config space.
+
+    Each block size is doubled and halved, ``num_warps`` moved up and down; every variant is a
+    whole source with only that ``Config`` call changed.
+    """
+    tree = ast.parse(source)
+    calls = _helion_config_calls(tree)
+    if not calls:
+        raise TransformError("no helion.Config(...) with block_sizes/num_warps to tune")
+    call = calls[0]
+    values: dict[str, Any] = {}
+    for kw in call.keywords:
+        if kw.arg is None:
+            continue
+        try:
+            values[kw.arg] = ast.literal_eval(kw.value)
+        except ValueError:
+            continue
+    variants: list[tuple[str, dict[str, Any]]] = []
+    blocks = values.get("block_sizes")
+    if isinstance(blocks, list):
+        for i, b in enumerate(blocks):
+            for new in (b * 2, b // 2):
+                if isinstance(b, int) and 16 <= new <= 4096:
+                    moved = list(blocks)
+                    moved[i] = new
+                    variants.append(
+                        (f"block_sizes[{i}] {b}->{new}", {**values, "block_sizes": moved})
+                    )
+    warps = values.get("num_warps", 4)
+    for new in (warps * 2, warps // 2):
+        if isinstance(warps, int) and 1 <= new <= 32:
+            variants.append((f"num_warps {warps}->{new}", {**values, "num_warps": new}))
+    out = []
+    lines = source.splitlines(keepends=True)
+    assert call.end_lineno is not None and call.end_col_offset is not None
+    start = sum(len(ln) for ln in lines[: call.lineno - 1]) + _byte_to_char(
+        lines[call.lineno - 1], call.col_offset
+    )
+    end = sum(len(ln) for ln in lines[: call.end_lineno - 1]) + _byte_to_char(
+        lines[call.end_lineno - 1], call.end_col_offset
+    )
+    func = ast.unparse(call.func)
+    for label, cfg in variants[:limit]:
+        args = ", ".join(f"{k}={v!r}" for k, v in cfg.items())
+        out.append((label, source[:start] + f"{func}({args})" + source[end:]))
+    return out

@@ -263,9 +263,10 @@ class _Analyzer(ast.NodeVisitor):
 
 
 def _is_jit_decorated(node: ast.FunctionDef) -> bool:
+    """``@triton.jit`` (any spelling), or ``@helion.kernel``, which generates Triton kernels."""
     for dec in node.decorator_list:
-        target = dec.func if isinstance(dec, ast.Call) else dec
-        if ast.unparse(target).split(".")[-1] == "jit":
+        target = ast.unparse(dec.func if isinstance(dec, ast.Call) else dec)
+        if target.split(".")[-1] == "jit" or target in ("helion.kernel", "kernel"):
             return True
     return False
 
