@@ -1,4 +1,5 @@
 """A Helion problem: scaled add."""
+
 import torch
 import helion
 import helion.language as hl

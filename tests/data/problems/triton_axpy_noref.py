@@ -27,5 +27,3 @@ def axpy(x, y):
 
 def get_inputs():
     return [torch.randn(100003), torch.randn(100003)]
-
-
