@@ -1,8 +1,8 @@
 """A Helion problem: scaled add."""
 
-import torch
 import helion
 import helion.language as hl
+import torch
 
 
 @helion.kernel(config=helion.Config(block_sizes=[128]))
