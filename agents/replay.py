@@ -43,7 +43,7 @@ class ReplayPolicy:
     def __init__(self, events: list[Event], fallback: Policy | None = None) -> None:
         self.queues: dict[str, deque[dict[str, Any]]] = {}
         self.texts: dict[int, list[str]] = {}
-        for event in events:
+        for event in _longest_run(events):
             if event.type == "agent_text":
                 self.texts.setdefault(int(event.data.get("step", -1)), []).append(
                     str(event.data.get("delta", ""))
@@ -130,3 +130,22 @@ class ReplayPolicy:
             {str(k): str(v) for k, v in out.get("explanations", {}).items()},
             [ExperienceItem(**e) for e in out.get("experience", [])],
         )
+
+
+def _longest_run(events: list[Event]) -> list[Event]:
+    """The events of the run with the most agent steps.
+
+    A resumed session appends a new run (from its own ``session_started``) that re-plays the
+    earlier steps before adding its own, so the longest run holds the whole sequence once.
+    """
+    runs: list[list[Event]] = [[]]
+    for event in events:
+        if event.type == "session_started" and runs[-1]:
+            runs.append([])
+        runs[-1].append(event)
+
+    def steps(run: list[Event]) -> int:
+        return sum(1 for e in run if e.type == "agent_finished")
+
+    best = max(range(len(runs)), key=lambda i: (steps(runs[i]), i))
+    return runs[best]

@@ -249,13 +249,16 @@ class BeamSearch:
         )
         key = source_key(candidate.source)
         report = self.known.get(key)
+        reused = report is not None
         if report is None:
             report = self.gate_runner(self.problem, candidate)
-        gated = self._record(candidate, report)
+        gated = self._record(candidate, report, reused=reused)
         self._budget_event()
         return gated
 
-    def _record(self, candidate: Candidate, report: dict[str, Any]) -> GatedCandidate:
+    def _record(
+        self, candidate: Candidate, report: dict[str, Any], *, reused: bool = False
+    ) -> GatedCandidate:
         gates = report.get("gates", [])
         for g in gates:
             self.log.emit(
@@ -298,6 +301,7 @@ class BeamSearch:
             speedup_vs_compile=vs_compile,
             source_key=source_key(candidate.source),
             report=report,
+            reused=reused,  # a verdict already decided before a resume, not gated again
         )
         self.gated.append(gated)
         self._by_id[candidate.id] = gated

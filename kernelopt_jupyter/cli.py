@@ -98,6 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     optimize.add_argument("--json", action="store_true")
     optimize.add_argument("--step", action="store_true", help="approve each step interactively")
     optimize.add_argument("--seeds", type=_positive_int, default=3, help="input seeds per gate")
+    optimize.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted session in --out DIR from its events.jsonl",
+    )
     optimize.add_argument("--model", default=None, help="Claude model (default $KERNELOPT_MODEL)")
     optimize.add_argument(
         "--time-limit", type=_seconds, default=None, metavar="SECONDS", help="whole-search limit"

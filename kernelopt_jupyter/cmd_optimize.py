@@ -104,11 +104,19 @@ def _terminal_step_loop(session: OptimizationSession) -> None:
 
 
 def optimize_one(
-    problem_path: str, opts: SearchOptions, *, quiet: bool = False
+    problem_path: str, opts: SearchOptions, *, quiet: bool = False, resume: bool = False
 ) -> OptimizationSession:
-    """Run one search to completion with a progress display; raises for bad input."""
-    problem = load_problem(problem_path)
-    session = OptimizationSession(problem, opts)
+    """Run one search to completion with a progress display; raises for bad input.
+
+    With ``resume`` the session in ``opts.out_dir`` continues from its events.jsonl: verdicts
+    and agent steps already recorded are reused, not recomputed.
+    """
+    if resume:
+        if opts.out_dir is None:
+            raise SessionError("--resume needs --out DIR (the interrupted session's folder)")
+        session = OptimizationSession.open(opts.out_dir, resume=True, options=opts)
+    else:
+        session = OptimizationSession(load_problem(problem_path), opts)
     if not quiet:
         session.log.subscribe(ProgressPrinter(), replay=False)
     if opts.step:
@@ -130,7 +138,9 @@ def run_optimize(args: argparse.Namespace) -> int:
     """The ``optimize`` subcommand."""
     out = Path(args.out) if getattr(args, "out", None) else None
     try:
-        session = optimize_one(args.problem, _options(args, out))
+        session = optimize_one(
+            args.problem, _options(args, out), resume=bool(getattr(args, "resume", False))
+        )
     except (ProblemError, SessionError, DeviceError) as exc:
         return _fail(str(exc))
     result_file = session.out_dir / "result.json"
