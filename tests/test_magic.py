@@ -391,5 +391,6 @@ def test_real_step_mode_through_the_panel(
     assert len(resumed) == len(pauses)
     assert edited, f"the executor never paused with an edit to change (pauses: {pauses})"
     assert "edit_candidate" in resumed
-    by_person = [c for c in panel.state.candidates.values() if "3.0" in c.source]
+    by_person = [c for c in panel.state.candidates.values() if c.agent == "person"]
+    assert by_person and "3.0" in by_person[0].source
     assert by_person and by_person[0].gates["correctness"].status == "fail"
