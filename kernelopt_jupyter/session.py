@@ -205,6 +205,8 @@ class OptimizationSession:
             self.result = self._search.run()
             if self.result.best is not None and self.device == "cuda":
                 self._final_check(self.result)
+            if self.result.best is not None:
+                self._profile_best(self.result.best)
             status = self.result.status
             return self.result
         except Exception as exc:
@@ -239,6 +241,20 @@ class OptimizationSession:
             note=facts.root_note,
         )
         return context, root
+
+    def _profile_best(self, best: GatedCandidate) -> None:
+        """The winner's kernel timeline, beside the reference's, for the panel."""
+        from kernelopt_jupyter.analysis.timeline import profile_timeline
+
+        timeline = profile_timeline(self.problem, self.device, best.candidate.source)
+        self.log.emit(
+            "profile",
+            candidate=best.candidate.id,
+            dispatch_map={},
+            summary=f"kernel timeline of {best.candidate.id}",
+            timeline=timeline["timeline"],
+            timeline_detail=timeline["detail"],
+        )
 
     def _final_check(self, result: SearchResult) -> None:
         """Re-verify the winner against eager *and* torch.compile, interleaved in one run.

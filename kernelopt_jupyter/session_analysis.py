@@ -71,6 +71,7 @@ def analyse(problem: Problem, device: str, log: EventLog) -> AnalysisFacts:
     """Measure baselines, profile and harvest ``problem``; emits ``baseline`` and ``profile``."""
     from kernelopt_jupyter.agents.transforms import TransformError, eager_dispatch_source
     from kernelopt_jupyter.analysis import measure_baselines, profile_problem
+    from kernelopt_jupyter.analysis.timeline import profile_timeline
 
     base = measure_baselines(problem, device)
     for name, ms in base.as_ms().items():
@@ -95,7 +96,15 @@ def analyse(problem: Problem, device: str, log: EventLog) -> AnalysisFacts:
             root_dispatch_only=False,
             root_note=f"the user's {problem.kind} kernel",
         )
-        log.emit("profile", dispatch_map={}, summary=facts.root_note, facts=facts.to_dict())
+        timeline = profile_timeline(problem, device)
+        log.emit(
+            "profile",
+            dispatch_map={},
+            summary=facts.root_note,
+            facts=facts.to_dict(),
+            timeline=timeline["timeline"],
+            timeline_detail=timeline["detail"],
+        )
         return facts
     dmap = profile_problem(problem, device)
     harvest = dmap.harvest
@@ -122,11 +131,14 @@ def analyse(problem: Problem, device: str, log: EventLog) -> AnalysisFacts:
         root_note=note,
         notes=notes + list(dmap.notes),
     )
+    timeline = profile_timeline(problem, device)
     log.emit(
         "profile",
         dispatch_map=dmap.to_dict(),
         summary=_summary(dmap.to_dict(), facts),
         facts=facts.to_dict(),
+        timeline=timeline["timeline"],
+        timeline_detail=timeline["detail"],
     )
     return facts
 
