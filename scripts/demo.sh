@@ -11,7 +11,7 @@ command -v "$PY" >/dev/null || PY=python3
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q -c constraints/ci.txt -e ".[test]"
-if [ -f labextension/package.json ] && [ ! -d kernelopt_jupyter/labextension_build ]; then
+if [ -f labextension/package.json ]; then
   "$VENV/bin/python" scripts/build_labextension.py
 fi
 "$VENV/bin/python" -m ipykernel install --user --name python3 >/dev/null

@@ -264,6 +264,12 @@ def test_step_buttons_drive_step_control() -> None:
     panel.edit_submit.click()
     assert ctl.step.wait(timeout=1) == ("edit_candidate", "class ModelNew: pass\n")
 
+    panel.feed(evs[second : second + 1])  # paused once more, then the session ends
+    assert not panel.step_buttons["approve"].disabled
+    panel.feed([e for e in evs if e.type == "session_finished"])
+    assert all(b.disabled for b in panel.step_buttons.values())  # nothing left to approve
+    assert panel.pending.value == ""
+
 
 def test_step_plan_edit_and_next() -> None:
     ctl = Controller(step=True)

@@ -390,6 +390,9 @@ class SessionPanel:
             )
         if changes.finished:
             self.stop_button.disabled = True
+            for button in self.step_buttons.values():  # nothing is left to approve
+                button.disabled = True
+            self.pending.value = ""
             fin = s.finished or {}
             best = fin.get("best")
             self._set_message(
