@@ -79,10 +79,13 @@ class ProgressPrinter:
 def _terminal_step_loop(session: OptimizationSession) -> None:
     """Step mode on a terminal: read a decision from stdin at every pause."""
     help_text = "a=approve r=reject s=stop | p TEXT=edit plan | e FILE=gate FILE as the edit"
+    answered = 0
     while session.running:
-        if not session.step.pending:
+        # One decision per pause: the pause counter tells a new pause from one just answered.
+        if not (session.step.pending and session.step.pause_count > answered):
             time.sleep(0.05)
             continue
+        answered = session.step.pause_count
         print(f"step> {help_text}", file=sys.stderr, flush=True)
         line = sys.stdin.readline()
         if not line:

@@ -123,3 +123,44 @@ def test_interrupted_search_resumes_and_a_recording_replays(tmp_path: Path) -> N
     assert {c["id"]: c["verdict"] for c in replayed["candidates"]} == original
     fresh = [e for e in read_events(replay_out / "events.jsonl") if e.type == "verdict"]
     assert fresh and all(e.data["reused"] is False for e in fresh)
+
+
+def test_terminal_step_mode_takes_decisions_from_stdin(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["optimize", str(PROBLEM), "--device", "cpu", "--seeds", "1", "--budget", "3"]
+    proc = _kernelopt([*args, "--step", "--out", str(out)], _env(tmp_path), stdin=subprocess.PIPE)
+    # approve the Profiler, reject the Planner's plans, then the search has nothing left
+    _, stderr = proc.communicate("a\nr not this one\n", timeout=300)
+    assert proc.returncode in (0, 1), stderr
+    assert "paused after profiler" in stderr and "step>" in stderr
+    events = read_events(out / "events.jsonl")
+    assert [e.data["action"] for e in events if e.type == "step_resumed"][:2] == [
+        "approve",
+        "reject",
+    ]
+    assert events[-1].type == "session_finished"
+
+
+def test_bench_summarises_per_level(tmp_path: Path) -> None:
+    suite = tmp_path / "suite" / "level1"
+    suite.mkdir(parents=True)
+    (suite / "softmax_a.py").write_text(PROBLEM.read_text())
+    bad = suite / "broken.py"
+    bad.write_text("import torch\nx = 1\n")
+    out = tmp_path / "bench"
+    proc = _kernelopt(
+        [
+            *("bench", str(suite.parent), "--device", "cpu", "--budget", "1", "--seeds", "1"),
+            *("--out", str(out), "--json"),
+        ],
+        _env(tmp_path),
+    )
+    stdout, stderr = proc.communicate(timeout=400)
+    assert proc.returncode == 0, stderr
+    payload = json.loads(stdout)
+    rows = {Path(r["problem"]).name: r for r in payload["rows"]}
+    assert rows["broken.py"]["verdict"] == "error" and "defines no" in rows["broken.py"]["error"]
+    assert rows["softmax_a.py"]["verdict"] == "verified (not timed)"
+    assert payload["summary"]["1"]["count"] == 2
+    assert payload["summary"]["1"]["geomean_speedup_vs_compile"] == 1.0
+    assert json.loads((out / "bench.json").read_text()) == payload
