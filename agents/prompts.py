@@ -198,7 +198,7 @@ def problem_context(ctx: AgentContext) -> str:
         parts += [f"- {name}: {_fmt_ms(ms)}" for name, ms in ctx.baselines.items()]
     else:
         parts.append("- none measured")
-    parts += ["", "## Dispatch map (from the torch.compile max-autotune harvest)"]
+    parts += ["", "## Dispatch map (from the torch.compile (Inductor) harvest)"]
     if ctx.kernels:
         parts.append(kernel_table(ctx.kernels))
     else:
