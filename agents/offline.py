@@ -234,14 +234,14 @@ class OfflinePolicy:
                         return Edit(source, _WHY["vendor_dispatch"], is_dispatch_only(source))
                 return Edit(None, f"dispatch variant {plan.params.get('variant')} is gone")
             if plan.action == "retile":
-                return self._retile(plan, parent, io)
+                return self._retile(ctx, plan, parent, io)
         except TransformError as exc:
             io.text(f"Cannot apply {plan.action}: {exc}")
             return Edit(None, str(exc))
         return Edit(None, f"the offline executor has no transform for {plan.action!r}")
 
-    def _retile(self, plan: Plan, parent: Candidate, io: AgentIO) -> Edit:
-        if "helion" in parent.source and "Config(" in parent.source:
+    def _retile(self, ctx: AgentContext, plan: Plan, parent: Candidate, io: AgentIO) -> Edit:
+        if ctx.problem.kind == "helion":
             label, new_source = helion_config_variants(parent.source)[0]
             io.text(f"Retune the Helion config: {label}. The Tuner measures the other neighbours.")
             return Edit(new_source, f"Helion config: {label}")

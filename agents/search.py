@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -171,15 +172,18 @@ class BeamSearch:
         self.gated: list[GatedCandidate] = []
         self._by_id: dict[str, GatedCandidate] = {}
         self._next_id = 1  # the root is c0
+        self._id_lock = threading.Lock()
         self._step = 0
         self._t0 = time.monotonic()
         self._tokens = 0.0
 
     # ------------------------------------------------------------------ helpers
-    def _new_id(self) -> str:
-        cid = f"c{self._next_id}"
-        self._next_id += 1
-        return cid
+    def new_id(self) -> str:
+        """The next candidate id; thread-safe (the panel submits from another thread)."""
+        with self._id_lock:
+            cid = f"c{self._next_id}"
+            self._next_id += 1
+            return cid
 
     def _budget_event(self) -> None:
         self.log.emit(
@@ -397,7 +401,7 @@ class BeamSearch:
         except TransformError:
             return None
         cand = Candidate(
-            self._new_id(), source, None, "harvest", None, True, "reference ops (fallback root)"
+            self.new_id(), source, None, "harvest", None, True, "reference ops (fallback root)"
         )
         gated = self.gate(cand)
         return gated if gated.usable else None
@@ -463,7 +467,7 @@ class BeamSearch:
             if source is None:
                 return last
             candidate = Candidate(
-                id=self._new_id(),
+                id=self.new_id(),
                 source=source,
                 parent=parent.candidate.id,
                 agent="person" if action == "edit_candidate" else "executor",
@@ -493,7 +497,7 @@ class BeamSearch:
         for label, source in proposal.variants:
             child = self.gate(
                 Candidate(
-                    id=self._new_id(),
+                    id=self.new_id(),
                     source=source,
                     parent=candidate.candidate.id,
                     agent="tuner",

@@ -275,17 +275,21 @@ def lift_launch_configs(source: str) -> str:
         raise TransformError("no Triton launch with tunable settings found")
     lines = source.splitlines(keepends=True)
     for old, new in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset), reverse=True):
-        assert old.end_lineno is not None and old.end_col_offset is not None
-        start = sum(len(ln) for ln in lines[: old.lineno - 1]) + _byte_to_char(
-            lines[old.lineno - 1], old.col_offset
-        )
-        end = sum(len(ln) for ln in lines[: old.end_lineno - 1]) + _byte_to_char(
-            lines[old.end_lineno - 1], old.end_col_offset
-        )
+        start, end = _span(lines, old)
         text = "".join(lines)
         text = text[:start] + ast.unparse(new) + text[end:]
         lines = text.splitlines(keepends=True)
     return _insert_after_imports("".join(lines), format_launch_configs(configs) + "\n\n")
+
+
+def _span(lines: list[str], node: ast.expr) -> tuple[int, int]:
+    """Character offsets of ``node`` in the text ``"".join(lines)`` (ast gives UTF-8 bytes)."""
+    assert node.end_lineno is not None and node.end_col_offset is not None
+    start = sum(len(ln) for ln in lines[: node.lineno - 1])
+    start += _byte_to_char(lines[node.lineno - 1], node.col_offset)
+    end = sum(len(ln) for ln in lines[: node.end_lineno - 1])
+    end += _byte_to_char(lines[node.end_lineno - 1], node.end_col_offset)
+    return start, end
 
 
 def _byte_to_char(line: str, byte_offset: int) -> int:
@@ -340,13 +344,7 @@ def helion_config_variants(source: str, *, limit: int = 6) -> list[tuple[str, st
             variants.append((f"num_warps {warps}->{new}", {**values, "num_warps": new}))
     out = []
     lines = source.splitlines(keepends=True)
-    assert call.end_lineno is not None and call.end_col_offset is not None
-    start = sum(len(ln) for ln in lines[: call.lineno - 1]) + _byte_to_char(
-        lines[call.lineno - 1], call.col_offset
-    )
-    end = sum(len(ln) for ln in lines[: call.end_lineno - 1]) + _byte_to_char(
-        lines[call.end_lineno - 1], call.end_col_offset
-    )
+    start, end = _span(lines, call)
     func = ast.unparse(call.func)
     for label, cfg in variants[:limit]:
         args = ", ".join(f"{k}={v!r}" for k, v in cfg.items())

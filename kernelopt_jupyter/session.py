@@ -113,7 +113,6 @@ class OptimizationSession:
         self._resume = _resume_events
         self._search: BeamSearch | None = None
         self._thread: threading.Thread | None = None
-        self._id_lock = threading.Lock()
 
     # ------------------------------------------------------------------ control
     @property
@@ -317,8 +316,7 @@ class OptimizationSession:
         if self._search is None:
             raise SessionError("the search has not started yet; submit after it begins")
         search = self._search
-        with self._id_lock:
-            cid = search._new_id()
+        cid = search.new_id()
         from kernelopt_jupyter.agents.transforms import is_dispatch_only
 
         candidate = Candidate(
