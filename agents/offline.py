@@ -28,15 +28,13 @@ from kernelopt_jupyter.agents.transforms import (
     TransformError,
     config_neighbours,
     describe_config_change,
-    eager_dispatch_source,
     helion_config_variants,
-    is_dispatch_only,
     lift_launch_configs,
     read_launch_configs,
     wrap_cuda_graph,
     write_launch_configs,
 )
-from kernelopt_jupyter.candidate import Candidate
+from kernelopt_jupyter.candidate import Candidate, eager_dispatch_source, is_dispatch_only
 
 #: Below this eager time (ms) a forward is dominated by launch overhead on an H200.
 LAUNCH_BOUND_MS = 0.25
@@ -235,7 +233,7 @@ class OfflinePolicy:
                 return Edit(None, f"dispatch variant {plan.params.get('variant')} is gone")
             if plan.action == "retile":
                 return self._retile(ctx, plan, parent, io)
-        except TransformError as exc:
+        except ValueError as exc:  # TransformError, or a problem kind the move does not fit
             io.text(f"Cannot apply {plan.action}: {exc}")
             return Edit(None, str(exc))
         return Edit(None, f"the offline executor has no transform for {plan.action!r}")

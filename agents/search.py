@@ -394,11 +394,11 @@ class BeamSearch:
 
     def _fallback_root(self) -> GatedCandidate | None:
         """When the harvest fails, start from the problem's own code as a dispatch-only root."""
-        from kernelopt_jupyter.agents.transforms import TransformError, eager_dispatch_source
+        from kernelopt_jupyter.candidate import eager_dispatch_source
 
         try:
             source = eager_dispatch_source(self.problem)
-        except TransformError:
+        except ValueError:
             return None
         cand = Candidate(
             self.new_id(), source, None, "harvest", None, True, "reference ops (fallback root)"

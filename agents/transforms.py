@@ -12,7 +12,7 @@ import ast
 import re
 from typing import Any
 
-from kernelopt_jupyter.problem import Problem
+from kernelopt_jupyter.candidate import insert_after_imports
 
 LaunchConfigs = dict[str, dict[str, int]]
 
@@ -160,43 +160,6 @@ class ModelNew(_ModelNewEager):
 '''
 
 
-def eager_dispatch_source(problem: Problem) -> str:
-    """A dispatch-only candidate: the reference's own ops (vendor libraries) as ``ModelNew``.
-
-    It launches no Triton kernel, so it is marked dispatch-only and counted as such. It wins
-    where torch.compile's lowering loses to the vendor library (depthwise convolution, pooling).
-    """
-    if problem.kind != "module":
-        raise TransformError("eager dispatch applies to module problems only")
-    source = re.sub(r"^class Model\b", "class ModelNew", problem.source, count=1, flags=re.M)
-    source = re.sub(r"\bsuper\(Model, self\)", "super(ModelNew, self)", source)
-    header = (
-        "# Dispatch-only candidate: the reference's operators, routed to the vendor libraries\n"
-        "# (cuBLAS/cuDNN) instead of torch.compile's generated kernels.\n"
-        "KERNELOPT_DISPATCH_ONLY = True\n"
-    )
-    return _insert_after_imports(source, header)
-
-
-def _insert_after_imports(source: str, text: str) -> str:
-    tree = ast.parse(source)
-    last = 0
-    for node in tree.body:
-        if isinstance(node, ast.Import | ast.ImportFrom) or (
-            isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-        ):
-            last = node.end_lineno or last
-        else:
-            break
-    lines = source.splitlines(keepends=True)
-    return "".join(lines[:last]) + "\n" + text + "".join(lines[last:])
-
-
-def is_dispatch_only(source: str) -> bool:
-    """Whether the candidate declares itself dispatch-only."""
-    return re.search(r"^KERNELOPT_DISPATCH_ONLY\s*=\s*True", source, flags=re.M) is not None
-
-
 def describe_config_change(old: dict[str, Any], new: dict[str, Any]) -> str:
     """``XBLOCK 1024->2048, num_warps 4->8`` for explanations."""
     parts = [f"{k} {old.get(k)}->{v}" for k, v in new.items() if old.get(k) != v]
@@ -279,7 +242,7 @@ def lift_launch_configs(source: str) -> str:
         text = "".join(lines)
         text = text[:start] + ast.unparse(new) + text[end:]
         lines = text.splitlines(keepends=True)
-    return _insert_after_imports("".join(lines), format_launch_configs(configs) + "\n\n")
+    return insert_after_imports("".join(lines), format_launch_configs(configs) + "\n\n")
 
 
 def _span(lines: list[str], node: ast.expr) -> tuple[int, int]:

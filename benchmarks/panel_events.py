@@ -2,7 +2,7 @@
 
 Runs the real panel (ipywidgets, no browser: widget messages go to a counting stand-in for the
 comm) against a real in-memory EventLog, with the synthetic session of
-``kernelopt_jupyter.panel.sample`` scaled up, and measures:
+``panel_sample`` scaled up, and measures:
 
 * ``first_render_s``: from creating the panel to the first event being drawn (the panel shows
   its header immediately; this is when the session's first event appears);
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import sys
 import threading
 import time
 from pathlib import Path
@@ -29,8 +30,11 @@ from typing import Any
 from comm.base_comm import BaseComm
 
 from kernelopt_jupyter.events import EventLog
-from kernelopt_jupyter.panel.sample import sample_events
-from kernelopt_jupyter.panel.view import SessionPanel
+from kernelopt_jupyter.notebook.panel.view import SessionPanel
+
+# The synthetic session lives with the tests (it is test data, not part of the package).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from panel_sample import sample_events
 
 RESULTS = Path(__file__).parent / "results" / "panel_events.json"
 

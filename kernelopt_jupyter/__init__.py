@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register the ``%%kernelopt`` cell magic and its line magics."""
-    from kernelopt_jupyter.magic import load_ipython_extension as _load
+    from kernelopt_jupyter.notebook.magic import load_ipython_extension as _load
 
     _load(ipython)
 

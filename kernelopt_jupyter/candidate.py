@@ -6,9 +6,14 @@ goes through the same four gates.
 
 from __future__ import annotations
 
+import ast
 import difflib
+import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kernelopt_jupyter.problem import Problem
 
 
 @dataclass
@@ -39,3 +44,41 @@ def unified_diff(old: str, new: str, old_name: str = "parent", new_name: str = "
             tofile=new_name,
         )
     )
+
+
+def eager_dispatch_source(problem: Problem) -> str:
+    """A dispatch-only candidate: the reference's own ops (vendor libraries) as ``ModelNew``.
+
+    It launches no Triton kernel, so it is marked dispatch-only and counted as such. It wins
+    where torch.compile's lowering loses to the vendor library (depthwise convolution, pooling).
+    """
+    if problem.kind != "module":
+        raise ValueError("eager dispatch applies to module problems only")
+    source = re.sub(r"^class Model\b", "class ModelNew", problem.source, count=1, flags=re.M)
+    source = re.sub(r"\bsuper\(Model, self\)", "super(ModelNew, self)", source)
+    header = (
+        "# Dispatch-only candidate: the reference's operators, routed to the vendor libraries\n"
+        "# (cuBLAS/cuDNN) instead of torch.compile's generated kernels.\n"
+        "KERNELOPT_DISPATCH_ONLY = True\n"
+    )
+    return insert_after_imports(source, header)
+
+
+def insert_after_imports(source: str, text: str) -> str:
+    """``source`` with ``text`` inserted after its leading imports and docstring."""
+    tree = ast.parse(source)
+    last = 0
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom) or (
+            isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        ):
+            last = node.end_lineno or last
+        else:
+            break
+    lines = source.splitlines(keepends=True)
+    return "".join(lines[:last]) + "\n" + text + "".join(lines[last:])
+
+
+def is_dispatch_only(source: str) -> bool:
+    """Whether the candidate declares itself dispatch-only."""
+    return re.search(r"^KERNELOPT_DISPATCH_ONLY\s*=\s*True", source, flags=re.M) is not None

@@ -27,5 +27,6 @@ fi
 
 "$VENV/bin/ruff" check .
 "$VENV/bin/ruff" format --check .
-"$VENV/bin/mypy" kernelopt_jupyter agents verify
+# mypy on the installed layout (agents/ and verify/ inside the package): every seam typed.
+"$VENV/bin/python" scripts/typecheck.py
 "$VENV/bin/python" -m pytest -m "not gpu" -q "$@"

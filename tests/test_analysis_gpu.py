@@ -12,7 +12,7 @@ import pytest
 
 from kernelopt_jupyter.analysis import harvest_problem, measure_baselines, profile_problem
 from kernelopt_jupyter.analysis.codegen import build_candidate
-from kernelopt_jupyter.cmd_profile import render_table
+from kernelopt_jupyter.cli.profile import render_table
 from kernelopt_jupyter.problem import load_problem
 from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kernelopt_jupyter import cpu_triton
-from kernelopt_jupyter.verify.worker import run_task
+from kernelopt_jupyter.worker import run_task
 
 ENV = {"PYTHONPATH": str(Path(__file__).parent / "data" / "analysis")}
 

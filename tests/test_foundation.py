@@ -9,7 +9,7 @@ import pytest
 
 from kernelopt_jupyter.events import EventError, EventLog, read_events
 from kernelopt_jupyter.problem import ProblemError, classify_source, problem_from_source
-from kernelopt_jupyter.verify.worker import run_task
+from kernelopt_jupyter.worker import run_task
 
 MODULE = """
 import torch

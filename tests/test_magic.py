@@ -12,14 +12,15 @@ import pytest
 from IPython import get_ipython
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.testing.globalipapp import start_ipython
+from panel_sample import REFERENCE, sample_events
 
-from kernelopt_jupyter import accept, magic, session
+from kernelopt_jupyter import session
 from kernelopt_jupyter.agents.stepping import StepControl
 from kernelopt_jupyter.events import EventLog
-from kernelopt_jupyter.panel.sample import REFERENCE, sample_events
-from kernelopt_jupyter.panel.text import TextProgress
-from kernelopt_jupyter.panel.view import SessionPanel
+from kernelopt_jupyter.notebook import accept, magic
+from kernelopt_jupyter.notebook.panel.view import SessionPanel
 from kernelopt_jupyter.problem import Problem
+from kernelopt_jupyter.session.progress import TextProgress
 
 CELL = REFERENCE
 

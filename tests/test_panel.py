@@ -12,19 +12,19 @@ import types
 from typing import Any
 
 import pytest
+from panel_sample import REFERENCE, candidate_source, sample_events
 
-from kernelopt_jupyter.accept import render_accepted_cell
 from kernelopt_jupyter.agents.stepping import StepControl
 from kernelopt_jupyter.events import Event, EventLog
-from kernelopt_jupyter.panel import plots
-from kernelopt_jupyter.panel.diff import paired_blocks, side_by_side, split_blocks
-from kernelopt_jupyter.panel.sample import REFERENCE, candidate_source, sample_events
-from kernelopt_jupyter.panel.state import PanelState
-from kernelopt_jupyter.panel.stream import StreamView
-from kernelopt_jupyter.panel.text import TextProgress
-from kernelopt_jupyter.panel.view import TAB_TITLES, SessionPanel
+from kernelopt_jupyter.notebook.accept import render_accepted_cell
+from kernelopt_jupyter.notebook.panel import plots
+from kernelopt_jupyter.notebook.panel.diff import paired_blocks, side_by_side, split_blocks
+from kernelopt_jupyter.notebook.panel.stream import StreamView
+from kernelopt_jupyter.notebook.panel.view import TAB_TITLES, SessionPanel
+from kernelopt_jupyter.notebook.report import render_summary, state_from_events
 from kernelopt_jupyter.problem import problem_from_source
-from kernelopt_jupyter.report import render_summary, state_from_events
+from kernelopt_jupyter.session.progress import TextProgress
+from kernelopt_jupyter.session.state import SessionState
 
 
 def events_of(**kwargs: Any) -> list[Event]:
@@ -87,7 +87,7 @@ def test_state_folds_a_session() -> None:
 
 
 def test_state_reports_only_what_changed() -> None:
-    state = PanelState()
+    state = SessionState()
     evs = events_of(candidates=2)
     cut = next(i for i, e in enumerate(evs) if e.type == "candidate")
     state.apply_all(evs[: cut + 1])
@@ -101,7 +101,7 @@ def test_state_reports_only_what_changed() -> None:
 
 
 def test_unknown_event_types_are_ignored() -> None:
-    state = PanelState()
+    state = SessionState()
     state.apply(Event("from_a_newer_engine", {"x": 1}))
     assert state.events_seen == 1 and not state.take_changes().any()
 
@@ -349,9 +349,9 @@ def test_accept_uses_the_bridge_then_falls_back(monkeypatch: pytest.MonkeyPatch)
         calls.append((cell_id, source, mode))
         return answer["ok"]
 
-    fake = types.ModuleType("kernelopt_jupyter.bridge")
+    fake = types.ModuleType("kernelopt_jupyter.notebook.bridge")
     fake.request_insert = request_insert  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "kernelopt_jupyter.bridge", fake)
+    monkeypatch.setitem(sys.modules, "kernelopt_jupyter.notebook.bridge", fake)
     problem = problem_from_source(REFERENCE, validate=False)
     panel = SessionPanel(problem=problem, cell_id="cell-42")
     panel.feed(events_of(candidates=2))
@@ -387,9 +387,9 @@ def test_accept_through_the_async_bridge(monkeypatch: pytest.MonkeyPatch) -> Non
         threading.Thread(target=answer).start()
         return future
 
-    fake = types.ModuleType("kernelopt_jupyter.bridge")
+    fake = types.ModuleType("kernelopt_jupyter.notebook.bridge")
     fake.request_insert_async = request_insert_async  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "kernelopt_jupyter.bridge", fake)
+    monkeypatch.setitem(sys.modules, "kernelopt_jupyter.notebook.bridge", fake)
     panel = SessionPanel(cell_id="cell-1")
     panel.feed(events_of(candidates=2))
     panel.accept("c2")

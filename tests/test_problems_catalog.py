@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from kernelopt_jupyter.problem import load_problem, materialize
-from kernelopt_jupyter.verify.worker import run_task
+from kernelopt_jupyter.worker import run_task
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks" / "problems"

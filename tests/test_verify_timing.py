@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from _verify_corpus import DATA, problem
 
-from kernelopt_jupyter.verify.worker import run_task
+from kernelopt_jupyter.worker import run_task
 
 
 def _time(candidate: str, **kwargs: object) -> dict[str, object]:

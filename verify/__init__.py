@@ -5,7 +5,7 @@ report = verify_candidate(problem, source, VerifyOptions(device="cpu", seeds=3))
 report.verdict, report.gates, report.speedup, report.to_dict()
 ```
 See docs/engine.md ("Verification API") and the contract's ``verify --json``. Importing this
-package is light (no torch): the worker imports ``kernelopt_jupyter.verify.worker`` as its
+package is light (no torch): the worker imports ``kernelopt_jupyter.worker`` as its
 main module, which must not already be loaded by the package.
 """
 

@@ -30,7 +30,7 @@ from kernelopt_jupyter.verify.report import (
 )
 from kernelopt_jupyter.verify.runtime import read_progress
 from kernelopt_jupyter.verify.static import StaticAnalysis, analyze_candidate
-from kernelopt_jupyter.verify.worker import WorkerResult, run_task
+from kernelopt_jupyter.worker import WorkerResult, run_task
 
 #: Extra seconds the performance worker gets on top of the time limit when it must first
 #: torch.compile the reference for the "compile" baseline.

@@ -115,7 +115,7 @@ def check_compiles(
 ) -> list[dict[str, Any]]:
     """Compile every recorded launch for sm_90 in a worker without the interpreter; cached."""
     from kernelopt_jupyter.verify.static import kernel_text_key
-    from kernelopt_jupyter.verify.worker import run_task
+    from kernelopt_jupyter.worker import run_task
 
     text = kernel_text_key(candidate_source)
     cache = _cache_dir()

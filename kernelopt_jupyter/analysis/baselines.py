@@ -50,7 +50,7 @@ class Baselines:
 
 def measure_baselines(problem: Problem, device: str, *, time_limit_s: float = 900.0) -> Baselines:
     """Time the reference eager and under two torch.compile modes; never raises for failures."""
-    from kernelopt_jupyter.verify.worker import run_task
+    from kernelopt_jupyter.worker import run_task
 
     if device != "cuda":
         return Baselines(

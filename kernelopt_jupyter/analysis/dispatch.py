@@ -113,7 +113,7 @@ def profile_problem(
 
     ``ncu=True`` additionally runs Nsight Compute per kernel where ``ncu`` is on PATH (GPU only).
     """
-    from kernelopt_jupyter.verify.worker import run_task
+    from kernelopt_jupyter.worker import run_task
 
     if problem.kind != "module":
         return DispatchMap(

@@ -104,7 +104,7 @@ def harvest_problem(
     ``inductor_config`` adds Inductor options (e.g. ``max_autotune_gemm_backends``). Never
     raises for a harvest failure: ``ok`` is False and ``error`` says why.
     """
-    from kernelopt_jupyter.verify.worker import run_task
+    from kernelopt_jupyter.worker import run_task
 
     if problem.kind != "module":
         return Harvest(

@@ -126,7 +126,7 @@ def profile_timeline(
     problem: Problem, device: str, candidate_source: str | None = None, time_limit_s: float = 300
 ) -> dict[str, Any]:
     """The timeline of the reference or a candidate, run in a worker; never raises."""
-    from kernelopt_jupyter.verify.worker import run_task
+    from kernelopt_jupyter.worker import run_task
 
     result = run_task(
         "kernelopt_jupyter.analysis.timeline:timeline_task",

@@ -2,7 +2,7 @@
  * KernelOPT for Jupyter, front-end half of the notebook bridge.
  *
  * On every kernel of every notebook panel it registers the comm target `kernelopt.notebook`.
- * The kernel side (kernelopt_jupyter/bridge.py) opens a comm carrying an `insert_cell`
+ * The kernel side (kernelopt_jupyter/notebook/bridge.py) opens a comm carrying an `insert_cell`
  * request; this extension inserts the code cell directly below the named cell (or replaces
  * its source) through the notebook's shared model and replies on the comm.
  */

@@ -5,7 +5,7 @@
  * Nothing here touches JupyterLab, so it is unit-tested without a browser.
  */
 
-/** The comm target the kernel side (kernelopt_jupyter/bridge.py) opens. */
+/** The comm target the kernel side (kernelopt_jupyter/notebook/bridge.py) opens. */
 export const COMM_TARGET = 'kernelopt.notebook';
 
 /** Key under which an inserted cell records the request that created it. */

@@ -1,7 +1,7 @@
 """Test A: the labextension bridge in a real JupyterLab and Chromium.
 
 A widget button's callback (the way the panel's Accept works) asks the extension, through
-`kernelopt_jupyter.bridge`, to insert a cell below its own cell; the cell appears in the right
+`kernelopt_jupyter.notebook.bridge`, to insert a cell below its own cell; the cell appears in the right
 place with the right source, the kernel learns that it worked, and Undo removes it. A worker
 thread running after its cell finished replaces a cell's source (mode "replace").
 """
@@ -25,7 +25,7 @@ INSERTED = "inserted = 40 + 2\nprint('inserted says', inserted)"
 
 BUTTON_CELL = f"""
 import ipywidgets as widgets
-from kernelopt_jupyter import bridge
+from kernelopt_jupyter.notebook import bridge
 
 my_cell = bridge.current_cell_id()
 status = widgets.Label("not clicked")
@@ -47,7 +47,7 @@ print("cell id", my_cell)
 
 THREAD_CELL = """
 import threading
-from kernelopt_jupyter import bridge
+from kernelopt_jupyter.notebook import bridge
 
 my_cell = bridge.current_cell_id()
 replaced = []
@@ -127,7 +127,7 @@ def test_worker_thread_replaces_cell_after_it_ran(lab: Lab, page: Any) -> None:
 
 BUSY_CELL = """
 import threading, time
-from kernelopt_jupyter import bridge
+from kernelopt_jupyter.notebook import bridge
 
 my_cell = bridge.current_cell_id()
 answers = []
@@ -190,7 +190,7 @@ def test_still_answers_after_a_kernel_restart(lab: Lab, page: Any) -> None:
         "(src) => window.jupyterapp.shell.currentWidget.content.model.sharedModel"
         ".insertCell(1, {cell_type: 'code', source: src, id: 'ask'})",
         "import threading\n"
-        "from kernelopt_jupyter import bridge\n"
+        "from kernelopt_jupyter.notebook import bridge\n"
         "probed = []\n"
         "prober = threading.Thread(target=lambda: probed.append(bridge.probe(timeout=10)))\n"
         "prober.start(); prober.join(0.5)  # the ping goes out (and is answered) first\n"

@@ -131,7 +131,7 @@ def insert_with_bridge(
         import importlib
 
         # Imported by name: bridge.py is the labextension's side of the project.
-        bridge = importlib.import_module("kernelopt_jupyter.bridge")
+        bridge = importlib.import_module("kernelopt_jupyter.notebook.bridge")
     except ImportError:
         done(False, "the notebook bridge is not installed")
         return

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kernelopt_jupyter.panel.state import kernel_records, timeline_records
+from kernelopt_jupyter.session.state import kernel_records, timeline_records
 
 KIND_COLORS = {"vendor": "#8c6bb1", "triton": "#2b8cbe", "other": "#bdbdbd"}
 KINDS = tuple(KIND_COLORS)

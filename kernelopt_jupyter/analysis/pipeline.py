@@ -12,6 +12,7 @@ import ast
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kernelopt_jupyter.candidate import eager_dispatch_source
 from kernelopt_jupyter.events import Event, EventLog
 from kernelopt_jupyter.problem import Problem
 
@@ -69,7 +70,6 @@ def _kernel_problem_units(problem: Problem) -> list[dict[str, Any]]:
 
 def analyse(problem: Problem, device: str, log: EventLog) -> AnalysisFacts:
     """Measure baselines, profile and harvest ``problem``; emits ``baseline`` and ``profile``."""
-    from kernelopt_jupyter.agents.transforms import TransformError, eager_dispatch_source
     from kernelopt_jupyter.analysis import measure_baselines, profile_problem
     from kernelopt_jupyter.analysis.timeline import profile_timeline
 
@@ -118,7 +118,7 @@ def analyse(problem: Problem, device: str, log: EventLog) -> AnalysisFacts:
         notes.append(f"harvest failed, starting from the reference's own ops: {why}")
         try:
             root, dispatch_only = eager_dispatch_source(problem), True
-        except TransformError:
+        except ValueError:
             root, dispatch_only = problem.source, True
         note = "reference ops (the harvest failed)"
     facts = AnalysisFacts(

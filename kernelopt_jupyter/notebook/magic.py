@@ -22,11 +22,11 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import HTML, display
 
-from kernelopt_jupyter.accept import insert_next_input, render_accepted_cell
 from kernelopt_jupyter.events import Event, read_events
-from kernelopt_jupyter.panel.state import PanelState
+from kernelopt_jupyter.notebook.accept import insert_next_input, render_accepted_cell
+from kernelopt_jupyter.notebook.report import render_summary, state_from_events
 from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source
-from kernelopt_jupyter.report import render_summary, state_from_events
+from kernelopt_jupyter.session.state import SessionState
 
 LINE_USAGE = """\
 %kernelopt status            the current session: status, best candidate, summary
@@ -66,7 +66,7 @@ class SessionRecord:
             return read_events(self.out_dir / "events.jsonl")
         return []
 
-    def state(self) -> PanelState:
+    def state(self) -> SessionState:
         """A fresh fold of the session's events."""
         return state_from_events(self.events())
 
@@ -159,7 +159,7 @@ def get_init_inputs():
     )
 
 
-def find_candidate(state: PanelState, which: str) -> str:
+def find_candidate(state: SessionState, which: str) -> str:
     """Resolve 'c3', '3' or 'best' to a candidate id of ``state``; raises UsageError."""
     if which == "best":
         if state.best is None:
@@ -289,7 +289,7 @@ class KernelOptMagics(Magics):
         live = record.live
         events_now: list[Event] = [] if live else record.events()
         if text or not has_widget_frontend(self.shell):
-            from kernelopt_jupyter.panel.text import TextProgress
+            from kernelopt_jupyter.session.progress import TextProgress
 
             progress = TextProgress()
             if live:
@@ -301,7 +301,7 @@ class KernelOptMagics(Magics):
                     display(HTML(render_summary(progress.state, out_dir=record.out_dir)))
             record.panel = progress
             return
-        from kernelopt_jupyter.panel.view import SessionPanel
+        from kernelopt_jupyter.notebook.panel.view import SessionPanel
 
         panel = SessionPanel(
             controller=session if live else None,
@@ -316,7 +316,7 @@ class KernelOptMagics(Magics):
         )
         record.summary = summary
 
-        def finished(state: PanelState) -> None:
+        def finished(state: SessionState) -> None:
             if summary is not None:
                 summary.update(HTML(render_summary(state, out_dir=record.out_dir)))
 

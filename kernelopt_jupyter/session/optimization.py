@@ -216,7 +216,7 @@ class OptimizationSession:
 
     def _analyse(self) -> tuple[AgentContext, Candidate]:
         """Baselines, dispatch map and harvest: from the log when resuming, else measured."""
-        from kernelopt_jupyter.session_analysis import analyse, analysis_from_events
+        from kernelopt_jupyter.analysis.pipeline import analyse, analysis_from_events
 
         facts = analysis_from_events(self._resume) if self._resume else None
         if facts is None:
@@ -317,7 +317,7 @@ class OptimizationSession:
             raise SessionError("the search has not started yet; submit after it begins")
         search = self._search
         cid = search.new_id()
-        from kernelopt_jupyter.agents.transforms import is_dispatch_only
+        from kernelopt_jupyter.candidate import is_dispatch_only
 
         candidate = Candidate(
             cid, source, parent, agent, None, is_dispatch_only(source), "edited by a person"

@@ -123,10 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 #: Subcommand -> (module, function); imported only when that subcommand runs.
 _HANDLERS = {
-    "verify": ("kernelopt_jupyter.cmd_verify", "run"),
-    "profile": ("kernelopt_jupyter.cmd_profile", "run"),
-    "optimize": ("kernelopt_jupyter.cmd_optimize", "run_optimize"),
-    "bench": ("kernelopt_jupyter.cmd_optimize", "run_bench"),
+    "verify": ("kernelopt_jupyter.cli.verify", "run"),
+    "profile": ("kernelopt_jupyter.cli.profile", "run"),
+    "optimize": ("kernelopt_jupyter.cli.optimize", "run_optimize"),
+    "bench": ("kernelopt_jupyter.cli.optimize", "run_bench"),
 }
 
 
@@ -147,7 +147,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     handler: Any = getattr(module, func_name)
     return int(handler(args))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -6,7 +6,7 @@ caller. A task is named by ``"package.module:function"``; it receives keyword ar
 returns plain picklable data. The payload and the result travel through files, not the
 child's stdout, so a candidate that prints cannot corrupt them.
 
-Run as ``python -m kernelopt_jupyter.verify.worker PAYLOAD RESULT``.
+Run as ``python -m kernelopt_jupyter.worker PAYLOAD RESULT``.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def run_task(
                 [
                     sys.executable,
                     "-m",
-                    "kernelopt_jupyter.verify.worker",
+                    "kernelopt_jupyter.worker",
                     str(payload),
                     str(result),
                 ],

@@ -12,7 +12,7 @@ import threading
 from typing import Any, TextIO
 
 from kernelopt_jupyter.events import Event
-from kernelopt_jupyter.panel.state import GATES, PanelState, speedup_text
+from kernelopt_jupyter.session.state import GATES, SessionState, speedup_text
 
 
 class TextProgress:
@@ -20,7 +20,7 @@ class TextProgress:
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stdout
-        self.state = PanelState()
+        self.state = SessionState()
         self._lock = threading.Lock()
 
     def __call__(self, event: Event) -> None:
@@ -47,8 +47,14 @@ class TextProgress:
         t = f"[{event.t:7.1f}s]"
         if event.type == "session_started":
             return f"{t} KernelOPT: {s.problem} ({s.kind}) on {s.device}, agents {s.agents_option}"
-        if event.type == "baseline" and d.get("measured"):
-            return f"{t} baseline {d.get('name')}: {d.get('ms')} ms"
+        if event.type == "baseline":
+            if d.get("measured") and d.get("ms"):
+                return f"{t} baseline {d.get('name')}: {d.get('ms'):.4f} ms"
+            return f"{t} baseline {d.get('name')}: not measured ({d.get('detail', '')})"
+        if event.type == "gate" and d.get("status") == "fail":
+            return f"{t}   {d.get('name')} gate failed: {str(d.get('detail'))[:160]}"
+        if event.type == "decision":
+            return f"{t} decision: " + ", ".join(f"{k}={v}" for k, v in d.items())[:200]
         if event.type == "agent_finished":
             return f"{t} {d.get('agent')} step {d.get('step')}: {self._gist(d)}"
         if event.type == "plan":

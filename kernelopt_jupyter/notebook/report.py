@@ -3,7 +3,7 @@
 Widgets do not survive on GitHub or nbviewer, and Notebook front ends without the widget
 manager show nothing for them; the magic therefore also displays this summary (and updates it
 when the session finishes), so the saved notebook keeps a readable record. Built from the event
-stream only, through the same :class:`~kernelopt_jupyter.panel.state.PanelState` as the panel.
+stream only, through the same :class:`~kernelopt_jupyter.session.state.SessionState` as the panel.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kernelopt_jupyter.events import Event, read_events
-from kernelopt_jupyter.panel.state import GATES, PanelState, speedup_text
+from kernelopt_jupyter.session.state import GATES, SessionState, speedup_text
 
 _BADGE = {
     "pass": ("#1a7f37", "#dafbe1", "✓"),
@@ -31,15 +31,15 @@ def _badge(name: str, status: str, detail: str) -> str:
     )
 
 
-def state_from_events(events: Iterable[Event]) -> PanelState:
+def state_from_events(events: Iterable[Event]) -> SessionState:
     """Fold events into a panel state (no widgets)."""
-    state = PanelState()
+    state = SessionState()
     state.apply_all(list(events))
     state.take_changes()
     return state
 
 
-def render_summary(state: PanelState, *, out_dir: str | Path | None = None) -> str:
+def render_summary(state: SessionState, *, out_dir: str | Path | None = None) -> str:
     """HTML summary: problem, status, baselines, the candidates table and the best candidate."""
     s = state
     head = [

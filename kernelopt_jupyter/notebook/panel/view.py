@@ -2,7 +2,7 @@
 
 Events arrive on the search's thread (``EventLog.subscribe``); the subscriber only queues them.
 A refresher thread wakes when something is queued, waits one ``interval`` (100 ms) so a burst
-collapses into one update, folds the batch into :class:`PanelState` and redraws only what the
+collapses into one update, folds the batch into :class:`SessionState` and redraws only what the
 batch changed: new text is appended (never resent), new candidates add rows, changed
 candidates update their own badges. Buttons call the session's controls; they never run
 candidate code in the kernel.
@@ -22,13 +22,13 @@ from typing import Any
 import ipywidgets as w
 from ipywidgets.widgets.widget_string import HTMLStyle
 
-from kernelopt_jupyter.accept import insert_with_bridge, render_accepted_cell
 from kernelopt_jupyter.events import Event, EventLog
-from kernelopt_jupyter.panel import plots
-from kernelopt_jupyter.panel.diff import side_by_side
-from kernelopt_jupyter.panel.state import GATES, CandidateView, PanelState, speedup_text
-from kernelopt_jupyter.panel.stream import StreamView
+from kernelopt_jupyter.notebook.accept import insert_with_bridge, render_accepted_cell
+from kernelopt_jupyter.notebook.panel import plots
+from kernelopt_jupyter.notebook.panel.diff import side_by_side
+from kernelopt_jupyter.notebook.panel.stream import StreamView
 from kernelopt_jupyter.problem import Problem
+from kernelopt_jupyter.session.state import GATES, CandidateView, SessionState, speedup_text
 
 #: DOM classes the panel puts on its widgets (browser tests select by these).
 CSS_CLASSES = {
@@ -122,11 +122,11 @@ class SessionPanel:
         self.step_mode = step_mode
         self.interval = interval
         self.reference_source = reference_source or (problem.source if problem else "")
-        self.state = PanelState()
+        self.state = SessionState()
         self.created = time.monotonic()
         self.first_render_s: float | None = None
         self.rendered = 0  # events applied and drawn so far
-        self.on_finished: list[Callable[[PanelState], None]] = []
+        self.on_finished: list[Callable[[SessionState], None]] = []
         self._queue: list[Event] = []
         self._qlock = threading.Lock()
         self._render_lock = threading.RLock()

@@ -2,7 +2,7 @@
 
 Pure Python (no widget import), so the panel, the static HTML report and the text progress
 display share one reading of the events, and tests can check it without a front end. Every
-event is applied in order by :meth:`PanelState.apply`; the view asks :meth:`PanelState.take_changes`
+event is applied in order by :meth:`SessionState.apply`; the view asks :meth:`SessionState.take_changes`
 once per refresh tick and redraws only what the :class:`Changes` name.
 """
 
@@ -105,7 +105,7 @@ def _num(value: Any) -> float | None:
 
 
 @dataclass
-class PanelState:
+class SessionState:
     """The events of one session so far, folded for display."""
 
     problem: str = ""

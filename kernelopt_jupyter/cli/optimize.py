@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from kernelopt_jupyter.device import DeviceError
-from kernelopt_jupyter.events import Event
 from kernelopt_jupyter.problem import ProblemError, load_problem
 from kernelopt_jupyter.session import OptimizationSession, SearchOptions, SessionError
+from kernelopt_jupyter.session.progress import TextProgress
 
 #: Below this ratio over the faster baseline a result counts as "improved" (2% past noise).
 IMPROVED_RATIO = 1.02
@@ -43,37 +43,6 @@ def _options(args: argparse.Namespace, out_dir: Path | None) -> SearchOptions:
     if limit:
         opts.max_seconds = float(limit)
     return opts
-
-
-class ProgressPrinter:
-    """One line on stderr per meaningful event: what a person watching a terminal wants."""
-
-    def __init__(self, stream: Any = None) -> None:
-        self.stream = stream or sys.stderr
-
-    def __call__(self, event: Event) -> None:
-        d = event.data
-        line = None
-        if event.type == "baseline":
-            ms = d.get("ms")
-            line = f"baseline {d.get('name')}: " + (
-                f"{ms:.4f} ms" if ms else f"not measured ({d.get('detail', '')})"
-            )
-        elif event.type == "agent_finished":
-            line = f"{d.get('agent')}: {d.get('summary', '')[:120]}"
-        elif event.type == "verdict":
-            sp = d.get("speedup_vs_compile") or d.get("speedup")
-            extra = f" {d.get('ms'):.4f} ms" if d.get("ms") else ""
-            extra += f" ({sp:.2f}x torch.compile)" if sp else ""
-            line = f"candidate {d.get('candidate')}: {d.get('verdict')}{extra}"
-        elif event.type == "gate" and d.get("status") == "fail":
-            line = f"  {d.get('name')} gate failed: {str(d.get('detail'))[:160]}"
-        elif event.type in ("error", "decision", "session_finished"):
-            line = f"{event.type}: " + ", ".join(f"{k}={v}" for k, v in d.items())[:200]
-        elif event.type == "step_paused":
-            line = f"paused after {d.get('agent')}: {', '.join(d.get('actions', []))}"
-        if line:
-            print(f"[{event.t:7.1f}s] {line}", file=self.stream, flush=True)
 
 
 def _terminal_step_loop(session: OptimizationSession) -> None:
@@ -121,7 +90,7 @@ def optimize_one(
     else:
         session = OptimizationSession(load_problem(problem_path), opts)
     if not quiet:
-        session.log.subscribe(ProgressPrinter(), replay=False)
+        session.log.subscribe(TextProgress(sys.stderr), replay=False)
     if opts.step:
         session.start()
         _terminal_step_loop(session)
