@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kernelopt_jupyter import cmd_profile
+from kernelopt_jupyter.cli import profile as cmd_profile
 from kernelopt_jupyter.analysis import DispatchMap, measure_baselines, profile_problem
 from kernelopt_jupyter.analysis.dispatch import dispatch_map_from_dict
 from kernelopt_jupyter.problem import load_problem

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from kernelopt_jupyter import bridge
+from kernelopt_jupyter.notebook import bridge
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,7 +97,7 @@ def frontend() -> Iterator[FakeFrontend]:
     try:
         kc.wait_for_ready(timeout=60)
         fe = FakeFrontend(kc)
-        fe.run("from kernelopt_jupyter import bridge; import threading")
+        fe.run("from kernelopt_jupyter.notebook import bridge; import threading")
         yield fe
     finally:
         kc.stop_channels()
