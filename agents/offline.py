@@ -30,11 +30,14 @@ from kernelopt_jupyter.agents.transforms import (
     describe_config_change,
     helion_config_variants,
     lift_launch_configs,
-    read_launch_configs,
     wrap_cuda_graph,
-    write_launch_configs,
 )
 from kernelopt_jupyter.candidate import Candidate, eager_dispatch_source, is_dispatch_only
+from kernelopt_jupyter.launch_configs import (
+    LaunchConfigError,
+    read_launch_configs,
+    write_launch_configs,
+)
 
 #: Below this eager time (ms) a forward is dominated by launch overhead on an H200.
 LAUNCH_BOUND_MS = 0.25
@@ -268,7 +271,7 @@ class OfflinePolicy:
         try:
             source = lift_launch_configs(candidate.source)
             configs = read_launch_configs(source)
-        except TransformError as exc:
+        except (TransformError, LaunchConfigError) as exc:
             return TuneProposal([], f"nothing to tune: {exc}")
         shares = {k.name: k.share or 0.0 for k in ctx.kernels}
         order = sorted(configs, key=lambda name: -shares.get(name, 0.0))

@@ -13,58 +13,22 @@ import re
 from typing import Any
 
 from kernelopt_jupyter.candidate import insert_after_imports
+from kernelopt_jupyter.launch_configs import (
+    LaunchConfigs,
+    format_launch_configs,
+    has_launch_configs,
+)
 
-LaunchConfigs = dict[str, dict[str, int]]
+# The codec's home is kernelopt_jupyter.launch_configs; these names stay importable from here
+# for the tests that read candidates through the transforms module.
+from kernelopt_jupyter.launch_configs import read_launch_configs as read_launch_configs
+from kernelopt_jupyter.launch_configs import write_launch_configs as write_launch_configs
 
 _GRAPH_MARKER = "# --- KernelOPT: CUDA-graph capture"
 
 
 class TransformError(ValueError):
     """A transform does not apply to this source (the Executor reports it and moves on)."""
-
-
-def _launch_configs_node(tree: ast.Module) -> ast.Assign | None:
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "LAUNCH_CONFIGS" for t in node.targets
-        ):
-            return node
-    return None
-
-
-def read_launch_configs(source: str) -> LaunchConfigs:
-    """The candidate's ``LAUNCH_CONFIGS`` dict, or ``{}`` when it has none."""
-    node = _launch_configs_node(ast.parse(source))
-    if node is None:
-        return {}
-    try:
-        value = ast.literal_eval(node.value)
-    except ValueError as exc:
-        raise TransformError(f"LAUNCH_CONFIGS is not a literal dict: {exc}") from None
-    if not isinstance(value, dict):
-        raise TransformError("LAUNCH_CONFIGS is not a dict")
-    return {str(k): {str(a): int(b) for a, b in v.items()} for k, v in value.items()}
-
-
-def format_launch_configs(configs: LaunchConfigs) -> str:
-    """The ``LAUNCH_CONFIGS = {...}`` statement, one kernel a line."""
-    lines = ["LAUNCH_CONFIGS = {"]
-    for name, cfg in configs.items():
-        inner = ", ".join(f"{k!r}: {v}" for k, v in cfg.items())
-        lines.append(f"    {name!r}: {{{inner}}},")
-    lines.append("}")
-    return "\n".join(lines)
-
-
-def write_launch_configs(source: str, configs: LaunchConfigs) -> str:
-    """Replace the ``LAUNCH_CONFIGS`` literal in ``source`` with ``configs``."""
-    node = _launch_configs_node(ast.parse(source))
-    if node is None or node.end_lineno is None:
-        raise TransformError("candidate has no LAUNCH_CONFIGS dict to retune")
-    lines = source.splitlines(keepends=True)
-    before = "".join(lines[: node.lineno - 1])
-    after = "".join(lines[node.end_lineno :])
-    return before + format_launch_configs(configs) + "\n" + after
 
 
 def _is_block_key(key: str) -> bool:
@@ -193,9 +157,9 @@ def lift_launch_configs(source: str) -> str:
     set nothing get Triton's defaults written out, so the Tuner has something to move. A source
     that already has ``LAUNCH_CONFIGS`` is returned unchanged.
     """
-    tree = ast.parse(source)
-    if _launch_configs_node(tree) is not None:
+    if has_launch_configs(source):
         return source
+    tree = ast.parse(source)
     jitted = _jit_names(tree)
     configs: LaunchConfigs = {}
     edits: list[tuple[ast.Call, ast.Call]] = []

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernelopt_jupyter.analysis.tl_helpers import HELPERS, helpers_source, uses_libdevice
+from kernelopt_jupyter.launch_configs import format_launch_configs
 
 
 class HarvestError(Exception):
@@ -674,11 +675,7 @@ def build_candidate(
     out.append("")
     out.append("# Launch configurations (block sizes, warps, stages) per kernel: the Tuner edits")
     out.append("# only this dict; grids follow the block sizes through `meta`.")
-    out.append("LAUNCH_CONFIGS = {")
-    for name, cfg in configs.items():
-        inner = ", ".join(f"{k!r}: {v}" for k, v in cfg.items())
-        out.append(f"    {name!r}: {{{inner}}},")
-    out.append("}")
+    out.append(format_launch_configs(configs))
     if helper_text:
         out.append("")
         out.append("")
