@@ -10,6 +10,7 @@ docs/events.md; adding a field is compatible, renaming or removing one bumps ``E
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 import uuid
@@ -18,23 +19,55 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernelopt_jupyter.secrets import redact_data
+
 EVENT_SCHEMA = 1
 
-#: Every event type a search may emit, with the fields its ``data`` carries.
+#: Every event type a search may emit, with every field its ``data`` may carry (docs/events.md
+#: says when each is sent). A field an emit site sends must be declared here: tests run with
+#: strict validation (``KERNELOPT_STRICT_EVENTS=1``), and ``--resume`` reads some of them back.
 EVENT_TYPES: dict[str, tuple[str, ...]] = {
-    "session_started": ("problem", "kind", "device", "agents", "options"),
-    "baseline": ("name", "ms", "ci_low", "ci_high", "measured", "detail"),
-    "profile": ("dispatch_map", "summary"),
+    "session_started": (
+        "problem",
+        "kind",
+        "device",
+        "agents",
+        "options",
+        "resumed",
+        "name",
+        "entry",
+    ),
+    "baseline": ("name", "ms", "ci_low", "ci_high", "measured", "detail", "compile_s"),
+    "profile": (
+        "dispatch_map",
+        "summary",
+        "facts",
+        "timeline",
+        "timeline_detail",
+        "candidate",
+    ),
     "agent_started": ("agent", "step", "iteration"),
     "agent_text": ("agent", "step", "delta"),
     "tool_call": ("agent", "step", "tool", "input"),
     "agent_finished": ("agent", "step", "summary", "usage", "output"),
-    "plan": ("plan_id", "agent", "title", "rationale", "targets", "parent"),
+    "plan": ("plan_id", "agent", "title", "rationale", "targets", "parent", "action"),
     "candidate": ("id", "parent", "agent", "plan_id", "source", "diff", "dispatch_only", "note"),
     "gate": ("candidate", "name", "status", "detail", "metrics"),
-    "verdict": ("candidate", "verdict", "ms", "speedup", "ci_low", "ci_high"),
-    "decision": ("kind", "candidate", "reason"),
-    "step_paused": ("agent", "step", "actions"),
+    "verdict": (
+        "candidate",
+        "verdict",
+        "ms",
+        "speedup",
+        "ci_low",
+        "ci_high",
+        "speedup_vs_eager",
+        "speedup_vs_compile",
+        "source_key",
+        "report",
+        "reused",
+    ),
+    "decision": ("kind", "candidate", "reason", "report"),
+    "step_paused": ("agent", "step", "actions", "payload"),
     "step_resumed": ("action", "by"),
     "budget": ("candidates", "max_candidates", "seconds", "max_seconds", "tokens", "max_tokens"),
     "experience": ("item",),
@@ -42,6 +75,20 @@ EVENT_TYPES: dict[str, tuple[str, ...]] = {
     "error": ("where", "message"),
     "session_finished": ("status", "best", "speedup_vs_eager", "speedup_vs_compile"),
 }
+
+#: Set to ``1`` to make every :class:`EventLog` refuse a field ``EVENT_TYPES`` does not declare
+#: (tests/conftest.py turns it on for the whole test session, subprocesses included).
+STRICT_ENV = "KERNELOPT_STRICT_EVENTS"
+
+
+def validate_event(event_type: str, data: dict[str, Any]) -> None:
+    """Raise :class:`EventError` for an unknown type or a field its type does not declare."""
+    declared = EVENT_TYPES.get(event_type)
+    if declared is None:
+        raise EventError(f"unknown event type {event_type!r}")
+    extra = sorted(set(data) - set(declared))
+    if extra:
+        raise EventError(f"event {event_type!r} sends undeclared field(s) {extra}")
 
 
 class EventError(ValueError):
@@ -106,6 +153,9 @@ class EventLog:
     _lock: threading.RLock = field(default_factory=threading.RLock)
     _t0: float = field(default_factory=time.monotonic)
     _seq: int = 0
+    #: Refuse undeclared fields (tests); a production log only refuses unknown types, so a
+    #: front end's newer field never stops a search.
+    strict: bool = field(default_factory=lambda: os.environ.get(STRICT_ENV) == "1")
 
     def __post_init__(self) -> None:
         if self.path is not None:
@@ -123,12 +173,15 @@ class EventLog:
 
     def emit(self, event_type: str, /, **data: Any) -> Event:
         """Record an event of ``event_type`` with ``data``, write it and notify subscribers."""
-        if event_type not in EVENT_TYPES:
+        if self.strict:
+            validate_event(event_type, data)
+        elif event_type not in EVENT_TYPES:
             raise EventError(f"unknown event type {event_type!r}")
         with self._lock:
             event = Event(
                 type=event_type,
-                data=data,
+                # Secrets never reach the log or a reader, whatever a layer below echoed.
+                data=redact_data(data),
                 seq=self._seq,
                 t=round(time.monotonic() - self._t0, 4),
                 session=self.session,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from kernelopt_jupyter.secrets import (
@@ -69,3 +71,23 @@ def test_redact_data_walks_nested_payloads_and_copies_only_when_needed() -> None
     assert out["report"]["gates"][0]["detail"] == f"leaked {REDACTED}"
     assert out["n"] == 3 and out["t"] == ("ok",)
     assert dirty["report"]["gates"][0]["detail"] == "leaked hunter2hunter2"
+
+
+def test_event_log_redacts_every_string_it_writes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from kernelopt_jupyter.events import EventLog
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-live-key-0000000000")
+    log = EventLog(tmp_path / "events.jsonl")
+    event = log.emit(
+        "gate",
+        candidate="c1",
+        name="static",
+        status="fail",
+        detail="printed sk-ant-api03-live-key-0000000000",
+        metrics={"stderr": ["env: sk-ant-api03-live-key-0000000000"]},
+    )
+    text = (tmp_path / "events.jsonl").read_text()
+    assert "live-key" not in text and "live-key" not in str(event.data)
+    assert event.data["metrics"]["stderr"] == [f"env: {REDACTED}"]
