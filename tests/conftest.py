@@ -10,6 +10,14 @@ import pytest
 DATA = Path(__file__).parent / "data"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # Every event any test emits (in this process or a CLI/worker subprocess, which inherit the
+    # environment) is checked against EVENT_TYPES: an undeclared field fails the test.
+    from kernelopt_jupyter.events import STRICT_ENV
+
+    os.environ[STRICT_ENV] = "1"
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("gpu") is not None:
         import torch

@@ -112,3 +112,45 @@ def test_event_log_appends_replays_and_resumes(tmp_path: Path) -> None:
     events = read_events(path)
     assert [e.seq for e in events] == [0, 1, 2]
     assert all(json.loads(line)["schema"] == 1 for line in path.read_text().splitlines())
+
+
+def test_strict_event_log_refuses_undeclared_fields(tmp_path: Path) -> None:
+    # conftest turns strict validation on for every test (and the subprocesses they start).
+    log = EventLog(tmp_path / "events.jsonl")
+    assert log.strict
+    log.emit("error", where="test", message="declared fields pass")
+    with pytest.raises(EventError, match="undeclared field"):
+        log.emit("error", where="test", message="x", colour="red")
+    lenient = EventLog(None, strict=False)
+    lenient.emit("error", where="test", message="x", colour="red")  # production: kept
+    with pytest.raises(EventError, match="unknown event type"):
+        lenient.emit("nonsense")
+
+
+def test_every_emit_site_sends_only_declared_fields() -> None:
+    # Static half of the check: emit sites no test happens to reach are covered too.
+    import ast
+
+    from kernelopt_jupyter.events import EVENT_TYPES
+
+    root = Path(__file__).resolve().parents[1]
+    problems = []
+    sites = 0
+    for folder in ("agents", "kernelopt_jupyter", "verify"):
+        for path in (root / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if not (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "emit"
+                    and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                ):
+                    continue
+                sites += 1
+                kind = node.args[0].value
+                sent = {k.arg for k in node.keywords if k.arg is not None}
+                undeclared = sent - set(EVENT_TYPES.get(kind, ()))
+                if kind not in EVENT_TYPES or undeclared:
+                    problems.append(f"{path.relative_to(root)}:{node.lineno} {kind} {undeclared}")
+    assert sites > 20 and not problems, problems
