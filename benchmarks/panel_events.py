@@ -101,7 +101,7 @@ def first_render() -> dict[str, float]:
         log.emit(kind, **data)
         wait_until(lambda: panel.rendered >= 1)
         total = time.monotonic() - t0
-        wait_until(lambda: bool(panel._figs))  # charts are built after the first draw
+        wait_until(lambda: bool(panel.charts.figs))  # charts are built after the first draw
         charts = time.monotonic() - t0
     panel.close()
     return {
@@ -118,7 +118,7 @@ def _ready_panel(first: tuple[str, dict[str, Any]]) -> tuple[SessionPanel, Event
     log = EventLog()
     panel.attach(log)
     log.emit(first[0], **first[1])
-    wait_until(lambda: panel.rendered >= 1 and bool(panel._figs))
+    wait_until(lambda: panel.rendered >= 1 and bool(panel.charts.figs))
     return panel, log
 
 

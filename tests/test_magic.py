@@ -172,7 +172,7 @@ def test_cell_starts_a_session_and_panel(
     assert isinstance(panel, SessionPanel) and panel.cell_id == "cell-7" and panel.step_mode
     assert s.wait(10)
     assert_wait(lambda: panel.rendered == len(s.log.events))
-    assert len(panel.rows_box.children) == 4  # header + 3 candidates
+    assert len(panel.table.rows_box.children) == 4  # header + 3 candidates
     assert panel.state.status == "finished"
 
 
@@ -276,8 +276,8 @@ def test_open_saved_session_read_only(
     assert not record.live and record.problem is not None
     panel = record.panel
     assert isinstance(panel, SessionPanel)
-    assert panel.controller is None and panel.stop_button.disabled
-    assert len(panel.rows_box.children) == 4 and panel.state.best == "c2"
+    assert panel.controller is None and panel.controls.stop_button.disabled
+    assert len(panel.table.rows_box.children) == 4 and panel.state.best == "c2"
     missing = run(ip, f"open {tmp_path / 'nothing'}")
     assert missing.success and "not a KernelOPT session folder" in capsys.readouterr().err
     capsys.readouterr()
@@ -308,7 +308,7 @@ def test_real_offline_session_end_to_end(
     first = next(iter(state.candidates.values()))
     assert first.verdict in ("pass", "fail")
     assert all(first.gates[g].status != "pending" for g in first.gates)
-    assert len(panel.rows_box.children) == 1 + len(state.candidates)
+    assert len(panel.table.rows_box.children) == 1 + len(state.candidates)
     assert (record.out_dir / "events.jsonl").is_file()
     if state.best is not None:
         inserted: list[str] = []
@@ -367,7 +367,7 @@ def test_real_step_mode_through_the_panel(
     while not record.session.wait(0.05) and time.monotonic() < end:
         panel.flush()
         paused = panel.state.paused
-        if paused is None or panel.step_buttons["approve"].disabled:
+        if paused is None or panel.controls.step_buttons["approve"].disabled:
             continue
         pauses.append(str(paused["agent"]))
         payload = paused.get("payload") or {}
@@ -379,12 +379,12 @@ def test_real_step_mode_through_the_panel(
             and not edited
         ):
             # A person's edit that is wrong on purpose: the gates must catch it.
-            panel.step_buttons["edit"].click()
-            panel.edit_source.value = source.replace("2.0", "3.0")
-            panel.edit_submit.click()
+            panel.controls.step_buttons["edit"].click()
+            panel.editor.source.value = source.replace("2.0", "3.0")
+            panel.editor.submit.click()
             edited = True
         else:
-            panel.step_buttons["approve"].click()
+            panel.controls.step_buttons["approve"].click()
     assert record.session.wait(1), "the stepped search did not finish"
     panel.flush()
     assert pauses and pauses[0] == "profiler"

@@ -117,28 +117,30 @@ def fed_panel(controller: Any = None, **kwargs: Any) -> SessionPanel:
 
 def test_table_rows_badges_and_speedups() -> None:
     panel = fed_panel(candidates=6)
-    rows = panel.rows_box.children[1:]
+    rows = panel.table.rows_box.children[1:]
     assert len(rows) == 6
     assert "kernelopt-candidate-c3" in rows[2]._dom_classes
-    badges = panel._rows["c3"]["badges"]
+    badges = panel.table.rows["c3"]["badges"]
     assert "kernelopt-gate-fail" in badges["correctness"]._dom_classes
     assert "kernelopt-gate-pass" not in badges["correctness"]._dom_classes
     assert badges["correctness"].button_style == "danger"
     assert badges["fp64"].description.endswith("fp64")
     assert "kernelopt-gate-skipped" in badges["fp64"]._dom_classes
-    assert "1.50x [1.48, 1.52]" in panel._rows["c5"]["speed"].value
-    assert "<b>c5</b> ★" in panel._rows["c5"]["info"].value
-    assert "one fused pass halves memory traffic" in panel._rows["c5"]["info"].value
-    assert panel._rows["c3"]["accept"].disabled and not panel._rows["c5"]["accept"].disabled
-    assert "best <b>c5</b>" in panel.header.value
+    assert "1.50x [1.48, 1.52]" in panel.table.rows["c5"]["speed"].value
+    assert "<b>c5</b> ★" in panel.table.rows["c5"]["info"].value
+    assert "one fused pass halves memory traffic" in panel.table.rows["c5"]["info"].value
+    assert (
+        panel.table.rows["c3"]["accept"].disabled and not panel.table.rows["c5"]["accept"].disabled
+    )
+    assert "best <b>c5</b>" in panel.header.html.value
 
 
 def test_gate_diagnostics_on_demand() -> None:
     panel = fed_panel(candidates=3)
-    assert panel.gate_detail.value == ""
-    panel._rows["c3"]["badges"]["correctness"].click()
-    assert "max abs err 0.5" in panel.gate_detail.value
-    assert "max_abs_err" in panel.gate_detail.value
+    assert panel.table.gate_detail.value == ""
+    panel.table.rows["c3"]["badges"]["correctness"].click()
+    assert "max abs err 0.5" in panel.table.gate_detail.value
+    assert "max_abs_err" in panel.table.gate_detail.value
 
 
 def test_live_events_are_batched_and_rows_are_not_rebuilt() -> None:
@@ -155,10 +157,10 @@ def test_live_events_are_batched_and_rows_are_not_rebuilt() -> None:
     emit_all_thread.start()
     emit_all_thread.join()
     assert wait_for(lambda: panel.rendered == len(evs))
-    first_row = panel.rows_box.children[1]
+    first_row = panel.table.rows_box.children[1]
     log.emit("gate", candidate="c1", name="performance", status="pass", detail="again")
-    assert wait_for(lambda: "again" in panel._rows["c1"]["badges"]["performance"].tooltip)
-    assert panel.rows_box.children[1] is first_row  # updated in place
+    assert wait_for(lambda: "again" in panel.table.rows["c1"]["badges"]["performance"].tooltip)
+    assert panel.table.rows_box.children[1] is first_row  # updated in place
     assert panel.state.events_seen == len(evs) + 1
     assert panel.first_render_s is not None
     panel.close()
@@ -172,7 +174,7 @@ def test_agent_text_is_appended_not_resent(monkeypatch: pytest.MonkeyPatch) -> N
     for e in start:
         panel._on_event(e)
     panel.flush()
-    stream = panel._streams["planner"]
+    stream = panel.agents.streams["planner"]
     monkeypatch.setattr(stream, "send", lambda msg, buffers=None: sent.append(msg))
     deltas = [
         Event("agent_text", {"agent": "planner", "step": 1, "delta": f"w{i} "}) for i in range(50)
@@ -203,10 +205,10 @@ def test_diff_against_parent_and_reference_triton_first() -> None:
     panel = fed_panel(candidates=3)
     panel.show_diff("c2")
     assert panel.tabs.selected_index == TAB_TITLES.index("Diff")
-    view = plain(panel.diff_view.value)
+    view = plain(panel.diff.view.value)
     assert "parent c1" in view and "BLOCK=512" in view and "BLOCK=256" in view
     panel.show_diff("c2", against="reference")
-    view = plain(panel.diff_view.value)
+    view = plain(panel.diff.view.value)
     assert "reference" in view and "Triton kernel _relu_scale (added)" in view
     assert view.index("Triton kernel") < view.index("class ModelNew")
     assert "torch.relu" in view  # the reference's Model is diffed against ModelNew
@@ -233,42 +235,47 @@ def paused_at(evs: list[Event], agent: str, nth: int = 0) -> int:
 def test_step_buttons_drive_step_control() -> None:
     ctl = Controller(step=True)
     panel = SessionPanel(controller=ctl, step_mode=True, reference_source=REFERENCE)
-    assert panel.step_box.layout.display == "flex"
-    assert all(b.disabled for b in panel.step_buttons.values())
+    assert panel.controls.step_box.layout.display == "flex"
+    assert all(b.disabled for b in panel.controls.step_buttons.values())
     evs = events_of(candidates=2, step=True)
     first = paused_at(evs, "executor")
     panel.feed(evs[: first + 1])
     assert panel.state.status == "paused"
-    assert not panel.step_buttons["approve"].disabled
-    assert not panel.step_buttons["reject"].disabled
-    assert "executor proposes" in panel.pending.value and "proposed" in panel.pending.value
-    assert "BLOCK=256" in plain(panel.pending.value)  # the edit, as a diff against its parent
-    panel.step_buttons["approve"].click()
+    assert not panel.controls.step_buttons["approve"].disabled
+    assert not panel.controls.step_buttons["reject"].disabled
+    assert (
+        "executor proposes" in panel.controls.pending.value
+        and "proposed" in panel.controls.pending.value
+    )
+    assert "BLOCK=256" in plain(
+        panel.controls.pending.value
+    )  # the edit, as a diff against its parent
+    panel.controls.step_buttons["approve"].click()
     assert ctl.step.wait(timeout=1) == ("approve", None)
-    assert panel.step_buttons["approve"].disabled  # until the next pause
+    assert panel.controls.step_buttons["approve"].disabled  # until the next pause
 
     panel.feed(evs[first + 1 : first + 2])  # step_resumed
-    assert panel.pending.value == "" and panel.state.status == "running"
+    assert panel.controls.pending.value == "" and panel.state.status == "running"
     second = paused_at(evs, "executor", 1)
     panel.feed(evs[first + 2 : second + 1])
-    panel.reject_reason.value = "too clever"
-    panel.step_buttons["reject"].click()
+    panel.controls.reject_reason.value = "too clever"
+    panel.controls.step_buttons["reject"].click()
     assert ctl.step.wait(timeout=1) == ("reject", "too clever")
 
     panel.feed(evs[second : second + 1])  # paused again on the same proposal
-    panel.step_buttons["edit"].click()
+    panel.controls.step_buttons["edit"].click()
     assert panel.tabs.selected_index == TAB_TITLES.index("Edit")
-    assert panel.edit_kind.value == "code"
-    assert panel.edit_source.value == candidate_source(512)  # the pending proposal, not c1
-    panel.edit_source.value = "class ModelNew: pass\n"
-    panel.edit_submit.click()
+    assert panel.editor.kind.value == "code"
+    assert panel.editor.source.value == candidate_source(512)  # the pending proposal, not c1
+    panel.editor.source.value = "class ModelNew: pass\n"
+    panel.editor.submit.click()
     assert ctl.step.wait(timeout=1) == ("edit_candidate", "class ModelNew: pass\n")
 
     panel.feed(evs[second : second + 1])  # paused once more, then the session ends
-    assert not panel.step_buttons["approve"].disabled
+    assert not panel.controls.step_buttons["approve"].disabled
     panel.feed([e for e in evs if e.type == "session_finished"])
-    assert all(b.disabled for b in panel.step_buttons.values())  # nothing left to approve
-    assert panel.pending.value == ""
+    assert all(b.disabled for b in panel.controls.step_buttons.values())  # nothing left to approve
+    assert panel.controls.pending.value == ""
 
 
 def test_step_plan_edit_and_next() -> None:
@@ -276,13 +283,13 @@ def test_step_plan_edit_and_next() -> None:
     panel = SessionPanel(controller=ctl, step_mode=True)
     evs = events_of(candidates=1, step=True)
     panel.feed(evs[: paused_at(evs, "planner") + 1])
-    assert not panel.step_buttons["next"].disabled
-    assert "fuse, BLOCK=256" in panel.pending.value
-    panel.step_buttons["edit"].click()
-    assert panel.edit_kind.value == "plan"
-    assert panel.edit_source.value == "one pass over memory"
-    panel.edit_source.value = "fuse, and use BLOCK=2048"
-    panel.edit_submit.click()
+    assert not panel.controls.step_buttons["next"].disabled
+    assert "fuse, BLOCK=256" in panel.controls.pending.value
+    panel.controls.step_buttons["edit"].click()
+    assert panel.editor.kind.value == "plan"
+    assert panel.editor.source.value == "one pass over memory"
+    panel.editor.source.value = "fuse, and use BLOCK=2048"
+    panel.editor.submit.click()
     assert ctl.step.wait(timeout=1) == ("edit_plan", "fuse, and use BLOCK=2048")
     panel.feed(
         [
@@ -297,9 +304,12 @@ def test_step_plan_edit_and_next() -> None:
             )
         ]
     )
-    assert panel.step_buttons["reject"].disabled and panel.step_buttons["edit"].disabled
-    assert "matmul dominates" in panel.pending.value
-    panel.step_buttons["next"].click()
+    assert (
+        panel.controls.step_buttons["reject"].disabled
+        and panel.controls.step_buttons["edit"].disabled
+    )
+    assert "matmul dominates" in panel.controls.pending.value
+    panel.controls.step_buttons["next"].click()
     assert ctl.step.wait(timeout=1) == ("approve", None)
 
 
@@ -307,18 +317,18 @@ def test_submit_outside_step_mode_goes_to_the_gates() -> None:
     ctl = Controller()
     panel = fed_panel(controller=ctl, candidates=2)
     panel.open_editor("c2")
-    assert panel.edit_parent.value == "c2"
-    panel.edit_source.value += "# tweaked\n"
-    panel.edit_submit.click()
+    assert panel.editor.parent.value == "c2"
+    panel.editor.source.value += "# tweaked\n"
+    panel.editor.submit.click()
     assert ctl.submitted == [(candidate_source(512) + "# tweaked\n", "c2", "person")]
-    assert "c101" in panel.message.value
+    assert "c101" in panel.header.message.value
 
     def refuse(source: str, parent: str | None = None, agent: str = "person") -> str:
         raise RuntimeError("the search has not started yet")
 
     ctl.submit = refuse  # type: ignore[method-assign]
-    panel.edit_submit.click()
-    assert "Not submitted: the search has not started yet" in panel.message.value
+    panel.editor.submit.click()
+    assert "Not submitted: the search has not started yet" in panel.header.message.value
 
 
 def test_a_candidate_being_gated_says_so() -> None:
@@ -326,17 +336,17 @@ def test_a_candidate_being_gated_says_so() -> None:
     evs = events_of(candidates=1)
     upto = next(i for i, e in enumerate(evs) if e.type == "candidate")
     panel.feed(evs[: upto + 1])
-    assert "gating…" in panel._rows["c1"]["speed"].value
-    assert panel._rows["c1"]["accept"].disabled
+    assert "gating…" in panel.table.rows["c1"]["speed"].value
+    assert panel.table.rows["c1"]["accept"].disabled
 
 
 def test_stop_and_read_only() -> None:
     ctl = Controller()
     panel = SessionPanel(controller=ctl)
-    panel.stop_button.click()
-    assert ctl.stopped and panel.stop_button.disabled
+    panel.controls.stop_button.click()
+    assert ctl.stopped and panel.controls.stop_button.disabled
     read_only = fed_panel(controller=None, candidates=2)
-    assert read_only.stop_button.disabled and read_only.edit_submit.disabled
+    assert read_only.controls.stop_button.disabled and read_only.editor.submit.disabled
 
 
 def test_accept_uses_the_bridge_then_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -355,16 +365,16 @@ def test_accept_uses_the_bridge_then_falls_back(monkeypatch: pytest.MonkeyPatch)
     problem = problem_from_source(REFERENCE, validate=False)
     panel = SessionPanel(problem=problem, cell_id="cell-42")
     panel.feed(events_of(candidates=2))
-    panel._rows["c2"]["accept"].click()
-    assert wait_for(lambda: "Inserted c2" in panel.message.value)
+    panel.table.rows["c2"]["accept"].click()
+    assert wait_for(lambda: "Inserted c2" in panel.header.message.value)
     cell_id, source, mode = calls[0]
     assert (cell_id, mode) == ("cell-42", "below")
     assert source.startswith("# KernelOPT: accepted candidate c2")
     assert "BLOCK=512" in source
     answer["ok"] = False
-    panel.accept_mode.value = "replace"
+    panel.controls.accept_mode.value = "replace"
     panel.accept("c2")
-    assert wait_for(lambda: "%kernelopt accept c2" in panel.message.value)
+    assert wait_for(lambda: "%kernelopt accept c2" in panel.header.message.value)
     assert calls[-1][2] == "replace"
 
 
@@ -393,14 +403,14 @@ def test_accept_through_the_async_bridge(monkeypatch: pytest.MonkeyPatch) -> Non
     panel = SessionPanel(cell_id="cell-1")
     panel.feed(events_of(candidates=2))
     panel.accept("c2")
-    assert wait_for(lambda: "cell cell-1 not found" in panel.message.value)
-    assert "%kernelopt accept c2" in panel.message.value and calls == [("cell-1", "below")]
+    assert wait_for(lambda: "cell cell-1 not found" in panel.header.message.value)
+    assert "%kernelopt accept c2" in panel.header.message.value and calls == [("cell-1", "below")]
 
 
 def test_accept_without_cell_id_offers_the_line_magic() -> None:
     panel = fed_panel(candidates=2)
     panel.accept("c1")
-    assert wait_for(lambda: "%kernelopt accept c1" in panel.message.value)
+    assert wait_for(lambda: "%kernelopt accept c1" in panel.header.message.value)
 
 
 def test_plots_follow_the_profiles() -> None:
@@ -456,10 +466,10 @@ def test_plots_follow_the_profiles() -> None:
 
 def test_panel_builds_charts_and_timeline_choice() -> None:
     panel = fed_panel(candidates=3)
-    fig = panel._figs["charts"]
-    assert panel.plot_box.children == (fig,)
-    assert ("c2", "c2") in list(panel.timeline_candidate.options)
-    panel.timeline_candidate.value = "c2"
+    fig = panel.charts.figs["charts"]
+    assert panel.charts.plot_box.children == (fig,)
+    assert ("c2", "c2") in list(panel.charts.timeline_candidate.options)
+    panel.charts.timeline_candidate.value = "c2"
     assert "c2" in fig.data[plots.TIMELINE][plots.KINDS.index("triton")].y
 
 
@@ -481,14 +491,14 @@ def test_profile_summary_shows_failures_and_notes() -> None:
             ),
         ]
     )
-    assert "profiling failed: harvest broke" in panel.profile_summary.value
-    assert "ranked by bytes" in panel.profile_summary.value
+    assert "profiling failed: harvest broke" in panel.charts.profile_summary.value
+    assert "ranked by bytes" in panel.charts.profile_summary.value
 
 
 def test_errors_are_shown() -> None:
     panel = SessionPanel()
     panel.feed([Event("error", {"where": "executor", "message": "boom"})])
-    assert "executor: boom" in panel.errors.value
+    assert "executor: boom" in panel.header.errors.value
 
 
 # --------------------------------------------------------------------------- report, text, accept

@@ -1,0 +1,136 @@
+"""The Profile tab: the profile's summary, the four charts, their caveats, a timeline picker.
+
+The charts are one plotly ``FigureWidget`` (see :mod:`plots`), built off the refresh path: the
+first one costs ~2 s of imports.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+from typing import Any
+
+import ipywidgets as w
+
+from kernelopt_jupyter.notebook.panel import plots
+from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, cls
+
+
+def profile_summary_html(profile: dict[str, Any]) -> str:
+    """The profile's summary line, with the dispatch map's error and notes when it has them."""
+    parts = []
+    if profile.get("summary"):
+        parts.append(f"<div>{html.escape(str(profile['summary']))}</div>")
+    dmap = profile.get("dispatch_map")
+    if isinstance(dmap, dict):
+        if dmap.get("ok") is False and dmap.get("error"):
+            parts.append(
+                f"<div style='color:#b00'>profiling failed: {html.escape(str(dmap['error']))}</div>"
+            )
+        if dmap.get("ranked_by") and str(dmap["ranked_by"]) not in str(profile.get("summary")):
+            parts.append(
+                f"<div><small>ranked by {html.escape(str(dmap['ranked_by']))}</small></div>"
+            )
+        if dmap.get("library_dominated"):
+            parts.append("<div>library-dominated: most time is in vendor-library calls</div>")
+        for note in dmap.get("notes") or []:
+            parts.append(f"<div><small>{html.escape(str(note))}</small></div>")
+    return "".join(parts)
+
+
+class ChartsView:
+    """Dispatch map, roofline, kernel timeline and search progress, with one caveat each."""
+
+    def __init__(self, ctx: PanelContext) -> None:
+        self.ctx = ctx
+        self.figs: dict[str, Any] = {}
+        self.started = False
+        self._notes: dict[str, str] = {}
+        self.timeline_candidate = cls(
+            w.Dropdown(options=[("(none)", "")], value="", description="timeline of"),
+            CSS_CLASSES["timeline_candidate"],
+        )
+        self.timeline_candidate.observe(lambda _c: self.render_timeline(), names="value")
+        self.profile_summary = w.HTML("")
+        self.plot_box = w.VBox([w.HTML("<i>charts appear when the session starts…</i>")])
+        self.chart_notes = w.HTML("")
+        self.widget = cls(
+            w.VBox(
+                [self.profile_summary, self.plot_box, self.chart_notes, self.timeline_candidate]
+            ),
+            CSS_CLASSES["profile"],
+        )
+
+    def start(self, *, background: bool) -> None:
+        """Build the figure once, on a thread of its own when events arrive live."""
+        if self.started:
+            return
+        self.started = True
+        if background:
+            threading.Thread(target=self.build, name="kernelopt-charts", daemon=True).start()
+        else:
+            self.build()
+
+    def build(self) -> None:
+        """Make the figure and draw what the state already holds."""
+        try:
+            import plotly.graph_objects as go
+
+            fig = plots.new_charts(go.FigureWidget)
+        except ImportError as exc:  # plotly missing: the rest of the panel still works
+            self.plot_box.children = (w.HTML(f"<i>charts need plotly and anywidget ({exc})</i>"),)
+            return
+        with self.ctx.lock:
+            self.figs = {"charts": fig}
+            self.plot_box.children = (fig,)
+            self.render_profile()
+            self.render_progress()
+
+    def render_profile(self) -> None:
+        """The reference's summary, dispatch map and roofline; the timeline picker's options."""
+        s = self.ctx.state
+        ref = s.reference_profile()
+        if ref is not None:
+            self.profile_summary.value = profile_summary_html(ref)
+        profiled = [p.get("candidate") for p in s.profiles if p.get("candidate")]
+        options = [("(none)", ""), *[(str(c), str(c)) for c in dict.fromkeys(profiled)]]
+        if list(self.timeline_candidate.options) != options:
+            keep = self.timeline_candidate.value
+            self.timeline_candidate.options = options
+            self.timeline_candidate.value = keep if keep in dict(options).values() else ""
+        if "charts" not in self.figs:
+            return
+        self._note("dispatch", plots.update_dispatch(self.figs["charts"], ref))
+        self._note("roofline", plots.update_roofline(self.figs["charts"], ref))
+        self.render_timeline()
+
+    def render_timeline(self) -> None:
+        """The reference's launches and those of the picked candidate."""
+        if "charts" not in self.figs:
+            return
+        cid = self.timeline_candidate.value or ""
+        cand = self.ctx.state.candidate_profile(cid) if cid else None
+        note = plots.update_timeline(
+            self.figs["charts"], self.ctx.state.reference_profile(), cand, cid or "candidate"
+        )
+        self._note("timeline", note)
+
+    def render_progress(self) -> None:
+        """The best speedup so far, as a step line."""
+        if "charts" in self.figs:
+            state = self.ctx.state
+            note = plots.update_progress(self.figs["charts"], state.progress, state.last_t)
+            self._note("progress", note)
+
+    def _note(self, chart: str, note: str) -> None:
+        # Caveats under the charts (no GPU timings, no timeline...), one per chart.
+        if self._notes.get(chart, "") == note:
+            return
+        self._notes[chart] = note
+        items = [
+            f"<b>{html.escape(plots.TITLES[name].split(':')[0].split('(')[0].strip())}</b>: "
+            f"{html.escape(text)}"
+            for name, text in self._notes.items()
+            if text
+        ]
+        self.chart_notes.value = "<small>" + " · ".join(items) + "</small>" if items else ""

@@ -1,0 +1,89 @@
+"""What every view of the panel shares: the DOM class names, the session state and the controls.
+
+The panel is a few small views (header, step controls, agents, candidates, diff, charts,
+editor), each owning its widgets and drawing one part of :class:`SessionState`. They meet only
+through :class:`PanelContext`, so a view never reaches into another's widgets.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import ipywidgets as w
+
+from kernelopt_jupyter.problem import Problem
+from kernelopt_jupyter.session.state import SessionState
+
+#: DOM classes the panel puts on its widgets (browser tests select by these).
+CSS_CLASSES = {
+    "panel": "kernelopt-panel",
+    "header": "kernelopt-header",
+    "message": "kernelopt-message",
+    "stop": "kernelopt-stop",
+    "accept_mode": "kernelopt-accept-mode",
+    "tabs": "kernelopt-tabs",
+    "agents": "kernelopt-agents",
+    "candidates": "kernelopt-candidates",
+    "row": "kernelopt-candidate-row",  # plus kernelopt-candidate-<id>
+    "gate": "kernelopt-gate",  # plus kernelopt-gate-<name> and kernelopt-gate-<status>
+    "gate_detail": "kernelopt-gate-detail",
+    "diff": "kernelopt-diff",  # the per-row button
+    "accept": "kernelopt-accept",  # the per-row button
+    "diff_candidate": "kernelopt-diff-candidate",
+    "diff_against": "kernelopt-diff-against",
+    "diff_view": "kernelopt-diff-view",
+    "profile": "kernelopt-profile",
+    "timeline_candidate": "kernelopt-timeline-candidate",
+    "step_next": "kernelopt-step-next",
+    "step_approve": "kernelopt-step-approve",
+    "step_reject": "kernelopt-step-reject",
+    "step_edit": "kernelopt-step-edit",
+    "step_reason": "kernelopt-step-reason",
+    "step_pending": "kernelopt-step-pending",
+    "edit_source": "kernelopt-edit-source",
+    "edit_kind": "kernelopt-edit-kind",
+    "edit_submit": "kernelopt-edit-submit",
+    "errors": "kernelopt-errors",
+}
+TAB_TITLES = ("Agents", "Candidates", "Diff", "Profile", "Edit")
+
+
+def cls(widget: Any, *names: str) -> Any:
+    """``widget`` with the DOM classes ``names`` added (for tests and styling)."""
+    for name in names:
+        widget.add_class(name)
+    return widget
+
+
+class StepControl(Protocol):
+    """What the panel asks of a session's step control (``agents.stepping.StepControl``)."""
+
+    def approve(self) -> None: ...
+    def reject(self, reason: str = ...) -> None: ...
+    def edit_candidate(self, source: str) -> None: ...
+    def edit_plan(self, text: str) -> None: ...
+
+
+@dataclass
+class PanelContext:
+    """The state the views draw, the session they steer and the panel-wide services."""
+
+    state: SessionState
+    controller: Any  # an OptimizationSession, or None for a saved session shown read-only
+    problem: Problem | None
+    reference_source: str
+    say: Callable[[str], None]
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    tabs: w.Tab | None = None
+
+    def select_tab(self, title: str) -> None:
+        """Bring the panel's tab ``title`` to the front."""
+        if self.tabs is not None:
+            self.tabs.selected_index = TAB_TITLES.index(title)
+
+    def step(self) -> StepControl | None:
+        """The session's step control, or None when it is not in step mode."""
+        return getattr(self.controller, "step", None)

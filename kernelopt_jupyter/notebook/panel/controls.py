@@ -1,0 +1,171 @@
+"""The control row: Stop, the Accept mode, and step mode's buttons with what is pending.
+
+In step mode the search pauses after each agent step (``step_paused``); the buttons answer that
+pause through the session's step control and stay disabled until the next one.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as w
+
+from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, cls
+from kernelopt_jupyter.notebook.panel.diff import side_by_side
+from kernelopt_jupyter.session.state import SessionState
+
+_EDIT_ACTIONS = {"edit_candidate", "edit_plan", "edit"}
+
+
+def pending_html(state: SessionState, paused: dict[str, Any], reference_source: str) -> str:
+    """What the paused step proposes: the profile summary, the plans, or the edit (a diff)."""
+    payload = paused.get("payload") or {}
+    agent = str(paused.get("agent"))
+    parts = [f"<div><b>{html.escape(agent)} proposes:</b></div>"]
+    if payload.get("summary"):
+        parts.append(f"<div>{html.escape(str(payload['summary']))}</div>")
+    for plan in payload.get("plans") or []:
+        parts.append(
+            f"<div>• <b>{html.escape(str(plan.get('title', '')))}</b> "
+            f"({html.escape(str(plan.get('action', '')))}): "
+            f"{html.escape(str(plan.get('rationale', '')))}</div>"
+        )
+    if payload.get("variants"):
+        labels = ", ".join(str(v) for v in payload["variants"])
+        parts.append(f"<div>launch configurations to measure: {html.escape(labels)}</div>")
+    if payload.get("explanation"):
+        parts.append(f"<div>{html.escape(str(payload['explanation']))}</div>")
+    source = payload.get("source")
+    if isinstance(source, str):
+        plan = state.plans.get(str(payload.get("plan_id")), {})
+        parent = state.candidates.get(str(plan.get("parent")))
+        old, label = (
+            (parent.source, f"parent {parent.id}")
+            if parent is not None
+            else (reference_source, "reference")
+        )
+        parts.append(side_by_side(old, source, label, "proposed"))
+    elif "source" in payload:
+        parts.append("<div>(the executor produced no source this time)</div>")
+    return (
+        "<div style='border-left:3px solid #9a6700;padding:2px 8px;margin:4px 0'>"
+        + "".join(parts)
+        + "</div>"
+    )
+
+
+class ControlsView:
+    """Stop, the Accept mode and (in step mode) Next / Approve / Reject / Edit with a reason."""
+
+    def __init__(self, ctx: PanelContext, *, step_mode: bool, on_edit: Callable[[], None]) -> None:
+        self.ctx = ctx
+        self.step_mode = step_mode
+        self.on_edit = on_edit
+        self.stop_button = cls(
+            w.Button(description="Stop", icon="stop", button_style="warning"),
+            CSS_CLASSES["stop"],
+        )
+        self.stop_button.on_click(lambda _b: self.stop())
+        self.accept_mode = cls(
+            w.Dropdown(
+                options=[("insert below", "below"), ("replace cell", "replace")],
+                value="below",
+                description="accept:",
+                layout=w.Layout(width="190px"),
+            ),
+            CSS_CLASSES["accept_mode"],
+        )
+        self.step_buttons = {
+            "next": cls(w.Button(description="Next", icon="forward"), CSS_CLASSES["step_next"]),
+            "approve": cls(
+                w.Button(description="Approve", icon="check", button_style="success"),
+                CSS_CLASSES["step_approve"],
+            ),
+            "reject": cls(
+                w.Button(description="Reject", icon="times", button_style="danger"),
+                CSS_CLASSES["step_reject"],
+            ),
+            "edit": cls(w.Button(description="Edit", icon="pencil"), CSS_CLASSES["step_edit"]),
+        }
+        for action, button in self.step_buttons.items():
+            button.on_click(lambda _b, a=action: self.step_action(a))
+            button.disabled = True
+        self.reject_reason = cls(
+            w.Text(placeholder="reason (optional)", layout=w.Layout(width="180px")),
+            CSS_CLASSES["step_reason"],
+        )
+        self.step_box = w.HBox(
+            [*self.step_buttons.values(), self.reject_reason],
+            layout=w.Layout(display="flex" if step_mode else "none"),
+        )
+        self.widget = w.HBox([self.stop_button, self.accept_mode, self.step_box])
+        self.pending = cls(w.HTML(""), CSS_CLASSES["step_pending"])
+        if ctx.controller is None:
+            self.stop_button.disabled = True
+
+    def disable_steps(self) -> None:
+        """Grey out the step buttons (until the next pause)."""
+        for button in self.step_buttons.values():
+            button.disabled = True
+
+    def render_step(self) -> None:
+        """Enable the actions the pause allows and show what it proposes."""
+        state = self.ctx.state
+        paused = state.paused
+        if paused is not None:
+            self.step_mode = True
+            self.step_box.layout.display = "flex"
+        actions = set(paused.get("actions") or ()) if paused else set()
+        live = paused is not None and self.ctx.controller is not None
+        for action, button in self.step_buttons.items():
+            allowed = (
+                not actions
+                or action in actions
+                or (action == "edit" and bool(actions & _EDIT_ACTIONS))
+                or (action == "next" and bool(actions & {"approve", "next"}))
+            )
+            button.disabled = not (live and allowed)
+        if paused is not None:
+            where = f"{paused.get('agent')} step {paused.get('step')}"
+            self.ctx.say(
+                f"Paused after {where}: Next/Approve to continue, Reject to drop it, "
+                "Edit to change the plan or the code."
+            )
+        self.pending.value = (
+            pending_html(state, paused, self.ctx.reference_source) if paused is not None else ""
+        )
+
+    def finished(self) -> None:
+        """Nothing is left to stop or approve."""
+        self.stop_button.disabled = True
+        self.disable_steps()
+        self.pending.value = ""
+
+    def stop(self) -> None:
+        """Ask the session to stop after its current step."""
+        if self.ctx.controller is None:
+            return
+        self.ctx.controller.stop()
+        self.stop_button.disabled = True
+        self.ctx.say("Stopping after the current step…")
+
+    def step_action(self, action: str) -> None:
+        """Answer the pause with ``action`` (next, approve, reject, edit)."""
+        step = self.ctx.step()
+        if step is None:
+            self.ctx.say("This session is not in step mode.")
+            return
+        if action == "edit":
+            self.on_edit()
+            return
+        if action == "next":
+            (getattr(step, "next", None) or step.approve)()
+        elif action == "approve":
+            step.approve()
+        elif action == "reject":
+            step.reject(self.reject_reason.value or "rejected in the panel")
+            self.reject_reason.value = ""
+        self.disable_steps()
+        self.ctx.say(f"{action}: sent")

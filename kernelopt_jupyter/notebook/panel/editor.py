@@ -1,0 +1,105 @@
+"""The Edit tab: a person's candidate (or, in step mode, a plan) sent through the gates."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import ipywidgets as w
+
+from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, cls
+from kernelopt_jupyter.notebook.panel.difftab import option_label
+from kernelopt_jupyter.session.state import SessionState
+
+
+def pending_source(state: SessionState, reference_source: str) -> tuple[str, str]:
+    """What step mode is paused on, as (kind, text) for the editor: a plan or a candidate."""
+    paused = state.paused or {}
+    payload = paused.get("payload") or {}
+    if isinstance(payload.get("source"), str):
+        return "code", payload["source"]
+    plans = payload.get("plans") or []
+    if paused.get("agent") == "planner":
+        if plans:  # the search replaces the first plan's rationale with the edit
+            return "plan", str(plans[0].get("rationale") or plans[0].get("title") or "")
+        if state.plans:
+            plan = list(state.plans.values())[-1]
+            return "plan", str(plan.get("rationale") or plan.get("title") or "")
+    if state.candidates:
+        return "code", list(state.candidates.values())[-1].source
+    return "code", reference_source
+
+
+class EditorView:
+    """Source (or plan) text, its parent, and Submit."""
+
+    def __init__(self, ctx: PanelContext, *, after_submit: Callable[[], None]) -> None:
+        self.ctx = ctx
+        self.after_submit = after_submit
+        self.kind = cls(
+            w.ToggleButtons(options=[("candidate code", "code"), ("plan", "plan")], value="code"),
+            CSS_CLASSES["edit_kind"],
+        )
+        self.source = cls(
+            w.Textarea(
+                placeholder="Python source of a ModelNew (or a plan's text in step mode)",
+                layout=w.Layout(width="100%", height="320px"),
+            ),
+            CSS_CLASSES["edit_source"],
+        )
+        self.submit = cls(
+            w.Button(description="Submit through the gates", icon="paper-plane"),
+            CSS_CLASSES["edit_submit"],
+        )
+        self.submit.on_click(lambda _b: self.send())
+        self.parent = w.Dropdown(options=[("(reference)", "")], value="", description="parent")
+        self.widget = w.VBox([w.HBox([self.kind, self.parent]), self.source, self.submit])
+        if ctx.controller is None:
+            self.submit.disabled = True
+
+    def set_parents(self) -> None:
+        """Offer every candidate as a parent."""
+        options = [(option_label(self.ctx, c), c) for c in self.ctx.state.candidates]
+        self.parent.options = [("(reference)", ""), *options]
+
+    def open(self, cid: str | None = None) -> None:
+        """Prefill with candidate ``cid`` (or what step mode is paused on) and show the tab."""
+        state = self.ctx.state
+        if cid is not None and cid in state.candidates:
+            kind, text = "code", state.candidates[cid].source
+            self.parent.value = cid
+        else:
+            kind, text = pending_source(state, self.ctx.reference_source)
+        self.kind.value = kind
+        self.source.value = text
+        self.ctx.select_tab("Edit")
+
+    def send(self) -> None:
+        """Submit the text: a plan edit or candidate edit while paused, else a new candidate."""
+        ctx = self.ctx
+        if ctx.controller is None:
+            ctx.say("This saved session is read-only: open it with --resume to edit.")
+            return
+        text = self.source.value
+        if not text.strip():
+            ctx.say("Nothing to submit: the editor is empty.")
+            return
+        step = ctx.step()
+        paused = ctx.state.paused is not None and step is not None
+        if self.kind.value == "plan":
+            if not paused or step is None:
+                ctx.say("A plan edit applies while step mode is paused.")
+                return
+            step.edit_plan(text)
+            ctx.say("Plan edit sent: the executor applies it next.")
+        elif paused and step is not None:
+            step.edit_candidate(text)
+            ctx.say("Edited candidate sent: it goes through the four gates.")
+        else:
+            parent = self.parent.value or None
+            try:
+                cid = ctx.controller.submit(text, parent=parent, agent="person")
+            except Exception as exc:  # e.g. the search has not begun: say so, keep the text
+                ctx.say(f"Not submitted: {exc}")
+                return
+            ctx.say(f"Submitted as {cid}: it goes through the four gates.")
+        self.after_submit()
