@@ -1,5 +1,6 @@
 """Recommender/tabular scoring tower: 5 x (Linear -> BatchNorm1d eval -> ReLU) on a small batch."""
 
+import itertools
 import os
 
 import torch
@@ -15,7 +16,7 @@ class Model(nn.Module):
     def __init__(self, widths: list):
         super().__init__()
         layers = []
-        for fan_in, fan_out in zip(widths[:-1], widths[1:]):
+        for fan_in, fan_out in itertools.pairwise(widths):
             bn = nn.BatchNorm1d(fan_out)
             with torch.no_grad():  # trained-looking statistics, so eval-mode BN is not the identity
                 bn.running_mean.normal_(0.0, 0.3)
