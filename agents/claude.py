@@ -1,34 +1,25 @@
-"""The Claude policy: the five agents through the Messages API of the real ``anthropic`` SDK.
+"""The Claude policy: the five agents (roles, prompts, answers) through :mod:`.claude_client`.
 
-Each agent call is one streamed request: the reasoning streams into the event stream as it
-arrives, and the structured answer comes back through the role's tool (see
-:mod:`.claude_tools`). The stable context (rules of the house, then the problem with its
-dispatch map and harvested kernels) sits in cached system blocks; the parent candidate is a
-cached block of the user turn, so the Planner, the Executor's retries and the Tuner reuse it.
+Each agent call is one conversation: a streamed request whose thinking and text go into the
+event stream as they arrive (``agent_thinking`` / ``agent_text``), and whose structured answer
+comes back through the role's tool (see :mod:`.claude_tools`). The stable context (rules of the
+house with one worked example, then the problem with its dispatch map) sits in cached system
+blocks; the candidate a role works on is a cached block of the user turn, so the Profiler, the
+Planner, the Executor's repairs and the Tuner reuse it.
 
-The policy owns its retries (the SDK's are turned off) so that each one is visible in the panel
-as agent text: 429 (honouring ``retry-after``), 529 overloaded, 5xx, connection errors and a
-stream cut midway are retried with exponential backoff and jitter; other 4xx fail at once.
-
-The API key is read from ``ANTHROPIC_API_KEY`` only, by the client factory at call time; the
-policy never stores, logs or repeats it (messages are scrubbed of it as a last defence).
-``ANTHROPIC_BASE_URL`` is honoured by the SDK.
+Transport, retries, usage, budgets and stopping are the client's (:mod:`.claude_client`); this
+module decides what to ask and checks what comes back.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import random
-import re
-import sys
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kernelopt_jupyter.candidate import Candidate
+from kernelopt_jupyter.secrets import redact
 
 from . import prompts
 from .base import (
@@ -37,11 +28,27 @@ from .base import (
     Edit,
     ExperienceItem,
     Plan,
-    PolicyError,
     ProfileReport,
     StepRecord,
     Summary,
     TuneProposal,
+)
+from .claude_client import (
+    DEFAULT_MODEL,
+    KEY_ENV,
+    MODEL_ENV,
+    PRICES,
+    ClaudeClient,
+    ClaudeError,
+    ClaudeNoAnswer,
+    ClaudeUnavailable,
+    Meter,
+    Price,
+    import_anthropic,
+    price_for,
+    require_key,
+    resolve_model,
+    thinks_by_default,
 )
 from .claude_tools import (
     ROLE_TOOLS,
@@ -57,152 +64,63 @@ from .claude_tools import (
 from .memory import SHOWN_TO_PLANNER, ExperienceMemory
 from .offline import patterns_of
 
-#: The default model: the docs' recommended starting point for agentic coding (Nov 2026).
-DEFAULT_MODEL = "claude-opus-5-5"
-MODEL_ENV = "KERNELOPT_MODEL"
-_MAX_RETRY_AFTER_S = 600.0
-KEY_ENV = "ANTHROPIC_API_KEY"
+__all__ = [
+    "DEFAULT_MODEL",
+    "KEY_ENV",
+    "MODEL_ENV",
+    "PRICES",
+    "ClaudeError",
+    "ClaudeNoAnswer",
+    "ClaudePolicy",
+    "ClaudeUnavailable",
+    "Price",
+    "price_for",
+    "resolve_model",
+    "thinks_by_default",
+]
 
 T = TypeVar("T")
 
 
-class ClaudeError(PolicyError):
-    """The API failed for good (after retries) or gave no usable answer; one-line message.
+class _IOSink:
+    """The client's stream sink for one agent call: every piece becomes an event."""
 
-    A :class:`~.base.PolicyError`: the search ends cleanly with this message.
-    """
+    def __init__(self, io: AgentIO) -> None:
+        self.io = io
+        self._last: str | None = None
 
+    def _gap(self, kind: str) -> None:
+        # A new block of the same kind after another one reads better with a paragraph break.
+        if self._last is not None and self._last != kind and kind == "text":
+            self.io.text("\n\n")
+        self._last = kind
 
-class ClaudeNoAnswer(ClaudeError):
-    """The model gave no usable tool call, even after one correction.
+    def text(self, delta: str) -> None:
+        """A piece of the answer."""
+        self._gap("text")
+        self.io.text(delta)
 
-    The Profiler and Planner raise it (the search cannot go on without them); the Executor,
-    Tuner and Summarizer turn it into an empty answer that says why, so one bad answer costs
-    one attempt rather than the search.
-    """
+    def thinking(self, delta: str) -> None:
+        """A piece of the model's summarized thinking, as its own event type."""
+        self._gap("thinking")
+        self.io.log.emit("agent_thinking", agent=self.io.agent, step=self.io.step, delta=delta)
 
+    def retry(self, status: str, reason: str, wait_s: float, attempt: int, limit: int) -> None:
+        """A retry the CLI and the panel show (status, wait, attempt)."""
+        self.io.log.emit(
+            "retry",
+            agent=self.io.agent,
+            step=self.io.step,
+            status=status,
+            reason=reason,
+            wait_s=wait_s,
+            attempt=attempt,
+            max_attempts=limit,
+        )
 
-class ClaudeUnavailable(ClaudeError):
-    """Claude cannot be used at all (no key, no SDK, key rejected): stop the search."""
-
-
-@dataclass(frozen=True)
-class Price:
-    """List prices in USD per million tokens."""
-
-    input: float
-    output: float
-    cache_write: float  # 5-minute cache writes
-    cache_read: float
-    long_prompt: tuple[int, Price] | None = None  # (threshold in prompt tokens, price above it)
-
-    def cost(
-        self,
-        input_tokens: float,
-        output_tokens: float,
-        cache_creation_input_tokens: float = 0,
-        cache_read_input_tokens: float = 0,
-    ) -> float:
-        """Cost of one request in USD."""
-        prompt = input_tokens + cache_creation_input_tokens + cache_read_input_tokens
-        if self.long_prompt is not None and prompt > self.long_prompt[0]:
-            return self.long_prompt[1].cost(
-                input_tokens, output_tokens, cache_creation_input_tokens, cache_read_input_tokens
-            )
-        return (
-            input_tokens * self.input
-            + output_tokens * self.output
-            + cache_creation_input_tokens * self.cache_write
-            + cache_read_input_tokens * self.cache_read
-        ) / 1e6
-
-
-_OPUS_4_5 = Price(5.0, 25.0, 6.25, 0.50)
-_SONNET_4 = Price(3.0, 15.0, 3.75, 0.30)
-#: APPROXIMATE list prices (USD per million tokens), from the Claude API documentation's model
-#: pages and pricing page (platform.claude.com/docs/en/about-claude/pricing and
-#: .../models/*/overview), as read on 2026-11-29. Prices change: treat the cost shown in the
-#: panel as an estimate, not a bill. Cache writes are the 5-minute ones.
-PRICES: dict[str, Price] = {
-    "claude-fable-5-1": Price(10.0, 50.0, 12.50, 0.25),
-    "claude-fable-5": Price(10.0, 50.0, 12.50, 1.00),
-    "claude-opus-5-5": Price(4.0, 20.0, 5.00, 0.20),
-    "claude-opus-5": Price(5.0, 25.0, 6.25, 0.50),
-    "claude-sonnet-5-5": Price(2.0, 10.0, 2.50, 0.10),
-    "claude-sonnet-5": Price(2.0, 10.0, 2.50, 0.20),
-    # Haiku 5.5 is priced by prompt length: prompts over 100k tokens pay 5x on every token.
-    "claude-haiku-5-5": Price(0.10, 0.50, 0.125, 0.01, (100_000, Price(0.50, 2.50, 0.625, 0.05))),
-    "claude-opus-4-8": _OPUS_4_5,
-    "claude-opus-4-7": _OPUS_4_5,
-    "claude-opus-4-6": _OPUS_4_5,
-    "claude-opus-4-5": _OPUS_4_5,
-    "claude-sonnet-4-6": _SONNET_4,
-    "claude-sonnet-4-5": _SONNET_4,
-    "claude-haiku-4-5": Price(1.0, 5.0, 1.25, 0.10),
-}
-
-
-def price_for(model: str) -> Price | None:
-    """The price of ``model`` (dated snapshots and ``[1m]`` variants included), or None."""
-    name = re.sub(r"\[.*\]$", "", model.strip())
-    name = re.sub(r"-\d{8}$", "", name)
-    return PRICES.get(name)
-
-
-def thinks_by_default(model: str) -> bool:
-    """Whether ``model`` thinks adaptively by default (the 5.x families).
-
-    Such models reject a forced ``tool_choice`` (forcing a tool is incompatible with thinking,
-    and on some of them thinking cannot be turned off), so the policy lets them choose the tool
-    and checks that they did; older models get the tool forced.
-    """
-    m = re.match(r"claude-(?:opus|sonnet|haiku|fable|mythos)-(\d+)", model)
-    return m is not None and int(m.group(1)) >= 5
-
-
-def resolve_model(model: str | None = None) -> str:
-    """The model to use: the argument, else ``$KERNELOPT_MODEL``, else :data:`DEFAULT_MODEL`."""
-    return (model or os.environ.get(MODEL_ENV, "").strip() or DEFAULT_MODEL).strip()
-
-
-def scrub(text: str) -> str:
-    """``text`` with the API key removed, should any layer below ever have echoed it."""
-    key = os.environ.get(KEY_ENV, "")
-    if len(key) >= 8:
-        text = text.replace(key, "[redacted]")
-    return text
-
-
-def _import_anthropic() -> Any:
-    try:
-        import anthropic
-    except ImportError:
-        raise ClaudeUnavailable(
-            "the `anthropic` package is not installed: `pip install anthropic`, or use "
-            "--agents offline"
-        ) from None
-    return anthropic
-
-
-def _transport_errors() -> tuple[type[BaseException], ...]:
-    """httpx-level errors raised while a stream is read (a connection cut mid-response)."""
-    found: list[type[BaseException]] = []
-    for name in ("httpx2", "httpx"):
-        module = sys.modules.get(name)
-        cls = getattr(module, "TransportError", None) if module is not None else None
-        if isinstance(cls, type) and issubclass(cls, BaseException):
-            found.append(cls)
-    return tuple(found)
-
-
-class _StreamCut(Exception):
-    """The event stream ended before ``message_stop``."""
-
-
-@dataclass
-class _Retryable:
-    reason: str
-    retry_after: float | None = None
+    def usage(self, counts: dict[str, float]) -> None:
+        """One request's billed counts, added to the agent call's usage."""
+        self.io.add_usage(**counts)
 
 
 class ClaudePolicy:
@@ -232,38 +150,50 @@ class ClaudePolicy:
         backoff_s: float = 1.0,
         max_backoff_s: float = 60.0,
         timeout_s: float = 600.0,
+        call_deadline_s: float = 1800.0,
         effort: str | None = None,
         tune_variants: int = 4,
         memory: ExperienceMemory | None = None,
+        budget_tokens: int | None = None,
+        budget_usd: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.model = resolve_model(model)
         self.max_tokens = int(max_tokens)
-        self.max_attempts = max(1, int(max_attempts))
-        self.backoff_s = backoff_s
-        self.max_backoff_s = max_backoff_s
-        self.timeout_s = timeout_s
         self.effort = effort
         self.tune_variants = tune_variants
         self.memory = memory
-        self._sleep = sleep
-        self._client_factory = client_factory or self._default_client
-        self._client: Any = None
-        self._lock = threading.Lock()
+        if client_factory is None:
+            import_anthropic()
+            require_key()
+        self.meter = Meter(budget_tokens, budget_usd)
+        self.client = ClaudeClient(
+            self.model,
+            client_factory,
+            meter=self.meter,
+            max_attempts=max_attempts,
+            backoff_s=backoff_s,
+            max_backoff_s=max_backoff_s,
+            timeout_s=timeout_s,
+            call_deadline_s=call_deadline_s,
+            sleep=sleep,
+            clock=clock,
+        )
         self._force_tool = not thinks_by_default(self.model)
         self._thinking = thinks_by_default(self.model)
-        self._price = price_for(self.model)
         self._price_warned = False
-        if client_factory is None:
-            _import_anthropic()
-            if not os.environ.get(KEY_ENV, "").strip():
-                raise ClaudeUnavailable(
-                    f"{KEY_ENV} is not set: export your Anthropic API key to use --agents "
-                    "claude, or use --agents offline"
-                )
 
     def __repr__(self) -> str:
         return f"ClaudePolicy(model={self.model!r}, max_tokens={self.max_tokens})"
+
+    def preflight(self) -> None:
+        """One cheap authenticated call before any analysis: a bad key or model fails now."""
+        self.client.preflight()
+
+    def cancel(self) -> None:
+        """Stop: close the stream in flight; later calls end the search as stopped."""
+        self.client.cancel()
 
     # ----------------------------------------------------------------- the five roles
 
@@ -409,11 +339,11 @@ class ClaudePolicy:
                 problem = f"the answer did not call `{tool}`"
             if round_ == 2:
                 raise ClaudeNoAnswer(
-                    scrub(
+                    redact(
                         f"{role}: no usable answer from {self.model} after a correction: {problem}"
                     )
                 )
-            io.text(scrub(f"\n[{problem}; asking for a correction]\n"))
+            io.text(redact(f"\n[{problem}; asking for a correction]\n"))
             messages.append({"role": "assistant", "content": _content_params(message.content)})
             messages.append({"role": "user", "content": _correction(calls, tool, problem)})
         raise AssertionError("unreachable")
@@ -436,161 +366,24 @@ class ClaudePolicy:
             params["output_config"] = {"effort": self.effort}
         return params
 
-    def _client_once(self) -> Any:
-        with self._lock:
-            if self._client is None:
-                self._client = self._client_factory()
-            return self._client
-
-    def _default_client(self) -> Any:
-        anthropic = _import_anthropic()
-        key = os.environ.get(KEY_ENV, "").strip()
-        if not key:
-            raise ClaudeUnavailable(
-                f"{KEY_ENV} is not set: export your Anthropic API key to use --agents claude, "
-                "or use --agents offline"
-            )
-        # Our own loop retries (and reports each retry); the SDK's would be invisible.
-        return anthropic.Anthropic(api_key=key, max_retries=0, timeout=self.timeout_s)
-
     def _request(
         self, system: list[dict[str, Any]], messages: list[dict[str, Any]], tool: str, io: AgentIO
     ) -> Any:
-        """One streamed request, retried on transient failures; returns the final message."""
-        client = self._client_once()
-        attempt = 0
-        while True:
-            attempt += 1
-            params = self._request_params(system, messages, tool)
-            try:
-                return self._stream(client, params, io)
-            except Exception as exc:
-                verdict = self._classify(exc, params)
-                if isinstance(verdict, ClaudeError):
-                    raise verdict from None
-                if verdict == "adapted":
-                    attempt -= 1  # the request changed shape; the API did not fail
-                    continue
-                assert isinstance(verdict, _Retryable)
-                if attempt >= self.max_attempts:
-                    raise ClaudeError(
-                        scrub(
-                            f"Claude API: gave up after {attempt} attempts; last error: "
-                            f"{verdict.reason}"
-                        )
-                    ) from None
-                if verdict.retry_after is not None:
-                    # The server knows when capacity returns: wait as asked (within reason).
-                    delay = min(max(verdict.retry_after, 0.0), _MAX_RETRY_AFTER_S)
-                else:
-                    ceiling = min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 1))
-                    delay = ceiling / 2 + random.uniform(0, ceiling / 2)
-                io.text(scrub(f"\n[retrying after {verdict.reason} in {delay:.1f} s]\n"))
-                self._sleep(delay)
-
-    def _stream(self, client: Any, params: dict[str, Any], io: AgentIO) -> Any:
-        """Stream one response into ``io``; account its usage even when it is cut."""
-        usage: dict[str, float] = {}
-        spoke = False
-        finished = False
-        try:
-            with client.messages.stream(**params) as stream:
-                for event in stream:
-                    kind = event.type
-                    if kind == "message_start":
-                        usage.update(_usage_counts(event.message.usage))
-                    elif kind == "content_block_start":
-                        if spoke and event.content_block.type in ("text", "thinking"):
-                            io.text("\n\n")
-                    elif kind == "content_block_delta":
-                        delta = event.delta
-                        if delta.type == "text_delta" and delta.text:
-                            io.text(delta.text)
-                            spoke = True
-                        elif delta.type == "thinking_delta" and delta.thinking:
-                            io.text(delta.thinking)
-                            spoke = True
-                    elif kind == "message_delta":
-                        usage.update(_usage_counts(event.usage))
-                    elif kind == "message_stop":
-                        finished = True
-                if not finished:
-                    raise _StreamCut("the response stream ended before message_stop")
-                return stream.get_final_message()
-        finally:
-            self._account(usage, io)
-
-    def _account(self, usage: dict[str, float], io: AgentIO) -> None:
-        if not usage:
-            return
-        counts = {
-            key: usage.get(key, 0)
-            for key in (
-                "input_tokens",
-                "output_tokens",
-                "cache_read_input_tokens",
-                "cache_creation_input_tokens",
-            )
-        }
-        if self._price is not None:
-            counts["cost_usd"] = self._price.cost(**counts)
-        elif not self._price_warned:
+        """One streamed request through the client (retries, usage and budgets are its)."""
+        if self.client.price is None and not self._price_warned:
             self._price_warned = True
             io.text(f"\n[no price known for {self.model}: its cost is not counted]\n")
-        io.add_usage(**counts)
+        return self.client.request(
+            lambda: self._request_params(system, messages, tool), _IOSink(io), self._adapt
+        )
 
-    def _classify(self, exc: Exception, params: dict[str, Any]) -> _Retryable | ClaudeError | str:
-        """Decide what a failed request means: retry, adapt the request, or fail."""
-        anthropic = sys.modules.get("anthropic")
-        if isinstance(exc, _StreamCut):
-            return _Retryable("a stream cut midway")
-        if anthropic is not None and isinstance(exc, anthropic.APIStatusError):
-            return self._classify_status(exc, params)
-        if anthropic is not None and isinstance(exc, anthropic.APIConnectionError):
-            return _Retryable(
-                "a connection error" + (" (timeout)" if "timed out" in str(exc).lower() else "")
-            )
-        if isinstance(exc, _transport_errors()):
-            return _Retryable(f"a stream cut midway ({type(exc).__name__})")
-        if isinstance(exc, ValueError) and "tool parameter JSON" in str(exc):
-            return _Retryable("a garbled tool-input stream")
-        if isinstance(exc, ClaudeError):
-            return exc
-        raise exc
-
-    def _classify_status(self, exc: Any, params: dict[str, Any]) -> _Retryable | ClaudeError | str:
-        status = int(getattr(exc, "status_code", 0) or 0)
-        kind = str(getattr(exc, "type", None) or _error_type(exc) or "")
-        detail = scrub(str(getattr(exc, "api_message", None) or _error_message(exc) or ""))
-        if status == 429 or kind == "rate_limit_error":
-            return _Retryable("429 rate limited", _retry_after(exc))
-        if status == 529 or kind == "overloaded_error":
-            return _Retryable("529 overloaded", _retry_after(exc))
-        if status >= 500 or status in (408, 409) or (status == 200 and kind == "api_error"):
-            return _Retryable(f"{status} {kind or 'server error'}".strip(), _retry_after(exc))
-        if status == 400 and self._adapt(detail, params):
-            return "adapted"
-        if status == 401:
-            return ClaudeUnavailable(
-                f"Claude API rejected the credentials (401 {kind or 'authentication_error'}): "
-                f"check {KEY_ENV}"
-            )
-        if status == 403:
-            return ClaudeUnavailable(f"Claude API refused access (403 {kind}): {detail}")
-        if status == 404:
-            return ClaudeUnavailable(
-                f"Claude API does not know model {self.model!r} (404): set {MODEL_ENV} or "
-                f"--model to a current model id ({detail})"
-            )
-        return ClaudeError(f"Claude API rejected the request ({status} {kind}): {detail}")
-
-    def _adapt(self, detail: str, params: dict[str, Any]) -> bool:
+    def _adapt(self, detail: str) -> bool:
         """Drop a request feature this model turned out not to accept (once each)."""
         low = detail.lower()
         if self._force_tool and "tool_choice" in low:
             self._force_tool = False
             return True
-        if self._thinking and "thinking" in low and "thinking" in params:
+        if self._thinking and "thinking" in low:
             self._thinking = False
             return True
         return False
@@ -604,20 +397,6 @@ def _text(text: str, cache: bool = False) -> dict[str, Any]:
     if cache:
         block["cache_control"] = {"type": "ephemeral"}
     return block
-
-
-def _usage_counts(usage: Any) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for key in (
-        "input_tokens",
-        "output_tokens",
-        "cache_read_input_tokens",
-        "cache_creation_input_tokens",
-    ):
-        value = getattr(usage, key, None)
-        if value is not None:
-            out[key] = float(value)
-    return out
 
 
 def _content_params(content: list[Any]) -> list[dict[str, Any]]:
@@ -651,39 +430,3 @@ def _correction(calls: list[Any], tool: str, problem: str) -> list[dict[str, Any
         )
     )
     return blocks
-
-
-def _error_body(exc: Any) -> dict[str, Any]:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict):
-            return err
-    return {}
-
-
-def _error_type(exc: Any) -> str | None:
-    value = _error_body(exc).get("type")
-    return str(value) if value else None
-
-
-def _error_message(exc: Any) -> str | None:
-    value = _error_body(exc).get("message")
-    return str(value) if value else None
-
-
-def _retry_after(exc: Any) -> float | None:
-    """Seconds the server asked us to wait (``retry-after-ms`` or ``retry-after``), or None."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
-        raw = headers.get(name)
-        if raw is None:
-            continue
-        try:
-            return float(raw) * scale
-        except ValueError:
-            continue  # an HTTP date: rare from this API; fall back to our own backoff
-    return None

@@ -595,7 +595,10 @@ class _Handler(BaseHTTPRequestHandler):
             "error": {"type": err.type, "message": err.message},
             "request_id": f"req_fake{next(_ids):06d}",
         }
-        self._json(err.status, body, {"x-should-retry": "false", **err.headers})
+        # As the real API does: transient statuses say a retry may succeed, the rest say not;
+        # a scripted header (e.g. x-should-retry: false on a 529) overrides.
+        should = "true" if err.status in (408, 409, 429) or err.status >= 500 else "false"
+        self._json(err.status, body, {"x-should-retry": should, **err.headers})
 
     def _stream(self, events: list[tuple[str, dict[str, Any]]], cut: bool = False) -> None:
         self.send_response(200)

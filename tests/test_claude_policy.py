@@ -114,6 +114,18 @@ def texts(io: AgentIO) -> str:
     return "".join(e.data["delta"] for e in io.log.of_type("agent_text"))
 
 
+def thoughts(io: AgentIO) -> str:
+    return "".join(e.data["delta"] for e in io.log.of_type("agent_thinking"))
+
+
+def retries(io: AgentIO) -> list[tuple[str, str, float, int]]:
+    """(status, reason, wait_s, attempt) of every retry event."""
+    return [
+        (e.data["status"], e.data["reason"], e.data["wait_s"], e.data["attempt"])
+        for e in io.log.of_type("retry")
+    ]
+
+
 # ----------------------------------------------------------------- each role
 
 
@@ -131,9 +143,12 @@ def test_profiler_streams_text_and_returns_a_report(
     report = make_policy(sleeps).profile(make_ctx(), io)
     assert [b.kernel for b in report.bottlenecks] == ["extern_kernels.mm", EPILOGUE]
     assert report.bottlenecks[1].bound == "memory" and report.bottlenecks[1].share == 0.3
-    # Thinking then text, in order, in small deltas as they arrived.
-    assert texts(io) == "Amdahl says look at the matmul first.\n\nThe matmul is 70% of the time."
-    assert len(io.log.of_type("agent_text")) > 4
+    # Thinking and text are separate event types, each in small deltas as they arrived.
+    assert thoughts(io) == "Amdahl says look at the matmul first."
+    assert texts(io) == "\n\nThe matmul is 70% of the time."
+    assert len(io.log.of_type("agent_text")) > 2 and len(io.log.of_type("agent_thinking")) > 2
+    kinds = [e.type for e in io.log.events if e.type in ("agent_text", "agent_thinking")]
+    assert kinds.index("agent_text") > kinds.index("agent_thinking")
     (call,) = io.log.of_type("tool_call")
     assert call.data["tool"] == "report_bottlenecks" and call.data["input"] == REPORT
     assert sleeps == []
@@ -349,9 +364,9 @@ def test_529_and_429_are_retried_then_succeed(fake: FakeAnthropic, sleeps: list[
     assert len(report.bottlenecks) == 2 and len(fake.requests) == 3
     assert len(sleeps) == 2 and 0.1 <= sleeps[0] <= 0.2  # backoff with jitter
     assert sleeps[1] == 0.5  # retry-after honoured
-    said = texts(io)
-    assert "[retrying after 529 overloaded in" in said
-    assert "[retrying after 429 rate limited in 0.5 s]" in said
+    (first, second) = retries(io)
+    assert first[:2] == ("529", "529 overloaded") and first[3] == 1
+    assert second == ("429", "429 rate limited", 0.5, 2)
 
 
 def test_5xx_and_midstream_error_are_retried(fake: FakeAnthropic, sleeps: list[float]) -> None:
@@ -362,7 +377,8 @@ def test_5xx_and_midstream_error_are_retried(fake: FakeAnthropic, sleeps: list[f
     )
     io = io_for()
     make_policy(sleeps).profile(make_ctx(), io)
-    assert len(sleeps) == 2 and "500 api_error" in texts(io) and "529 overloaded" in texts(io)
+    assert len(sleeps) == 2
+    assert [r[1] for r in retries(io)] == ["500 api_error", "529 overloaded"]
 
 
 @pytest.mark.parametrize("clean", [False, True], ids=["socket-dropped", "no-message-stop"])
@@ -374,7 +390,7 @@ def test_stream_cut_midway_is_restarted(
     io = io_for()
     report = make_policy(sleeps).profile(make_ctx(), io)
     assert len(report.bottlenecks) == 2 and len(fake.requests) == 2
-    assert "[retrying after a stream cut midway" in texts(io)
+    assert [r[0] for r in retries(io)] == ["stream"]
     assert texts(io).endswith("The epilogue is memory bound.")
 
 
@@ -510,7 +526,7 @@ def test_connection_errors_are_retried_then_reported(
         ClaudeError, match="gave up after 2 attempts; last error: a connection error"
     ):
         make_policy(sleeps, max_attempts=2).profile(make_ctx(), io)
-    assert len(sleeps) == 1 and "[retrying after a connection error in" in texts(io)
+    assert len(sleeps) == 1 and retries(io)[0][:2] == ("connection", "a connection error")
 
 
 def test_effort_and_max_tokens_reach_the_request(fake: FakeAnthropic, sleeps: list[float]) -> None:

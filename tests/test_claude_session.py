@@ -136,7 +136,10 @@ def test_scripted_session_produces_a_candidate_that_passes_the_gates(
 
     events = read_events(tmp_path / "run" / "events.jsonl")
     said = "".join(e.data["delta"] for e in events if e.type == "agent_text")
-    assert "[retrying after 529 overloaded" in said
+    assert "Editing." in said
+    assert [(e.data["agent"], e.data["status"]) for e in events if e.type == "retry"] == [
+        ("executor", "529")
+    ]
     assert [e.data["tool"] for e in events if e.type == "tool_call"] == [
         "report_bottlenecks",
         "propose_plans",
