@@ -18,6 +18,58 @@ from kernelopt_jupyter.problem import Problem
 AGENTS = ("profiler", "planner", "executor", "tuner", "summarizer")
 
 
+@dataclass(frozen=True)
+class PlanAction:
+    """A kind of change a :class:`Plan` may name, with what it does (shown to people and LLMs).
+
+    ``offline`` says whether the offline Executor has a source transform for it; every action
+    may be carried out by an LLM Executor, which writes the whole new source itself.
+    """
+
+    name: str
+    description: str
+    offline: bool
+
+
+#: The one list of plan actions (the offline policy, the Claude tool schema and the prompts use
+#: it). ``rewrite`` is an LLM plan whose change is described in free text in its rationale.
+PLAN_ACTIONS: tuple[PlanAction, ...] = (
+    PlanAction(
+        "retile",
+        "measure nearby launch configurations of the heaviest Triton kernel",
+        offline=True,
+    ),
+    PlanAction(
+        "cuda_graph",
+        "replay the whole forward as one CUDA graph, removing per-kernel launch gaps",
+        offline=True,
+    ),
+    PlanAction(
+        "eager_dispatch",
+        "route every op to the vendor libraries (eager) instead of Inductor's kernels",
+        offline=True,
+    ),
+    PlanAction("eager_graph", "eager vendor kernels, replayed as one CUDA graph", offline=True),
+    PlanAction(
+        "vendor_dispatch",
+        "route one op back to its vendor library, keep Inductor's other kernels",
+        offline=True,
+    ),
+    PlanAction(
+        "fuse",
+        "fuse named neighbouring kernels (or an epilogue into its producer) into one kernel",
+        offline=False,
+    ),
+    PlanAction(
+        "keep_baseline",
+        "nothing around the vendor calls is worth changing: keep the reference's path",
+        offline=False,
+    ),
+    PlanAction("rewrite", "a change described in free text in the plan's rationale", False),
+)
+PLAN_ACTION_NAMES: tuple[str, ...] = tuple(a.name for a in PLAN_ACTIONS)
+
+
 class PolicyError(Exception):
     """A policy cannot go on (no API key, the API failing after retries, a recording used up).
 
@@ -64,6 +116,21 @@ class Bottleneck:
     bound: str | None
     note: str
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for events."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Bottleneck:
+        """Read back :meth:`to_dict` output."""
+        share = raw.get("share")
+        return cls(
+            kernel=str(raw.get("kernel", "")),
+            share=None if share is None else float(share),
+            bound=None if raw.get("bound") is None else str(raw["bound"]),
+            note=str(raw.get("note", "")),
+        )
+
 
 @dataclass
 class ProfileReport:
@@ -72,14 +139,25 @@ class ProfileReport:
     bottlenecks: list[Bottleneck]
     summary: str
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for the ``agent_finished`` event (replay reads it back)."""
+        return {"bottlenecks": [b.to_dict() for b in self.bottlenecks], "summary": self.summary}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> ProfileReport:
+        """Read back :meth:`to_dict` output."""
+        return cls(
+            [Bottleneck.from_dict(b) for b in raw.get("bottlenecks", [])],
+            str(raw.get("summary", "")),
+        )
+
 
 @dataclass
 class Plan:
     """One concrete, minimal change to try.
 
-    ``action`` names a transform the offline executor knows (``retile``, ``fuse``,
-    ``vendor_dispatch``, ``cuda_graph``, ``keep_baseline``, ``rewrite``, ...); an LLM plan may use
-    ``rewrite`` with free text in ``rationale``. ``params`` carries the transform's arguments.
+    ``action`` is one of :data:`PLAN_ACTION_NAMES`; an LLM plan may use ``rewrite`` with free
+    text in ``rationale``. ``params`` carries the transform's arguments.
     """
 
     id: str
@@ -93,6 +171,18 @@ class Plan:
         """Plain data for events."""
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Plan:
+        """Read back :meth:`to_dict` output."""
+        return cls(
+            id=str(raw.get("id", "")),
+            title=str(raw.get("title", "")),
+            rationale=str(raw.get("rationale", "")),
+            action=str(raw.get("action", "")),
+            targets=[str(t) for t in raw.get("targets", [])],
+            params=dict(raw.get("params", {})),
+        )
+
 
 @dataclass
 class Edit:
@@ -102,6 +192,20 @@ class Edit:
     explanation: str
     dispatch_only: bool = False
 
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for the ``agent_finished`` event (replay reads it back)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Edit:
+        """Read back :meth:`to_dict` output (extra keys, such as the plan id, are ignored)."""
+        source = raw.get("source")
+        return cls(
+            None if source is None else str(source),
+            str(raw.get("explanation", "")),
+            bool(raw.get("dispatch_only", False)),
+        )
+
 
 @dataclass
 class TuneProposal:
@@ -109,6 +213,18 @@ class TuneProposal:
 
     variants: list[tuple[str, str]]  # (label, source)
     explanation: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for the ``agent_finished`` event (replay reads it back)."""
+        return {"variants": [list(v) for v in self.variants], "explanation": self.explanation}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> TuneProposal:
+        """Read back :meth:`to_dict` output."""
+        return cls(
+            [(str(label), str(source)) for label, source in raw.get("variants", [])],
+            str(raw.get("explanation", "")),
+        )
 
 
 @dataclass
@@ -138,6 +254,17 @@ class ExperienceItem:
         """Plain data for the memory file and events."""
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> ExperienceItem:
+        """Read back :meth:`to_dict` output (the memory file, an ``experience`` event)."""
+        return cls(
+            pattern=str(raw.get("pattern", "")),
+            action=str(raw.get("action", "")),
+            outcome=float(raw["outcome"]),  # no default: a lesson without its outcome is noise
+            lesson=str(raw.get("lesson", "")),
+            problem=str(raw.get("problem", "")),
+        )
+
 
 @dataclass
 class Summary:
@@ -145,6 +272,21 @@ class Summary:
 
     explanations: dict[str, str]  # candidate id -> plain-language explanation
     experience: list[ExperienceItem]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for the ``agent_finished`` event (replay reads it back)."""
+        return {
+            "explanations": dict(self.explanations),
+            "experience": [e.to_dict() for e in self.experience],
+        }
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Summary:
+        """Read back :meth:`to_dict` output."""
+        return cls(
+            {str(k): str(v) for k, v in raw.get("explanations", {}).items()},
+            [ExperienceItem.from_dict(e) for e in raw.get("experience", [])],
+        )
 
 
 class AgentIO:

@@ -18,6 +18,7 @@ from typing import Any
 from kernelopt_jupyter.problem import Problem
 
 from .base import (
+    PLAN_ACTION_NAMES,
     Bottleneck,
     Edit,
     ExperienceItem,
@@ -29,8 +30,8 @@ from .base import (
     TuneProposal,
 )
 
-#: Plan actions the offline executor also knows; an LLM plan may always use "rewrite".
-PLAN_ACTIONS = ("fuse", "retile", "vendor_dispatch", "cuda_graph", "keep_baseline", "rewrite")
+#: The plan actions the planner's tool accepts: the one list in agents/base.py.
+PLAN_ACTIONS = PLAN_ACTION_NAMES
 NUM_WARPS = (1, 2, 4, 8, 16, 32)
 
 #: The tool each role must call.

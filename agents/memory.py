@@ -41,8 +41,8 @@ class ExperienceMemory:
         if path is not None and path.is_file():
             try:
                 raw = json.loads(path.read_text())
-                self.items = [ExperienceItem(**item) for item in raw.get("items", [])]
-            except (json.JSONDecodeError, TypeError):
+                self.items = [ExperienceItem.from_dict(item) for item in raw.get("items", [])]
+            except (json.JSONDecodeError, TypeError, KeyError, ValueError, AttributeError):
                 # A damaged memory file must not stop a search: start afresh, keep the old one.
                 path.replace(path.with_suffix(".corrupt.json"))
 

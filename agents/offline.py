@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from kernelopt_jupyter.agents.base import (
+    PLAN_ACTIONS,
     AgentContext,
     AgentIO,
     Bottleneck,
@@ -43,13 +44,7 @@ from kernelopt_jupyter.launch_configs import (
 LAUNCH_BOUND_MS = 0.25
 TUNE_VARIANTS = 4
 
-_WHY = {
-    "cuda_graph": "replay the whole forward as one CUDA graph, removing per-kernel launch gaps",
-    "eager_dispatch": "route every op to the vendor libraries (eager) instead of Inductor's kernels",
-    "eager_graph": "eager vendor kernels, replayed as one CUDA graph",
-    "vendor_dispatch": "route one op back to its vendor library, keep Inductor's other kernels",
-    "retile": "measure nearby launch configurations of the heaviest Triton kernel",
-}
+_WHY = {a.name: a.description for a in PLAN_ACTIONS if a.offline}
 
 
 def patterns_of(ctx: AgentContext) -> set[str]:

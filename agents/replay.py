@@ -16,9 +16,7 @@ from typing import Any
 from kernelopt_jupyter.agents.base import (
     AgentContext,
     AgentIO,
-    Bottleneck,
     Edit,
-    ExperienceItem,
     Plan,
     Policy,
     PolicyError,
@@ -84,9 +82,7 @@ class ReplayPolicy:
         if out is None:
             assert self.fallback is not None
             return self.fallback.profile(ctx, io)
-        return ProfileReport(
-            [Bottleneck(**b) for b in out.get("bottlenecks", [])], str(out.get("summary", ""))
-        )
+        return ProfileReport.from_dict(out)
 
     def plan(
         self, ctx: AgentContext, report: ProfileReport, parent: Candidate, n: int, io: AgentIO
@@ -96,7 +92,7 @@ class ReplayPolicy:
         if out is None:
             assert self.fallback is not None
             return self.fallback.plan(ctx, report, parent, n, io)
-        return [Plan(**p) for p in out.get("plans", [])]
+        return [Plan.from_dict(p) for p in out.get("plans", [])]
 
     def execute(
         self, ctx: AgentContext, plan: Plan, parent: Candidate, feedback: str | None, io: AgentIO
@@ -106,9 +102,7 @@ class ReplayPolicy:
         if out is None:
             assert self.fallback is not None
             return self.fallback.execute(ctx, plan, parent, feedback, io)
-        return Edit(
-            out.get("source"), str(out.get("explanation", "")), bool(out.get("dispatch_only"))
-        )
+        return Edit.from_dict(out)
 
     def tune(self, ctx: AgentContext, candidate: Candidate, io: AgentIO) -> TuneProposal:
         """Recorded tune variants."""
@@ -116,9 +110,7 @@ class ReplayPolicy:
         if out is None:
             assert self.fallback is not None
             return self.fallback.tune(ctx, candidate, io)
-        return TuneProposal(
-            [(str(a), str(b)) for a, b in out.get("variants", [])], str(out.get("explanation", ""))
-        )
+        return TuneProposal.from_dict(out)
 
     def summarize(self, ctx: AgentContext, steps: list[StepRecord], io: AgentIO) -> Summary:
         """Recorded explanations and experience."""
@@ -126,10 +118,7 @@ class ReplayPolicy:
         if out is None:
             assert self.fallback is not None
             return self.fallback.summarize(ctx, steps, io)
-        return Summary(
-            {str(k): str(v) for k, v in out.get("explanations", {}).items()},
-            [ExperienceItem(**e) for e in out.get("experience", [])],
-        )
+        return Summary.from_dict(out)
 
 
 def _longest_run(events: list[Event]) -> list[Event]:

@@ -31,6 +31,13 @@ from kernelopt_jupyter.agents.stepping import StepControl
 from kernelopt_jupyter.candidate import Candidate, unified_diff
 from kernelopt_jupyter.events import EventLog
 from kernelopt_jupyter.problem import Problem
+from kernelopt_jupyter.verify.report import (
+    GATE_FAIL,
+    GATE_PASS,
+    GATE_SKIPPED,
+    GateResult,
+    VerifyReport,
+)
 
 T = TypeVar("T")
 
@@ -55,20 +62,29 @@ class SearchConfig:
 
 @dataclass
 class GatedCandidate:
-    """A candidate with its verdict and timing."""
+    """A candidate with the verifier's report and its timing."""
 
     candidate: Candidate
-    verdict: str
-    gates: list[dict[str, Any]]
+    report: VerifyReport
     ms: float | None = None
     speedup_vs_eager: float | None = None
     speedup_vs_compile: float | None = None
     ci: tuple[float | None, float | None] = (None, None)
 
     @property
+    def verdict(self) -> str:
+        """``pass`` or ``fail``: the report's verdict."""
+        return self.report.verdict
+
+    @property
+    def gates(self) -> list[GateResult]:
+        """The report's gates, in contract order."""
+        return self.report.gates
+
+    @property
     def passed(self) -> bool:
         """All gates that ran passed."""
-        return self.verdict == "pass"
+        return self.verdict == GATE_PASS
 
     @property
     def usable(self) -> bool:
@@ -77,11 +93,11 @@ class GatedCandidate:
         A slow stepping stone (say, Inductor's harvest where eager is faster) may lead to a
         fast child; only the final answer must pass all four gates.
         """
-        status = {g.get("name"): g.get("status") for g in self.gates}
+        status = {g.name: g.status for g in self.gates}
         return (
-            status.get("static") == "pass"
-            and status.get("correctness") == "pass"
-            and status.get("fp64") in ("pass", "skipped")
+            status.get("static") == GATE_PASS
+            and status.get("correctness") == GATE_PASS
+            and status.get("fp64") in (GATE_PASS, GATE_SKIPPED)
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -95,7 +111,7 @@ class GatedCandidate:
             "note": c.note,
             "dispatch_only": c.dispatch_only,
             "verdict": self.verdict,
-            "gates": self.gates,
+            "gates": [g.to_dict() for g in self.gates],
             "time_ms": self.ms,
             "speedup_vs_eager": self.speedup_vs_eager,
             "speedup_vs_compile": self.speedup_vs_compile,
@@ -133,8 +149,8 @@ class SearchStopped(Exception):
     """Raised inside the loop when the person (or Ctrl-C) stops the search."""
 
 
-#: Gate runner: (problem, candidate, dispatch_only) -> report dict (``verify --json`` shape).
-GateRunner = Callable[[Problem, Candidate], dict[str, Any]]
+#: Gate runner: (problem, candidate) -> the verifier's report (the object, never its JSON).
+GateRunner = Callable[[Problem, Candidate], VerifyReport]
 
 
 def source_key(source: str) -> str:
@@ -157,7 +173,7 @@ class BeamSearch:
         root: Candidate,
         control: StepControl | None = None,
         memory: ExperienceMemory | None = None,
-        known_verdicts: dict[str, dict[str, Any]] | None = None,
+        known_verdicts: dict[str, VerifyReport] | None = None,
     ) -> None:
         self.problem = problem
         self.policy = policy
@@ -261,20 +277,20 @@ class BeamSearch:
         return gated
 
     def _record(
-        self, candidate: Candidate, report: dict[str, Any], *, reused: bool = False
+        self, candidate: Candidate, report: VerifyReport, *, reused: bool = False
     ) -> GatedCandidate:
-        gates = report.get("gates", [])
-        for g in gates:
+        for g in report.gates:
+            plain = g.to_dict()
             self.log.emit(
                 "gate",
                 candidate=candidate.id,
-                name=g.get("name"),
-                status=g.get("status"),
-                detail=g.get("detail", ""),
-                metrics={k: v for k, v in g.items() if k not in ("name", "status", "detail")},
+                name=g.name,
+                status=g.status,
+                detail=g.detail,
+                metrics={k: v for k, v in plain.items() if k not in ("name", "status", "detail")},
             )
-        gate4: dict[str, Any] = next((g for g in gates if g.get("name") == "performance"), {})
-        perf: dict[str, Any] = {**gate4.get("metrics", {}), **gate4}
+        gate4 = report.gate("performance")
+        perf: dict[str, Any] = dict(gate4.metrics) if gate4 is not None else {}
         ms = perf.get("candidate_ms")
         eager = self.ctx.baselines.get("eager")
         compiled = self.ctx.baselines.get("compile")
@@ -286,8 +302,7 @@ class BeamSearch:
         )
         gated = GatedCandidate(
             candidate=candidate,
-            verdict=report.get("verdict", "fail"),
-            gates=gates,
+            report=report,
             ms=ms,
             speedup_vs_eager=vs_eager,
             speedup_vs_compile=vs_compile,
@@ -304,7 +319,7 @@ class BeamSearch:
             speedup_vs_eager=vs_eager,
             speedup_vs_compile=vs_compile,
             source_key=source_key(candidate.source),
-            report=report,
+            report=report.to_dict(),
             reused=reused,  # a verdict already decided before a resume, not gated again
         )
         self.gated.append(gated)
@@ -410,7 +425,7 @@ class BeamSearch:
         report = self._agent(
             "profiler",
             lambda io: self.policy.profile(self.ctx, io),
-            lambda r: {"bottlenecks": [b.__dict__ for b in r.bottlenecks], "summary": r.summary},
+            lambda r: r.to_dict(),
         )
         self._pause("profiler", {"summary": report.summary})
         improved = False
@@ -486,7 +501,7 @@ class BeamSearch:
         proposal = self._agent(
             "tuner",
             lambda io: self.policy.tune(self.ctx, candidate.candidate, io),
-            lambda t: {"variants": [list(v) for v in t.variants], "explanation": t.explanation},
+            lambda t: t.to_dict(),
         )
         if not proposal.variants:
             return False
@@ -528,17 +543,14 @@ class BeamSearch:
                 verdict=c.verdict,
                 speedup=c.speedup_vs_eager,
                 parent_speedup=parent.speedup_vs_eager,
-                gate_details=c.gates,
+                gate_details=[g.to_dict() for g in c.gates],
             )
             for c in children
         ]
         summary = self._agent(
             "summarizer",
             lambda io: self.policy.summarize(self.ctx, steps, io),
-            lambda s: {
-                "explanations": s.explanations,
-                "experience": [e.to_dict() for e in s.experience],
-            },
+            lambda s: s.to_dict(),
         )
         for cid, text in summary.explanations.items():
             self.log.emit("explanation", candidate=cid, text=text)
@@ -558,20 +570,14 @@ class BeamSearch:
 
 
 def _describe_edit(edit: Edit, *, plan_id: str, attempt: int) -> dict[str, Any]:
-    return {
-        "source": edit.source,
-        "explanation": edit.explanation,
-        "dispatch_only": edit.dispatch_only,
-        "plan_id": plan_id,
-        "attempt": attempt,
-    }
+    return {**edit.to_dict(), "plan_id": plan_id, "attempt": attempt}
 
 
 def _first_failure(g: GatedCandidate) -> str:
-    failing = next((x for x in g.gates if x.get("status") == "fail"), None)
+    failing = next((x for x in g.gates if x.status == GATE_FAIL), None)
     if failing is None:
         return "failed"
-    return f"{failing.get('name')} gate failed: {failing.get('detail', '')}"
+    return f"{failing.name} gate failed: {failing.detail}"
 
 
 def _best_reason(best: GatedCandidate) -> str:

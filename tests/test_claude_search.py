@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _reports import report_of
 from fake_anthropic import FakeAnthropic, Scripted, overloaded, plain_model, reply, role_of
 
 from kernelopt_jupyter.agents.base import AgentContext, KernelUnit
@@ -18,22 +19,21 @@ from kernelopt_jupyter.agents.search import BeamSearch, SearchConfig
 from kernelopt_jupyter.candidate import Candidate
 from kernelopt_jupyter.events import EventLog, read_events
 from kernelopt_jupyter.problem import Problem, problem_from_source
+from kernelopt_jupyter.verify.report import VerifyReport
 
 DATA = Path(__file__).parent / "data" / "claude"
 FAKE_KEY = "sk-ant-fake-search-key-9876543210"
 KERNEL = "bias_relu_kernel"
 
 
-def stand_in_gates(problem: Problem, candidate: Candidate) -> dict[str, Any]:
+def stand_in_gates(problem: Problem, candidate: Candidate) -> VerifyReport:
     """Pass what defines ModelNew; 'time' it by BLOCK (best at 2048), as a GPU would differ."""
     found = launch_configs(candidate.source)
     if found is None or "class ModelNew" not in candidate.source:
-        return {"verdict": "fail", "gates": [{"name": "static", "status": "fail", "detail": "x"}]}
+        return report_of(candidate.id, fail_at="static", detail="x")
     block = found[0][KERNEL]["BLOCK"]
     ms = 0.1 + abs(block - 2048) / 10000
-    gates = [{"name": n, "status": "pass", "detail": ""} for n in ("static", "correctness", "fp64")]
-    perf = {"name": "performance", "status": "pass", "detail": "", "candidate_ms": ms}
-    return {"verdict": "pass", "gates": [*gates, {**perf, "speedup": 0.2 / ms}]}
+    return report_of(candidate.id, ms=ms, speedup=0.2 / ms)
 
 
 def answer(body: dict[str, Any]) -> Scripted:
@@ -114,7 +114,9 @@ def test_beam_search_with_the_claude_policy(
         "record_experience",
     }
     said = "".join(e.data["delta"] for e in events if e.type == "agent_text")
-    assert "[retrying after 529 overloaded" in said and "Block sizes." in said
+    assert "Block sizes." in said
+    (retry,) = [e for e in events if e.type == "retry"]
+    assert retry.data["status"] == "529" and retry.data["agent"] == "profiler"
     finished = [e for e in events if e.type == "agent_finished"]
     assert all(e.data["usage"].get("cost_usd", 0) > 0 for e in finished)
     assert any(e.type == "explanation" for e in events)

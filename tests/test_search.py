@@ -13,17 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _reports import report_of
 
-from kernelopt_jupyter.agents.base import AgentContext, KernelUnit
+from kernelopt_jupyter.agents.base import PLAN_ACTION_NAMES, AgentContext, KernelUnit
 from kernelopt_jupyter.agents.memory import ExperienceMemory
 from kernelopt_jupyter.agents.offline import OfflinePolicy
 from kernelopt_jupyter.agents.replay import ReplayPolicy
 from kernelopt_jupyter.agents.search import BeamSearch, SearchConfig
 from kernelopt_jupyter.agents.stepping import StepControl
-from kernelopt_jupyter.agents.transforms import read_launch_configs
 from kernelopt_jupyter.candidate import Candidate
 from kernelopt_jupyter.events import EventLog, read_events
+from kernelopt_jupyter.launch_configs import read_launch_configs
 from kernelopt_jupyter.problem import Problem, problem_from_source
+from kernelopt_jupyter.verify.report import VerifyReport
 
 PROBLEM = """
 import torch
@@ -57,36 +59,16 @@ class ModelNew(torch.nn.Module):
 """
 
 
-def fake_gpu_gates(problem: Problem, candidate: Candidate) -> dict[str, Any]:
+def fake_gpu_gates(problem: Problem, candidate: Candidate) -> VerifyReport:
     """Pass everything that parses; time = f(block, warps), best at XBLOCK 1024, 4 warps."""
     if "BROKEN" in candidate.source:
-        return {
-            "verdict": "fail",
-            "gates": [
-                {"name": "static", "status": "pass", "detail": ""},
-                {"name": "correctness", "status": "fail", "detail": "seed 0: max abs err 3.0"},
-            ],
-        }
+        return report_of(candidate.id, fail_at="correctness", detail="seed 0: max abs err 3.0")
     cfg = read_launch_configs(candidate.source).get("k_relu", {})
     block, warps = cfg.get("XBLOCK", 256), cfg.get("num_warps", 1)
     ms = 0.1 + abs(block - 1024) / 10000 + abs(warps - 4) / 100
     if "CUDA-graph capture" in candidate.source:
         ms *= 0.5
-    return {
-        "verdict": "pass",
-        "gates": [
-            {"name": n, "status": "pass", "detail": ""} for n in ("static", "correctness", "fp64")
-        ]
-        + [
-            {
-                "name": "performance",
-                "status": "pass",
-                "detail": "",
-                "candidate_ms": ms,
-                "speedup": 0.2 / ms,
-            }
-        ],
-    }
+    return report_of(candidate.id, ms=ms, speedup=0.2 / ms)
 
 
 def make_search(tmp_path: Path, device: str = "cuda", **overrides: Any) -> BeamSearch:
@@ -120,6 +102,9 @@ def test_search_improves_by_measured_tuning_and_graphs(tmp_path: Path) -> None:
     events = read_events(tmp_path / "events.jsonl")
     explained = {e.data["candidate"] for e in events if e.type == "explanation"}
     assert result.best.candidate.id in explained
+    # every plan the offline planner made names an action of the one list
+    actions = {e.data["action"] for e in events if e.type == "plan"}
+    assert actions and actions <= set(PLAN_ACTION_NAMES)
     # speedup fields are derived from the baselines
     assert result.speedup_vs_compile == pytest.approx(0.15 / result.best.ms)
 
@@ -190,7 +175,7 @@ def test_person_edit_goes_through_the_gates(tmp_path: Path) -> None:
     helper.join(5)
     edited = [g for g in result.candidates if g.candidate.agent == "person"]
     assert edited and edited[0].verdict == "fail"
-    assert edited[0].gates[1]["name"] == "correctness"
+    assert edited[0].gates[1].name == "correctness"
 
 
 def test_replay_reproduces_decisions_and_regates(tmp_path: Path) -> None:
@@ -202,7 +187,7 @@ def test_replay_reproduces_decisions_and_regates(tmp_path: Path) -> None:
     search.policy = ReplayPolicy(recording)
     original = search.gate_runner
 
-    def counting(problem: Problem, candidate: Candidate) -> dict[str, Any]:
+    def counting(problem: Problem, candidate: Candidate) -> VerifyReport:
         calls.append(candidate.id)
         return original(problem, candidate)
 
@@ -216,10 +201,9 @@ def test_replay_reproduces_decisions_and_regates(tmp_path: Path) -> None:
 
 
 def test_cpu_search_reports_untimed_candidates(tmp_path: Path) -> None:
-    def untimed(problem: Problem, candidate: Candidate) -> dict[str, Any]:
-        report = fake_gpu_gates(problem, candidate)
-        report["gates"][-1] = {"name": "performance", "status": "skipped", "detail": "no GPU"}
-        return report
+    def untimed(problem: Problem, candidate: Candidate) -> VerifyReport:
+        fail = "correctness" if "BROKEN" in candidate.source else None
+        return report_of(candidate.id, fail_at=fail, device="cpu")
 
     search = make_search(tmp_path, device="cpu", max_candidates=6)
     search.gate_runner = untimed

@@ -11,6 +11,16 @@ GateStatus = Literal["pass", "fail", "skipped"]
 #: The gates in contract order; they run in this order and stop at the first failure.
 GATE_NAMES: tuple[str, ...] = ("static", "correctness", "fp64", "performance")
 
+#: A decided gate's status (``GateStatus``), the one home of these words.
+GATE_PASS: GateStatus = "pass"
+GATE_FAIL: GateStatus = "fail"
+GATE_SKIPPED: GateStatus = "skipped"
+GATE_STATUSES: tuple[GateStatus, ...] = (GATE_PASS, GATE_FAIL, GATE_SKIPPED)
+#: What a live view (panel, progress) shows before a gate is decided.
+GATE_PENDING = "pending"
+GATE_RUNNING = "running"
+VIEW_GATE_STATUSES: tuple[str, ...] = (*GATE_STATUSES, GATE_RUNNING, GATE_PENDING)
+
 #: The contract's per-gate fields, copied from ``metrics`` to the top level of a gate's JSON.
 _CONTRACT_FIELDS: dict[str, dict[str, Any]] = {
     "correctness": {"seeds": [], "max_abs_err": None},
@@ -60,6 +70,17 @@ class GateResult:
         out["metrics"] = _json_safe(self.metrics)
         return out
 
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> GateResult:
+        """A gate read back from :meth:`to_dict` (a saved log); raises ValueError if malformed."""
+        status = raw.get("status")
+        if status not in GATE_STATUSES:
+            raise ValueError(f"gate {raw.get('name')!r} has status {status!r}")
+        metrics = raw.get("metrics", {})
+        if not isinstance(metrics, dict):
+            raise ValueError(f"gate {raw.get('name')!r} has metrics that are not an object")
+        return cls(str(raw["name"]), status, str(raw.get("detail", "")), dict(metrics))
+
 
 @dataclass
 class VerifyReport:
@@ -105,6 +126,24 @@ class VerifyReport:
             "dispatch_only": self.dispatch_only,
             "seconds": round(self.seconds, 3),
         }
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> VerifyReport:
+        """A report read back from :meth:`to_dict` (a saved log only: the search passes the
+        object itself). Raises ValueError for a shape ``to_dict`` does not write."""
+        if raw.get("schema") != 1 or not isinstance(raw.get("gates"), list):
+            raise ValueError("not a schema-1 verify report")
+        try:
+            return cls(
+                problem=str(raw["problem"]),
+                candidate=str(raw["candidate"]),
+                device=str(raw["device"]),
+                gates=[GateResult.from_dict(g) for g in raw["gates"]],
+                dispatch_only=bool(raw.get("dispatch_only", False)),
+                seconds=float(raw.get("seconds", 0.0)),
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"malformed verify report: {exc!r}") from None
 
 
 def _json_safe(value: Any) -> Any:

@@ -143,6 +143,24 @@ def analyse(problem: Problem, device: str, log: EventLog) -> AnalysisFacts:
     return facts
 
 
+def profile_candidate(
+    problem: Problem, device: str, candidate_id: str, source: str, log: EventLog
+) -> None:
+    """The kernel timeline of one candidate (the winner), beside the reference's, for the
+    panel; emitted as a ``profile`` event carrying ``candidate``."""
+    from kernelopt_jupyter.analysis.timeline import profile_timeline
+
+    timeline = profile_timeline(problem, device, source)
+    log.emit(
+        "profile",
+        candidate=candidate_id,
+        dispatch_map={},
+        summary=f"kernel timeline of {candidate_id}",
+        timeline=timeline["timeline"],
+        timeline_detail=timeline["detail"],
+    )
+
+
 def _summary(dmap: dict[str, Any], facts: AnalysisFacts) -> str:
     records = dmap.get("records", [])
     triton = sum(1 for r in records if r.get("kind") == "triton")

@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kernelopt_jupyter.events import Event, read_events
-from kernelopt_jupyter.session.state import GATES, SessionState, speedup_text
+from kernelopt_jupyter.session.state import SessionState, speedup_text
+from kernelopt_jupyter.verify.report import GATE_NAMES as GATES
 
 _BADGE = {
     "pass": ("#1a7f37", "#dafbe1", "✓"),

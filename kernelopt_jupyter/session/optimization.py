@@ -31,6 +31,7 @@ from kernelopt_jupyter.candidate import Candidate
 from kernelopt_jupyter.device import resolve_device
 from kernelopt_jupyter.events import Event, EventLog, read_events
 from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source
+from kernelopt_jupyter.verify.report import GATE_PASS, VerifyReport
 
 RESULT_SCHEMA = 1
 
@@ -155,14 +156,10 @@ class OptimizationSession:
     def run(self) -> SearchResult:
         """Analyse the problem, run the agents' search, write the result files."""
         policy = make_policy(self.options.agents, self.options.model, self.memory)
-        known: dict[str, dict[str, Any]] = {}
+        known: dict[str, VerifyReport] = {}
         if self._resume is not None:
             policy = ReplayPolicy(self._resume, fallback=policy)
-            known = {
-                str(e.data["source_key"]): e.data["report"]
-                for e in self._resume
-                if e.type == "verdict" and "report" in e.data and "source_key" in e.data
-            }
+            known = _decided_reports(self._resume)
         self.log.emit(
             "session_started",
             problem=self.problem.path,
@@ -205,7 +202,10 @@ class OptimizationSession:
             if self.result.best is not None and self.device == "cuda":
                 self._final_check(self.result)
             if self.result.best is not None:
-                self._profile_best(self.result.best)
+                from kernelopt_jupyter.analysis.pipeline import profile_candidate
+
+                best = self.result.best.candidate
+                profile_candidate(self.problem, self.device, best.id, best.source, self.log)
             status = self.result.status
             return self.result
         except Exception as exc:
@@ -241,20 +241,6 @@ class OptimizationSession:
         )
         return context, root
 
-    def _profile_best(self, best: GatedCandidate) -> None:
-        """The winner's kernel timeline, beside the reference's, for the panel."""
-        from kernelopt_jupyter.analysis.timeline import profile_timeline
-
-        timeline = profile_timeline(self.problem, self.device, best.candidate.source)
-        self.log.emit(
-            "profile",
-            candidate=best.candidate.id,
-            dispatch_map={},
-            summary=f"kernel timeline of {best.candidate.id}",
-            timeline=timeline["timeline"],
-            timeline_detail=timeline["detail"],
-        )
-
     def _final_check(self, result: SearchResult) -> None:
         """Re-verify the winner against eager *and* torch.compile, interleaved in one run.
 
@@ -264,25 +250,23 @@ class OptimizationSession:
         best = result.best
         assert best is not None
         report = self._gate(self.problem, best.candidate, baselines=("eager", "compile"))
-        perf: dict[str, Any] = next(
-            (g for g in report.get("gates", []) if g.get("name") == "performance"), {}
-        )
-        metrics = {**perf.get("metrics", {}), **perf}
+        perf = report.gate("performance")
+        metrics = dict(perf.metrics) if perf is not None else {}
         self.log.emit(
             "decision",
             kind="final",
             candidate=best.candidate.id,
-            reason=f"final side-by-side run: {perf.get('detail', report.get('verdict'))}",
-            report=report,
+            reason=f"final side-by-side run: {perf.detail if perf else report.verdict}",
+            report=report.to_dict(),
         )
-        if report.get("verdict") != "pass":
+        if report.verdict != GATE_PASS:
             result.notes.append(
                 f"{best.candidate.id} did not hold up against the faster baseline in the final "
                 "run; the baseline is kept"
             )
             result.best = None
             return
-        best.gates = report.get("gates", best.gates)
+        best.report = report
         best.ms = metrics.get("candidate_ms", best.ms)
         best.speedup_vs_eager = metrics.get("speedup_vs_eager", best.speedup_vs_eager)
         best.speedup_vs_compile = metrics.get("speedup_vs_compile", best.speedup_vs_compile)
@@ -292,7 +276,7 @@ class OptimizationSession:
         problem: Problem,
         candidate: Candidate,
         baselines: tuple[str, ...] = ("eager",),
-    ) -> dict[str, Any]:
+    ) -> VerifyReport:
         from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
 
         report = verify_candidate(
@@ -309,7 +293,7 @@ class OptimizationSession:
         )
         (self.out_dir / "candidates").mkdir(exist_ok=True)
         (self.out_dir / "candidates" / f"{candidate.id}.py").write_text(candidate.source)
-        return dict(report.to_dict())
+        return report
 
     def submit(self, source: str, parent: str | None = None, agent: str = "person") -> str:
         """Gate a person's candidate (from the panel) like any other; returns its id."""
@@ -388,6 +372,18 @@ class OptimizationSession:
         return session
 
 
+def _decided_reports(events: list[Event]) -> dict[str, VerifyReport]:
+    """Source key -> verifier report of every verdict a saved log holds (for ``--resume``)."""
+    known: dict[str, VerifyReport] = {}
+    for e in events:
+        if e.type == "verdict" and "report" in e.data and "source_key" in e.data:
+            try:
+                known[str(e.data["source_key"])] = VerifyReport.from_dict(e.data["report"])
+            except ValueError:
+                continue  # a verdict written by an older schema is gated again, not trusted
+    return known
+
+
 def _standalone(best: GatedCandidate) -> str:
     c = best.candidate
     timing = (
@@ -396,7 +392,7 @@ def _standalone(best: GatedCandidate) -> str:
         if best.ms is not None
         else "not timed (no GPU)"
     )
-    gates = ", ".join(f"{g.get('name')}={g.get('status')}" for g in best.gates)
+    gates = ", ".join(f"{g.name}={g.status}" for g in best.gates)
     kind = "dispatch-only" if c.dispatch_only else "kernel"
     header = (
         f"# KernelOPT candidate {c.id} (agent: {c.agent}; plan: {c.plan_id}; {kind})\n"

@@ -12,7 +12,9 @@ import threading
 from typing import Any, TextIO
 
 from kernelopt_jupyter.events import Event
-from kernelopt_jupyter.session.state import GATES, SessionState, speedup_text
+from kernelopt_jupyter.session.state import SessionState, speedup_text
+from kernelopt_jupyter.verify.report import GATE_FAIL
+from kernelopt_jupyter.verify.report import GATE_NAMES as GATES
 
 
 class TextProgress:
@@ -51,7 +53,7 @@ class TextProgress:
             if d.get("measured") and d.get("ms"):
                 return f"{t} baseline {d.get('name')}: {d.get('ms'):.4f} ms"
             return f"{t} baseline {d.get('name')}: not measured ({d.get('detail', '')})"
-        if event.type == "gate" and d.get("status") == "fail":
+        if event.type == "gate" and d.get("status") == GATE_FAIL:
             return f"{t}   {d.get('name')} gate failed: {str(d.get('detail'))[:160]}"
         if event.type == "decision":
             return f"{t} decision: " + ", ".join(f"{k}={v}" for k, v in d.items())[:200]

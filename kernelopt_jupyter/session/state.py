@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernelopt_jupyter.events import Event
+from kernelopt_jupyter.verify.report import GATE_NAMES, GATE_PASS, GATE_PENDING, GATE_SKIPPED
 
-#: The four gates, in contract order; the badges are drawn in this order.
-GATES = ("static", "correctness", "fp64", "performance")
+#: The four gates in contract order (the badges are drawn in this order). Their one home is
+#: verify/report.py; this name stays for the front ends that import it from here.
+GATES = GATE_NAMES
 
 
 @dataclass
@@ -22,7 +24,7 @@ class GateView:
     """One gate's latest result for one candidate."""
 
     name: str
-    status: str = "pending"  # pending | pass | fail | skipped | running
+    status: str = GATE_PENDING  # one of verify.report.VIEW_GATE_STATUSES
     detail: str = ""
     metrics: dict[str, Any] = field(default_factory=dict)
 
@@ -263,7 +265,7 @@ class SessionState:
         name = str(d.get("name"))
         cand.gates[name] = GateView(
             name=name,
-            status=str(d.get("status") or "pending"),
+            status=str(d.get("status") or GATE_PENDING),
             detail=str(d.get("detail") or ""),
             metrics=dict(d.get("metrics") or {}),
         )
@@ -283,13 +285,13 @@ class SessionState:
         cand.speedup = _num(d.get("speedup"))
         cand.ci_low = _num(d.get("ci_low"))
         cand.ci_high = _num(d.get("ci_high"))
-        if cand.verdict == "pass" and cand.speedup is not None:
+        if cand.verdict == GATE_PASS and cand.speedup is not None:
             if self.best_speedup is None or cand.speedup > self.best_speedup:
                 self.best_speedup = cand.speedup
                 self._set_best(cand.id)
             self.progress.append((t, self.best_speedup))
             self._changes.progress = True
-        elif cand.verdict == "pass" and self.best is None:
+        elif cand.verdict == GATE_PASS and self.best is None:
             # No timing (CPU): the first verified candidate is the best known so far.
             self._set_best(cand.id)
         self._changes.candidates.add(cand.id)
@@ -405,7 +407,7 @@ def speedup_text(cand: CandidateView) -> str:
     """'1.23x [1.20, 1.26]', 'not timed' or '' for a row's speedup cell."""
     if cand.speedup is None:
         perf = cand.gates.get("performance")
-        if cand.verdict == "pass" and perf is not None and perf.status == "skipped":
+        if cand.verdict == GATE_PASS and perf is not None and perf.status == GATE_SKIPPED:
             return "not timed"
         return ""
     text = f"{cand.speedup:.2f}x"

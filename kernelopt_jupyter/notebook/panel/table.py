@@ -16,7 +16,8 @@ import ipywidgets as w
 from ipywidgets.widgets.widget_string import HTMLStyle
 
 from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, cls
-from kernelopt_jupyter.session.state import GATES, CandidateView, speedup_text
+from kernelopt_jupyter.session.state import CandidateView, speedup_text
+from kernelopt_jupyter.verify.report import GATE_NAMES as GATES
 
 _GATE_LABEL = {"static": "static", "correctness": "correct", "fp64": "fp64", "performance": "perf"}
 _GATE_STYLE = {"pass": "success", "fail": "danger", "running": "info"}
