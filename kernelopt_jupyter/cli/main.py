@@ -88,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
     profile.add_argument("problem", metavar="PROBLEM.py")
     _device(profile)
     profile.add_argument("--json", action="store_true")
+    profile.add_argument(
+        "--ncu",
+        action="store_true",
+        help="also attach Nsight Compute metrics per kernel (GPU with ncu on PATH)",
+    )
 
     optimize = sub.add_parser("optimize", help="search for a faster verified candidate")
     optimize.add_argument("problem", metavar="PROBLEM.py")

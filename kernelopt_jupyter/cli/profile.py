@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"profiling {args.problem} on {device} (Inductor harvest in a worker)", file=out, flush=True
     )
-    dmap = profile_problem(problem, device, ncu=bool(getattr(args, "ncu", False)))
+    dmap = profile_problem(problem, device, ncu=bool(args.ncu))
     baselines = measure_baselines(problem, device) if dmap.ok else None
     if args.json:
         print(json.dumps(profile_json(dmap, baselines)))
