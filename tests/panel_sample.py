@@ -289,5 +289,5 @@ def sample_events(
     yield ("explanation", {"candidate": best, "text": "one fused pass halves memory traffic"})
     yield (
         "session_finished",
-        {"status": "done", "best": best, "speedup_vs_eager": 1.5, "speedup_vs_compile": 1.2},
+        {"status": "finished", "best": best, "speedup_vs_eager": 1.5, "speedup_vs_compile": 1.2},
     )

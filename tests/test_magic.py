@@ -17,7 +17,7 @@ from panel_sample import REFERENCE, sample_events
 from kernelopt_jupyter import session
 from kernelopt_jupyter.agents.stepping import StepControl
 from kernelopt_jupyter.events import EventLog
-from kernelopt_jupyter.notebook import accept, magic
+from kernelopt_jupyter.notebook import accept, interpreter, magic
 from kernelopt_jupyter.notebook.panel.view import SessionPanel
 from kernelopt_jupyter.problem import Problem
 from kernelopt_jupyter.session.progress import TextProgress
@@ -80,6 +80,15 @@ def ip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveS
     magic.SESSIONS.clear()
 
 
+@pytest.fixture(autouse=True)
+def no_interpreter_switch(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Keep this test process out of Triton's interpreter (the switch is for good); record
+    that the magic asked for it. tests/browser/ checks the real switch in a real kernel."""
+    calls: list[bool] = []
+    monkeypatch.setattr(interpreter, "use_cpu_interpreter", lambda: calls.append(True) or True)
+    return calls
+
+
 @pytest.fixture
 def recorded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(session, "OptimizationSession", RecordedSession)
@@ -117,6 +126,40 @@ def test_help_lists_options_and_commands(
     assert "%kernelopt accept N" in out and "%%kernelopt [--agents" in out
     run(ip, "")
     assert "%kernelopt open DIR" in capsys.readouterr().out
+
+
+def test_help_on_an_empty_cell(ip: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    # IPython refuses an empty cell-magic body before calling the magic: the help still shows.
+    assert ip.run_cell("%%kernelopt --help\n").success
+    assert "--budget" in capsys.readouterr().out
+    empty = ip.run_cell("%%kernelopt --budget 3\n\n")
+    assert not empty.success and "the %%kernelopt cell is empty" in str(empty.error_in_exec)
+
+
+def test_sessions_are_named_after_the_problem(
+    ip: InteractiveShell, recorded: None, no_interpreter_switch: list[bool]
+) -> None:
+    assert run(ip, "--budget 3", TRITON_CELL).success
+    assert RecordedSession.made[-1].problem.name == "double"  # the kernel's entry function
+    assert no_interpreter_switch  # on the CPU the cell's kernels are defined interpreted
+    assert run(ip, "--budget 3 --name my run", CELL).success is False  # one word only
+    assert run(ip, "--budget 3 --name my_run", CELL).success
+    assert RecordedSession.made[-1].problem.name == "my_run"
+    assert run(ip, "--budget 3", CELL).success
+    assert RecordedSession.made[-1].problem.name.startswith("cell")  # no notebook name here
+
+
+def test_sessions_marks_an_interrupted_saved_session(
+    ip: InteractiveShell, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "runs" / "cut"
+    log = EventLog(folder / "events.jsonl")
+    for kind, data in sample_events(candidates=3):
+        if kind != "session_finished":  # its kernel died mid-run
+            log.emit(kind, **data)
+    run(ip, f"sessions {tmp_path / 'runs'}")
+    line = capsys.readouterr().out
+    assert "interrupted" in line and "running" not in line
 
 
 def test_bad_option_is_a_usage_error(ip: InteractiveShell) -> None:
@@ -191,7 +234,7 @@ def test_text_mode_without_widgets(
     assert isinstance(record.panel, TextProgress)
     assert record.session.wait(10)
     out = capsys.readouterr().out
-    assert "KernelOPT: relu_scale" in out and "finished (done); best: c2" in out
+    assert "KernelOPT: relu_scale" in out and "finished (finished); best: c2" in out
 
 
 def test_line_commands(
@@ -208,8 +251,8 @@ def test_line_commands(
     capsys.readouterr()
     run(ip, "status")
     assert "finished; 3 candidates; best c2" in capsys.readouterr().out
-    run(ip, "stop")
-    assert s.stopped
+    run(ip, "stop")  # the session has finished: nothing is stopped, and it says so
+    assert not s.stopped and "s1: already finished; nothing to stop" in capsys.readouterr().out
     run(ip, "wait 5")
     assert "s1: finished; best c2" in capsys.readouterr().out
     # Keep this process out of Triton's interpreter: the preamble would switch it on for good.
@@ -222,6 +265,8 @@ def test_line_commands(
     text, replace = inserted[-1]
     assert not replace and text.startswith("# KernelOPT: accepted candidate c2 for cell")
     assert "class ModelNew" in text and "correctness pass" in text
+    said = capsys.readouterr().out
+    assert "asked the front end for a new cell below" in said and "set_next_input" in said
     run(ip, "accept best --run")
     assert inserted[-1][0] == text
     assert "ModelNew" in ip.user_ns  # --run defined it here
@@ -395,3 +440,41 @@ def test_real_step_mode_through_the_panel(
     by_person = [c for c in panel.state.candidates.values() if c.agent == "person"]
     assert by_person and "3.0" in by_person[0].source
     assert by_person and by_person[0].gates["correctness"].status == "fail"
+
+
+ACCEPT_AFTER_TRITON = """
+import linecache, sys
+import torch, triton  # as in a kernel where the search ran: Triton imported, interpreter off
+from kernelopt_jupyter.candidate import Candidate
+from kernelopt_jupyter.notebook.accept import render_accepted_cell
+from kernelopt_jupyter.problem import load_problem
+problem = load_problem(sys.argv[1], validate=False)
+cand = Candidate(id="c1", source=problem.source, parent=None, agent="tuner", plan_id=None)
+text = render_accepted_cell(problem, cand, [], None)
+linecache.cache["<accepted>"] = (len(text), None, text.splitlines(True), "<accepted>")
+ns = {"__name__": "__main__"}
+exec(compile(text, "<accepted>", "exec"), ns)
+x = torch.randn(8, 397) * 10
+print("match", torch.allclose(ns["row_softmax"](x), torch.softmax(x, -1), atol=1e-5))
+"""
+
+
+def test_accepted_reduction_runs_after_triton_was_imported(tmp_path: Path) -> None:
+    """tl.max/tl.sum were compiled-mode when Triton was imported first; the accepted cell
+    routes them through the interpreter (a fresh process: the switch is for good)."""
+    import os
+    import subprocess
+    import sys
+
+    problem = Path(magic.__file__).parent.parent / "problems" / "row_softmax.py"
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run(
+        [sys.executable, "-c", ACCEPT_AFTER_TRITON, str(problem)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "match True" in done.stdout

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
 import html as html_lib
 import io
+import os
 import re
 import sys
 import threading
 import time
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -376,6 +379,11 @@ def test_accept_uses_the_bridge_then_falls_back(monkeypatch: pytest.MonkeyPatch)
     panel.accept("c2")
     assert wait_for(lambda: "%kernelopt accept c2" in panel.header.message.value)
     assert calls[-1][2] == "replace"
+    # No cell was made: the panel says so and shows the code to copy.
+    assert "No cell was inserted" in panel.header.message.value
+    code = panel.header.code.value
+    assert "kernelopt-code-view" in code and "kernelopt-copy" in code
+    assert "BLOCK=512" in html_lib.unescape(code)
 
 
 def test_accept_through_the_async_bridge(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -520,9 +528,26 @@ def test_text_progress_lines() -> None:
     text = out.getvalue()
     assert "KernelOPT: relu_scale (module) on cuda" in text
     assert "c3: fail (static pass, correctness fail, fp64 skipped, performance skipped)" in text
-    assert text.rstrip().endswith("finished (done); best: c2")
+    assert text.rstrip().endswith("finished (finished); best: c2")
     assert "planner step 1: token0 token1" in text  # the agent's own words, shortened
     assert max(len(line) for line in text.splitlines()) < 200
+
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def assert_golden(name: str, text: str) -> None:
+    """``text`` equals tests/golden/<name>; KERNELOPT_UPDATE_GOLDEN=1 rewrites the file."""
+    path = GOLDEN / name
+    if os.environ.get("KERNELOPT_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text)
+    assert path.is_file(), f"{path} missing: run with KERNELOPT_UPDATE_GOLDEN=1 to create it"
+    expected = path.read_text()
+    assert text == expected, (
+        f"{path} differs; if the change is intended, refresh with KERNELOPT_UPDATE_GOLDEN=1:\n"
+        + "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True)))
+    )
 
 
 def test_accepted_cell_runs_and_names_its_origin() -> None:
@@ -553,7 +578,9 @@ def test_accepted_cell_runs_and_names_its_origin() -> None:
     assert "TRITON_INTERPRET" not in text  # no Triton in this candidate: no preamble
     triton_cand = dict(cand, source=candidate_source(256))
     with_kernels = render_accepted_cell(problem, triton_cand, gates, None)
-    assert "if not _torch.cuda.is_available():" in with_kernels
-    assert with_kernels.index("TRITON_INTERPRET") < with_kernels.index("@triton.jit")
+    # The interpreter switch comes before the kernels are decorated (it is read then).
+    assert with_kernels.index("use_cpu_interpreter()") < with_kernels.index("@triton.jit")
+    assert_golden("accepted_cell_module.py", text)
+    assert_golden("accepted_cell_triton.py", with_kernels)
     timed = render_accepted_cell(problem, cand, gates, (1.5, 1.4, 1.6))
     assert "1.50x vs the baseline (95% CI 1.40-1.60)" in timed

@@ -9,6 +9,7 @@ there is none, ``%kernelopt accept N`` inserts it with ``set_next_input`` from a
 
 from __future__ import annotations
 
+import html
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -18,15 +19,9 @@ from kernelopt_jupyter.problem import Problem
 GATE_ORDER = ("static", "correctness", "fp64", "performance")
 
 
-_INTERPRETER_PREAMBLE = """import os as _os
+_INTERPRETER_PREAMBLE = """from kernelopt_jupyter.notebook.interpreter import use_cpu_interpreter
 
-import torch as _torch
-
-if not _torch.cuda.is_available():  # no GPU: run the Triton kernels below in the interpreter
-    _os.environ["TRITON_INTERPRET"] = "1"
-    from kernelopt_jupyter.cpu_triton import install_interpreter_shims
-
-    install_interpreter_shims()
+use_cpu_interpreter()  # no GPU: the Triton kernels below run in Triton's interpreter
 
 """
 
@@ -99,7 +94,8 @@ def render_accepted_cell(
         where = f"{problem.name} ({problem.kind} problem)"
     if "triton" in source:
         # Without a GPU, Triton kernels can only run in Triton's interpreter, which is chosen
-        # when a kernel is decorated: switch it on before the source below defines them.
+        # when a kernel is decorated: switch it on before the source below defines them (and
+        # route Triton's own library, imported earlier by the search, through it too).
         source = _INTERPRETER_PREAMBLE + source
     header = [
         f"# KernelOPT: accepted candidate {cid}" + (f" for {where}" if where else ""),
@@ -180,3 +176,23 @@ def insert_next_input(text: str, shell: Any = None) -> None:
     if shell is None:
         raise RuntimeError("not running inside IPython: copy the cell text instead")
     shell.set_next_input(text, replace=False)
+
+
+_COPY_JS = (
+    "const t=this.parentNode.querySelector('pre').innerText;"
+    "navigator.clipboard.writeText(t).then(()=>{this.textContent='Copied'},"
+    "()=>{const r=document.createRange();r.selectNodeContents(this.parentNode.querySelector('pre'));"
+    "const s=getSelection();s.removeAllRanges();s.addRange(r);this.textContent='Selected: press Ctrl+C'})"
+)
+
+
+def code_view_html(text: str, cid: str) -> str:
+    """The accepted cell's code with a Copy button, for front ends that cannot insert cells."""
+    return (
+        f"<div class='kernelopt-code-view' data-candidate='{html.escape(cid)}' "
+        "style='border:1px solid #ccc;border-radius:3px;margin:4px 0;padding:4px'>"
+        f"<div><b>{html.escape(cid)}</b>: paste this into a new cell "
+        f'<button class="kernelopt-copy" onclick="{html.escape(_COPY_JS)}">Copy</button></div>'
+        "<pre style='max-height:240px;overflow:auto;margin:4px 0;font-size:12px'>"
+        f"{html.escape(text)}</pre></div>"
+    )

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
+import re
 import shlex
 import sys
 import threading
@@ -23,7 +25,11 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from IPython.display import HTML, display
 
 from kernelopt_jupyter.events import Event, read_events
-from kernelopt_jupyter.notebook.accept import insert_next_input, render_accepted_cell
+from kernelopt_jupyter.notebook.accept import (
+    code_view_html,
+    insert_next_input,
+    render_accepted_cell,
+)
 from kernelopt_jupyter.notebook.report import render_summary, state_from_events
 from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source
 from kernelopt_jupyter.session.state import SessionState
@@ -159,6 +165,36 @@ def get_init_inputs():
     )
 
 
+def session_name(problem: Problem, args: argparse.Namespace, shell: Any) -> str:
+    """What a cell's session is called (its folder runs/<name>-<time>): ``--name``, else the
+    ``--module`` variable, else the kernel's entry function, else the notebook and cell number."""
+    if args.name:
+        name = str(args.name)
+    elif args.module:
+        name = str(args.module)
+    elif problem.kind != "module" and problem.entry:
+        name = problem.entry
+    else:
+        # JupyterLab tells the kernel which notebook it serves (JPY_SESSION_NAME).
+        notebook = Path(os.environ.get("JPY_SESSION_NAME") or "").stem
+        count = getattr(shell, "execution_count", None)
+        name = "-".join(p for p in (notebook, f"cell{count}" if count else "cell") if p)
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "cell"
+
+
+def empty_cell_to_line(lines: list[str]) -> list[str]:
+    """IPython refuses a cell magic with an empty body before calling it, so ``%%kernelopt
+    --help`` alone in a cell would fail: turn such a cell into the line magic."""
+    if not lines or not lines[0].startswith("%%kernelopt") or any(x.strip() for x in lines[1:]):
+        return lines
+    return ["%kernelopt" + lines[0][len("%%kernelopt") :].rstrip("\n") + " --empty-cell\n"]
+
+
+def shown_status(state: SessionState) -> str:
+    """'running', 'paused', or how the session ended ('finished', 'stopped', 'failed')."""
+    return str((state.finished or {}).get("status") or state.status)
+
+
 def find_candidate(state: SessionState, which: str) -> str:
     """Resolve 'c3', '3' or 'best' to a candidate id of ``state``; raises UsageError."""
     if which == "best":
@@ -232,6 +268,12 @@ class KernelOptMagics(Magics):
         if bool(args.module) != bool(args.inputs):
             raise UsageError("kernelopt: --module and --inputs go together")
         shell: Any = self.shell
+        if args.device != "cuda":
+            # Triton kernels of the cell, and the accepted ones later, must be defined under
+            # the interpreter when there is no GPU; it is read when a kernel is decorated.
+            from kernelopt_jupyter.notebook.interpreter import use_cpu_interpreter
+
+            use_cpu_interpreter()
         self.run_in_user_namespace(cell)
         try:
             if args.module:
@@ -243,8 +285,7 @@ class KernelOptMagics(Magics):
             hint = "" if args.module else " (or pass --module NAME --inputs NAME)"
             _say(f"{exc}{hint}")
             return None
-        if args.name:
-            problem = dataclasses.replace(problem, name=args.name)
+        problem = dataclasses.replace(problem, name=session_name(problem, args, shell))
         try:
             from kernelopt_jupyter.session import OptimizationSession, SearchOptions, SessionError
         except ImportError as exc:
@@ -308,6 +349,7 @@ class KernelOptMagics(Magics):
             problem=record.problem,
             cell_id=record.cell_id,
             step_mode=step_mode,
+            out_dir=str(record.out_dir) if record.out_dir else None,
         )
         record.panel = panel
         display(panel.widget)
@@ -335,6 +377,15 @@ class KernelOptMagics(Magics):
             words = shlex.split(line)
         except ValueError as exc:
             raise UsageError(f"kernelopt: {exc}") from None
+        if "--empty-cell" in words:
+            if {"-h", "--help"} & set(words):
+                print(self.cell_help())
+                return None
+            raise UsageError(
+                "kernelopt: the %%kernelopt cell is empty: write the problem below the magic line "
+                "(class Model + get_inputs(), or a Triton kernel and its launcher); "
+                "%%kernelopt --help lists the options"
+            )
         if not words or words[0] in ("help", "-h", "--help"):
             print(self.cell_help())
             return None
@@ -354,7 +405,7 @@ class KernelOptMagics(Magics):
         state = record.state()
         running = bool(getattr(record.session, "running", False))
         print(
-            f"{record.label}: {state.problem} {state.status}"
+            f"{record.label}: {state.problem} {shown_status(state)}"
             + (" (running)" if running else "")
             + f"; {len(state.candidates)} candidates; best {state.best or 'none'}"
             + (f"; {state.budget_line()}" if state.budget_line() else "")
@@ -366,6 +417,9 @@ class KernelOptMagics(Magics):
         record = self._current()
         if not record.live:
             raise UsageError("kernelopt: the current session is a read-only view")
+        if not getattr(record.session, "running", False):
+            print(f"{record.label}: already {shown_status(record.state())}; nothing to stop")
+            return
         record.session.stop()
         print(f"{record.label}: stopping after the current step")
 
@@ -404,18 +458,26 @@ class KernelOptMagics(Magics):
         speed = (cand.speedup, cand.ci_low, cand.ci_high) if cand.speedup is not None else None
         text = render_accepted_cell(record.problem, cand, cand.gates, speed)
         insert_next_input(text, self.shell)
+        # set_next_input is a request: JupyterLab and Notebook make the cell, nbclient and
+        # some other front ends drop it silently. So the code is also shown, with Copy.
+        how = (
+            f"{cid}: asked the front end for a new cell below with its code (set_next_input; "
+            "JupyterLab and Notebook add it, others ignore it: the code is also shown here)"
+        )
+        if has_widget_frontend(self.shell):
+            display(HTML(code_view_html(text, cid)))
         if run_now:
             self.run_in_user_namespace(text)
-            print(f"{cid} is in a new cell below, and its definitions are live in this kernel.")
+            print(f"{how}; its definitions are live in this kernel.")
         else:
-            print(f"{cid} is in a new cell below.")
+            print(how + ".")
 
     def _cmd_sessions(self, rest: list[str]) -> None:
         lines = []
         for record in SESSIONS:
             state = record.state()
             lines.append(
-                f"{record.label}  {state.problem:<16} {state.status:<9} "
+                f"{record.label}  {state.problem:<16} {shown_status(state):<11} "
                 f"{len(state.candidates):>3} candidates  best {state.best or '-':<6} {record.out_dir}"
             )
         root = Path(rest[0]) if rest else Path("runs")
@@ -430,8 +492,10 @@ class KernelOptMagics(Magics):
                 except Exception as exc:  # one unreadable folder must not hide the others
                     lines.append(f"saved  {folder}  (unreadable: {exc})")
                     continue
+                # Not running in this kernel and never finished: its kernel went away mid-run.
+                status = state.status if state.status == "finished" else "interrupted"
                 lines.append(
-                    f"saved  {state.problem:<16} {state.status:<9} "
+                    f"saved  {state.problem:<16} {status:<11} "
                     f"{len(state.candidates):>3} candidates  best {state.best or '-':<6} {folder}"
                 )
         print("\n".join(lines) if lines else f"no sessions yet (none in this kernel or {root}/)")
@@ -487,5 +551,8 @@ def _warm_plotly() -> None:
 def load_ipython_extension(ipython: Any) -> None:
     """Register the magics (``%load_ext kernelopt_jupyter``)."""
     ipython.register_magics(KernelOptMagics)
+    cleanup = ipython.input_transformers_cleanup
+    if empty_cell_to_line not in cleanup:
+        cleanup.append(empty_cell_to_line)
     if has_widget_frontend(ipython):
         threading.Thread(target=_warm_plotly, name="kernelopt-warm", daemon=True).start()

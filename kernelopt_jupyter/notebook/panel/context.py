@@ -22,6 +22,7 @@ CSS_CLASSES = {
     "panel": "kernelopt-panel",
     "header": "kernelopt-header",
     "message": "kernelopt-message",
+    "code_view": "kernelopt-code",  # an accepted cell's code with Copy, when no cell was made
     "stop": "kernelopt-stop",
     "accept_mode": "kernelopt-accept-mode",
     "tabs": "kernelopt-tabs",

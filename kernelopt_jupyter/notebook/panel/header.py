@@ -9,7 +9,13 @@ import ipywidgets as w
 from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, cls
 from kernelopt_jupyter.session.state import SessionState, speedup_text
 
-_STATUS_COLOR = {"running": "#1a7f37", "paused": "#9a6700", "finished": "#555"}
+_STATUS_COLOR = {
+    "running": "#1a7f37",
+    "paused": "#9a6700",
+    "finished": "#555",
+    "stopped": "#9a6700",
+    "failed": "#b00",
+}
 
 
 def header_html(s: SessionState) -> str:
@@ -21,8 +27,13 @@ def header_html(s: SessionState) -> str:
         bits.append(f"device {html.escape(s.device)}")
     if s.agents_option:
         bits.append(f"agents {html.escape(s.agents_option)}")
-    color = _STATUS_COLOR.get(s.status, "#555")
-    bits.append(f"<span style='color:{color};font-weight:bold'>{s.status}</span>")
+    # How it ended (finished, stopped, failed), not just that it ended.
+    status = str((s.finished or {}).get("status") or s.status)
+    color = _STATUS_COLOR.get(status, "#555")
+    bits.append(
+        f"<span class='kernelopt-status' style='color:{color};font-weight:bold'>"
+        f"{html.escape(status)}</span>"
+    )
     agent = s.agents.get(s.current_agent or "")
     if agent is not None and s.status in ("running", "paused"):
         step = f" step {agent.step}" if agent.step is not None else ""
@@ -42,15 +53,30 @@ def header_html(s: SessionState) -> str:
 class HeaderView:
     """The header line, the message line (what the last action did) and the last errors."""
 
-    def __init__(self, ctx: PanelContext) -> None:
+    def __init__(self, ctx: PanelContext, out_dir: str | None = None) -> None:
         self.ctx = ctx
-        self.html = cls(w.HTML(header_html(ctx.state)), CSS_CLASSES["header"])
+        # The session folder rides along hidden: when the kernel has gone, the labextension
+        # reads it to offer `%kernelopt open DIR --resume`.
+        self._folder = (
+            f"<span class='kernelopt-outdir' style='display:none'>{html.escape(out_dir)}</span>"
+            if out_dir
+            else ""
+        )
+        self.html = cls(w.HTML(self._draw()), CSS_CLASSES["header"])
         self.message = cls(w.HTML(""), CSS_CLASSES["message"])
+        self.code = cls(w.HTML(""), CSS_CLASSES["code_view"])
         self.errors = cls(w.HTML(""), CSS_CLASSES["errors"])
+
+    def _draw(self) -> str:
+        return header_html(self.ctx.state) + self._folder
 
     def render(self) -> None:
         """Redraw the header line from the state."""
-        self.html.value = header_html(self.ctx.state)
+        self.html.value = self._draw()
+
+    def show_code(self, html_text: str) -> None:
+        """Show an accepted cell's code (with its Copy button) under the message line."""
+        self.code.value = html_text
 
     def say(self, text: str) -> None:
         """Show ``text`` on the message line."""

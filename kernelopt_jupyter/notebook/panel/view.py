@@ -21,7 +21,11 @@ from typing import Any
 import ipywidgets as w
 
 from kernelopt_jupyter.events import Event, EventLog
-from kernelopt_jupyter.notebook.accept import insert_with_bridge, render_accepted_cell
+from kernelopt_jupyter.notebook.accept import (
+    code_view_html,
+    insert_with_bridge,
+    render_accepted_cell,
+)
 from kernelopt_jupyter.notebook.panel.agents import AgentsView
 from kernelopt_jupyter.notebook.panel.charts import ChartsView, profile_summary_html
 from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, TAB_TITLES, PanelContext, cls
@@ -53,6 +57,7 @@ class SessionPanel:
         step_mode: bool = False,
         interval: float = 0.1,
         reference_source: str | None = None,
+        out_dir: str | None = None,
     ) -> None:
         self.controller = controller
         self.problem = problem
@@ -76,7 +81,7 @@ class SessionPanel:
             reference_source=reference_source or (problem.source if problem else ""),
             say=self._say,
         )
-        self.header = HeaderView(self.ctx)
+        self.header = HeaderView(self.ctx, out_dir)
         self.controls = ControlsView(self.ctx, step_mode=step_mode, on_edit=self.open_editor)
         self.agents = AgentsView(self.ctx)
         self.table = CandidatesTable(self.ctx, on_diff=self.show_diff, on_accept=self.accept)
@@ -100,6 +105,7 @@ class SessionPanel:
                     self.header.html,
                     self.controls.widget,
                     self.header.message,
+                    self.header.code,
                     self.controls.pending,
                     self.tabs,
                     self.header.errors,
@@ -241,13 +247,20 @@ class SessionPanel:
             cand.gates,
             (cand.speedup, cand.ci_low, cand.ci_high) if cand.speedup is not None else None,
         )
-        fallback = f"Run `%kernelopt accept {cid}` in a new cell to insert it."
 
         def done(ok: bool, detail: str) -> None:
             if ok:
+                self.header.show_code("")
                 self._say(f"Inserted {cid} into the notebook.")
-            else:
-                self._say(f"{fallback} ({detail})" if detail else fallback)
+                return
+            # No cell could be made from here (set_next_input from a button lands under a
+            # later cell, if anywhere): show the code to copy, and say what did happen.
+            self.header.show_code(code_view_html(text, cid))
+            self._say(
+                f"No cell was inserted ({detail or 'no JupyterLab extension answered'}): "
+                f"{cid}'s code is shown below with a Copy button, or run "
+                f"`%kernelopt accept {cid}` in a new cell."
+            )
 
         self._say(f"Inserting {cid}…")
         insert_with_bridge(self.cell_id, text, self.controls.accept_mode.value, done)
