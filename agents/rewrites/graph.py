@@ -1,0 +1,142 @@
+"""FX-graph plumbing the rewrites share: tracing, shapes, and node matching.
+
+The rewrites work on the module-level FX graph of ``torch.fx.symbolic_trace``: layers stay
+``call_module`` nodes under their own names, parameters stay ``self.<name>`` attributes, and
+shapes stay symbolic, so a rewritten forward is valid for every input shape the reference
+accepts (nothing here bakes in the benchmark's sizes). Concrete shapes, where a rule needs them
+(a reduction over a size-1 dimension), come from one propagation of meta tensors and are only
+used to *decide* a rewrite whose result is the same for any size the graph admits.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+import torch.fx as fx
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class RewriteError(ValueError):
+    """The model cannot be traced or rewritten (the rewrite is skipped with this reason)."""
+
+
+def trace(model: nn.Module) -> fx.GraphModule:
+    """The module-level FX graph of ``model``; :class:`RewriteError` when it cannot be traced."""
+    try:
+        return fx.symbolic_trace(model)
+    except Exception as exc:  # symbolic tracing fails on data-dependent Python control flow
+        raise RewriteError(f"not symbolically traceable: {type(exc).__name__}: {exc}") from None
+
+
+def propagate_shapes(gm: fx.GraphModule, inputs: list[Any]) -> bool:
+    """Annotate ``node.meta['tensor_meta']`` by running ``inputs`` (meta tensors are enough)."""
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    try:
+        ShapeProp(gm).propagate(*inputs)
+    except Exception:  # shapes are an optional hint: a rule that needs them then stays quiet
+        return False
+    return True
+
+
+def shape_of(node: Any) -> tuple[int, ...] | None:
+    """The propagated shape of a node's tensor value, or None when unknown."""
+    if not isinstance(node, fx.Node):
+        return None
+    meta = node.meta.get("tensor_meta")
+    shape = getattr(meta, "shape", None)
+    return tuple(int(s) for s in shape) if shape is not None else None
+
+
+def module_of(gm: fx.GraphModule, node: fx.Node) -> nn.Module | None:
+    """The submodule a ``call_module`` node calls (None for other nodes)."""
+    if node.op != "call_module":
+        return None
+    return gm.get_submodule(str(node.target))
+
+
+def only_user(node: fx.Node) -> fx.Node | None:
+    """The single node that uses ``node``, or None when it has several (or none)."""
+    users = list(node.users)
+    return users[0] if len(users) == 1 else None
+
+
+def arg(node: fx.Node, index: int, name: str, default: Any = None) -> Any:
+    """Argument ``index`` (positional) or ``name`` (keyword) of a call node."""
+    if len(node.args) > index:
+        return node.args[index]
+    return node.kwargs.get(name, default)
+
+
+def is_function(node: Any, *targets: Callable[..., Any]) -> bool:
+    """Whether ``node`` calls one of ``targets`` (a torch function or operator)."""
+    return isinstance(node, fx.Node) and node.op == "call_function" and node.target in targets
+
+
+def is_method(node: Any, *names: str) -> bool:
+    """Whether ``node`` calls a tensor method named one of ``names``."""
+    return isinstance(node, fx.Node) and node.op == "call_method" and node.target in names
+
+
+MATMUL = (torch.matmul, operator.matmul, torch.mm)
+RELU = (torch.relu, F.relu)
+SOFTMAX = (torch.softmax, F.softmax)
+LOG_SOFTMAX = (torch.log_softmax, F.log_softmax)
+
+
+def is_relu(gm: fx.GraphModule, node: Any) -> bool:
+    """``relu`` as a function, a method or an ``nn.ReLU`` layer (never in-place forms)."""
+    if is_function(node, *RELU) and not node.kwargs.get("inplace", False):
+        return True
+    if is_method(node, "relu"):
+        return True
+    return isinstance(node, fx.Node) and isinstance(module_of(gm, node), nn.ReLU)
+
+
+def linear_parts(gm: fx.GraphModule, node: Any) -> tuple[Any, Any, Any] | None:
+    """``(input, weight, bias)`` of an ``nn.Linear`` call or ``F.linear``; None otherwise.
+
+    Weight and bias are FX values (``get_attr`` nodes are created for a layer's parameters);
+    bias may be None.
+    """
+    if not isinstance(node, fx.Node):
+        return None
+    mod = module_of(gm, node)
+    if isinstance(mod, nn.Linear):
+        with gm.graph.inserting_before(node):
+            weight = gm.graph.get_attr(f"{node.target}.weight")
+            bias = gm.graph.get_attr(f"{node.target}.bias") if mod.bias is not None else None
+        return node.args[0], weight, bias
+    if is_function(node, F.linear):
+        return node.args[0], arg(node, 1, "weight"), arg(node, 2, "bias")
+    return None
+
+
+def replace(gm: fx.GraphModule, old: fx.Node, new: fx.Node) -> None:
+    """Route every use of ``old`` to ``new`` and drop what became dead."""
+    old.replace_all_uses_with(new)
+    cleanup(gm)
+
+
+def cleanup(gm: fx.GraphModule) -> None:
+    """Remove dead nodes (pure ones only) and recompile the module."""
+    gm.graph.eliminate_dead_code()
+    gm.graph.lint()
+    gm.recompile()
+
+
+def scalar(value: Any) -> float | None:
+    """A Python number used as a constant operand (bools excluded), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def users_within(node: fx.Node, allowed: Iterable[fx.Node]) -> bool:
+    """Whether every user of ``node`` is one of ``allowed``."""
+    allowed_set = set(allowed)
+    return all(u in allowed_set for u in node.users)

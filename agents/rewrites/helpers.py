@@ -1,0 +1,49 @@
+"""Plain torch functions a rewritten forward calls; their source is copied into candidates.
+
+Each function here must be self-contained (only ``torch`` and ``torch.nn.functional as F``) because
+the renderer copies its text into the rewritten problem and the candidate, which import nothing
+from KernelOPT.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+
+def kernelopt_tril_matmul(a: torch.Tensor, b: torch.Tensor, diagonal: int = 0) -> torch.Tensor:
+    """``tril(a @ b, diagonal)`` computing only the output blocks the lower triangle keeps.
+
+    Rows are cut into bands; band ``[r0, r1)`` needs only columns ``< r1 + diagonal``, so about
+    half the products of the dense GEMM are skipped. Every kept element is the same dot product
+    (exact up to the GEMM's summation order).
+    """
+    n, m = a.shape[0], b.shape[1]
+    bands = max(1, min(8, n // 512))
+    parts = []
+    for i in range(bands):
+        r0, r1 = n * i // bands, n * (i + 1) // bands
+        cols = min(m, max(0, r1 + diagonal))
+        part = a[r0:r1] @ b[:, :cols]
+        parts.append(F.pad(part, (0, m - cols)) if cols < m else part)
+    return torch.tril(torch.cat(parts, dim=0), diagonal)
+
+
+def kernelopt_triu_matmul(a: torch.Tensor, b: torch.Tensor, diagonal: int = 0) -> torch.Tensor:
+    """``triu(a @ b, diagonal)`` computing only the output blocks the upper triangle keeps.
+
+    Band ``[r0, r1)`` needs only columns ``>= r0 + diagonal``; the mirror of
+    :func:`kernelopt_tril_matmul`, with the same exactness.
+    """
+    n, m = a.shape[0], b.shape[1]
+    bands = max(1, min(8, n // 512))
+    parts = []
+    for i in range(bands):
+        r0, r1 = n * i // bands, n * (i + 1) // bands
+        first = min(m, max(0, r0 + diagonal))
+        part = a[r0:r1] @ b[:, first:]
+        parts.append(F.pad(part, (first, 0)) if first > 0 else part)
+    return torch.triu(torch.cat(parts, dim=0), diagonal)
+
+
+HELPERS = {f.__name__: f for f in (kernelopt_tril_matmul, kernelopt_triu_matmul)}

@@ -1,0 +1,153 @@
+"""Find the rewrites that match a problem and render their sources (runs in a worker).
+
+:func:`find_rewrites` is what the Planner calls: it traces the reference on the meta device
+(no memory, no real compute) in a worker, tries every rule on its own copy of the graph plus
+all of them together, checks that each rewritten graph still produces the reference's output
+shape, and returns the rendered sources as plain data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kernelopt_jupyter.problem import Problem
+
+
+@dataclass
+class RewriteMatch:
+    """One applicable rewrite (or the combination of several) and its rendered sources."""
+
+    names: list[str]
+    title: str  # the candidate's label: "rewrite: fold BatchNorm into the conv/linear"
+    exact: str
+    sites: int
+    problem_source: str  # the rewritten problem, to harvest with Inductor
+    eager_source: str  # the dispatch-only candidate (rewritten forward on vendor libraries)
+    eager_only: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data for the worker's answer."""
+        return asdict(self)
+
+
+@dataclass
+class RewriteScan:
+    """What :func:`find_rewrites` found, and why a rule could not be tried."""
+
+    matches: list[RewriteMatch] = field(default_factory=list)
+    error: str = ""
+
+
+def find_rewrites(problem: Problem, *, time_limit_s: float = 120.0) -> RewriteScan:
+    """The rewrites whose pattern occurs in ``problem``'s graph (module problems only)."""
+    from kernelopt_jupyter.worker import run_task
+
+    if problem.kind != "module":
+        return RewriteScan(error=f"{problem.kind} problems have no module graph to rewrite")
+    result = run_task(
+        "kernelopt_jupyter.agents.rewrites.task:scan_task",
+        {"source": problem.source, "path": problem.path},
+        device="cpu",
+        time_limit_s=time_limit_s,
+    )
+    if not result.ok:
+        return RewriteScan(error=f"rewrite scan failed: {result.describe()}")
+    value = result.value
+    return RewriteScan(
+        matches=[RewriteMatch(**m) for m in value["matches"]], error=value.get("error", "")
+    )
+
+
+def _meta_reference(source: str, path: str) -> tuple[Any, list[Any], str]:
+    import torch
+
+    from kernelopt_jupyter.problem import materialize, problem_from_source
+
+    loaded = materialize(problem_from_source(source, path, validate=False))
+    with torch.device("meta"):
+        model = loaded.make_model("meta", seed=0)
+        inputs = loaded.make_inputs(seed=0, device="meta")
+    return model, inputs, loaded.module.__name__
+
+
+def _shape(out: Any) -> Any:
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return (tuple(out.shape), out.dtype)
+    if isinstance(out, list | tuple):
+        return [_shape(o) for o in out]
+    return type(out).__name__
+
+
+def scan(source: str, path: str) -> RewriteScan:
+    """Try every rule on the reference traced at meta; render those that apply (in-process)."""
+    from kernelopt_jupyter.agents.rewrites.graph import RewriteError, propagate_shapes, trace
+    from kernelopt_jupyter.agents.rewrites.render import rewritten_source
+    from kernelopt_jupyter.agents.rewrites.rules import REWRITES, Rewrite
+
+    model, inputs, module_name = _meta_reference(source, path)
+    expected = _shape(model(*inputs))
+    scan_result = RewriteScan()
+
+    def attempt(rules: list[Rewrite]) -> RewriteMatch | None:
+        gm = trace(model)
+        applied: list[tuple[Rewrite, int]] = []
+        for rule in rules:
+            propagate_shapes(gm, inputs)
+            sites = rule.apply(gm)
+            if sites:
+                applied.append((rule, sites))
+        if not applied:
+            return None
+        if _shape(gm(*inputs)) != expected:
+            raise RewriteError(f"{'+'.join(r.name for r, _ in applied)} changed the output shape")
+        titles = [r.title for r, _ in applied]
+        return RewriteMatch(
+            names=[r.name for r, _ in applied],
+            title="rewrite: " + " + ".join(titles),
+            exact="bit-exact"
+            if all(r.exact == "bit-exact" for r, _ in applied)
+            else "reassociation",
+            sites=sum(n for _, n in applied),
+            problem_source=rewritten_source(source, gm, module_name, titles, candidate=False),
+            eager_source=rewritten_source(source, gm, module_name, titles, candidate=True),
+            eager_only=any(r.eager_only for r, _ in applied),
+        )
+
+    try:
+        trace(model)
+    except RewriteError as exc:
+        scan_result.error = str(exc)
+        return scan_result
+    singles: list[RewriteMatch] = []
+    for rule in REWRITES:
+        try:
+            match = attempt([rule])
+        except RewriteError as exc:
+            scan_result.error += f"{rule.name}: {exc}; "
+            continue
+        if match is not None:
+            singles.append(match)
+    if singles:
+        # Rules enable each other (a folded BatchNorm leaves a linear+ReLU for the epilogue
+        # rule): try them all together, with and without the eager-only ones.
+        seen = {tuple(m.names) for m in singles}
+        for rules in ([r for r in REWRITES if not r.eager_only], list(REWRITES)):
+            try:
+                combined = attempt(rules)
+            except RewriteError as exc:
+                scan_result.error += f"combined: {exc}; "
+                continue
+            if combined is not None and tuple(combined.names) not in seen:
+                seen.add(tuple(combined.names))
+                scan_result.matches.append(combined)
+    scan_result.matches.extend(singles)
+    return scan_result
+
+
+def scan_task(source: str, path: str) -> dict[str, Any]:
+    """Worker entry: :func:`scan` as plain data."""
+    found = scan(source, path)
+    return {"matches": [m.to_dict() for m in found.matches], "error": found.error}
