@@ -79,54 +79,73 @@ def _decorator_names(node: ast.FunctionDef) -> list[str]:
     return names
 
 
-def classify_source(source: str, path: str = "<cell>") -> tuple[ProblemKind, str]:
-    """Tell the problem kind and entry point from the source text alone (no execution)."""
-    tree = _parse(source, path)
-    classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
-    funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+def _explicit_entry(tree: ast.Module, path: str) -> str | None:
+    """The ``KERNELOPT_ENTRY = "name"`` a file sets, or None."""
     explicit = None
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "KERNELOPT_ENTRY" for t in node.targets
         ):
-            if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-                explicit = node.value.value
-            else:
+            if not (isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
                 raise ProblemError(f"{path}: KERNELOPT_ENTRY must be a string literal")
-    if "Model" in classes:
+            explicit = node.value.value
+    return explicit
+
+
+def _helion_entry(helion: list[str], explicit: str | None, path: str) -> str:
+    """The entry of a Helion problem: the one ``@helion.kernel``, or the named one."""
+    if explicit is not None:
+        if explicit not in helion:
+            raise ProblemError(f"{path}: KERNELOPT_ENTRY={explicit!r} is not a @helion.kernel")
+        return explicit
+    if len(helion) > 1:
+        raise ProblemError(
+            f"{path}: several @helion.kernel functions; set KERNELOPT_ENTRY to one of {helion}"
+        )
+    return helion[0]
+
+
+def _triton_entry(
+    funcs: list[ast.FunctionDef], jitted: list[str], explicit: str | None, path: str
+) -> str:
+    """The entry of a Triton problem: its one public plain launcher, or the named one."""
+    if explicit is not None:
+        if explicit not in {f.name for f in funcs} or explicit in jitted:
+            raise ProblemError(
+                f"{path}: KERNELOPT_ENTRY={explicit!r} must name a plain launcher function"
+            )
+        return explicit
+    # Conventions (get_inputs...) and private helpers are never the launcher.
+    plain = [
+        f.name
+        for f in funcs
+        if f.name not in jitted and f.name not in _CONVENTION_NAMES and not f.name.startswith("_")
+    ]
+    if len(plain) != 1:
+        raise ProblemError(
+            f"{path}: found @triton.jit kernels but {len(plain)} candidate launcher functions "
+            f"{plain}; set KERNELOPT_ENTRY = 'launcher_name'"
+        )
+    return plain[0]
+
+
+def classify_source(source: str, path: str = "<cell>") -> tuple[ProblemKind, str]:
+    """Tell the problem kind and entry point from the source text alone (no execution).
+
+    A ``class Model`` makes a module problem (it wins over kernels defined beside it), then
+    ``@helion.kernel`` functions a Helion problem, then ``@triton.jit`` kernels a Triton one.
+    """
+    tree = _parse(source, path)
+    explicit = _explicit_entry(tree, path)
+    if any(isinstance(n, ast.ClassDef) and n.name == "Model" for n in tree.body):
         return "module", "Model"
+    funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     helion = [f.name for f in funcs if any("helion" in d for d in _decorator_names(f))]
-    jitted = [f.name for f in funcs if any(d.endswith("jit") for d in _decorator_names(f))]
     if helion:
-        if explicit is not None:
-            if explicit not in helion:
-                raise ProblemError(f"{path}: KERNELOPT_ENTRY={explicit!r} is not a @helion.kernel")
-            return "helion", explicit
-        if len(helion) > 1:
-            raise ProblemError(
-                f"{path}: several @helion.kernel functions; set KERNELOPT_ENTRY to one of {helion}"
-            )
-        return "helion", helion[0]
+        return "helion", _helion_entry(helion, explicit, path)
+    jitted = [f.name for f in funcs if any(d.endswith("jit") for d in _decorator_names(f))]
     if jitted:
-        plain = [
-            f.name
-            for f in funcs
-            if f.name not in jitted
-            and f.name not in _CONVENTION_NAMES
-            and not f.name.startswith("_")
-        ]
-        if explicit is not None:
-            if explicit not in {f.name for f in funcs} or explicit in jitted:
-                raise ProblemError(
-                    f"{path}: KERNELOPT_ENTRY={explicit!r} must name a plain launcher function"
-                )
-            return "triton", explicit
-        if len(plain) != 1:
-            raise ProblemError(
-                f"{path}: found @triton.jit kernels but {len(plain)} candidate launcher functions "
-                f"{plain}; set KERNELOPT_ENTRY = 'launcher_name'"
-            )
-        return "triton", plain[0]
+        return "triton", _triton_entry(funcs, jitted, explicit, path)
     raise ProblemError(
         f"{path}: defines no `class Model(nn.Module)`, no @triton.jit kernel and no "
         "@helion.kernel; see docs/problems.md for the problem layout"
