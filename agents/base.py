@@ -66,6 +66,16 @@ PLAN_ACTIONS: tuple[PlanAction, ...] = (
         offline=False,
     ),
     PlanAction("rewrite", "a change described in free text in the plan's rationale", False),
+    PlanAction(
+        "graph_rewrite",
+        "rewrite the reference's FX graph (a named rule of agents/rewrites) and harvest it",
+        offline=True,
+    ),
+    PlanAction(
+        "inductor_config",
+        "harvest Inductor's code under another configuration (autotuning, fusion, reductions)",
+        offline=True,
+    ),
 )
 PLAN_ACTION_NAMES: tuple[str, ...] = tuple(a.name for a in PLAN_ACTIONS)
 
