@@ -61,10 +61,6 @@ class ReplayPolicy:
             raise EventError(f"{path}: the recording holds no agent steps to replay")
         return cls(events, fallback)
 
-    def remaining(self) -> int:
-        """How many recorded agent outputs are left."""
-        return sum(len(q) for q in self.queues.values())
-
     def _next(self, agent: str, io: AgentIO) -> dict[str, Any] | None:
         queue = self.queues.get(agent)
         if not queue:

@@ -75,6 +75,25 @@ def test_one_list_of_plan_actions() -> None:
 
     assert len(set(PLAN_ACTION_NAMES)) == len(PLAN_ACTIONS)
     assert all(a.description for a in PLAN_ACTIONS)
-    assert tuple(claude_tools.PLAN_ACTIONS) == PLAN_ACTION_NAMES
+    # The Claude planner's tool takes its list from the one home, not a copy of it.
+    assert claude_tools.PLAN_ACTION_NAMES is PLAN_ACTION_NAMES
     # Every action the offline policy can carry out has a description there, and no other.
     assert set(offline._WHY) == {a.name for a in PLAN_ACTIONS if a.offline}
+
+
+def test_the_session_is_a_controller(tmp_path: Any) -> None:
+    from kernelopt_jupyter.problem import problem_from_source
+    from kernelopt_jupyter.session import (
+        OptimizationSession,
+        SearchOptions,
+        SessionController,
+        StepDecisions,
+    )
+
+    source = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+    source += "        return x + 1\ndef get_inputs():\n    return [torch.ones(4)]\n"
+    problem = problem_from_source(source, "add1.py", validate=False)
+    session = OptimizationSession(problem, SearchOptions(device="cpu", out_dir=tmp_path))
+    assert isinstance(session, SessionController)
+    assert isinstance(session.step, StepDecisions)
+    assert not session.running

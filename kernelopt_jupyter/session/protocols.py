@@ -1,0 +1,90 @@
+"""What a front end may ask of a session: typed seams instead of ``Any`` and ``getattr``.
+
+The panel, the magic and the CLI steer an :class:`~kernelopt_jupyter.session.OptimizationSession`
+(or, in tests, a stand-in). They type the object they hold as :class:`SessionController`, so the
+checker sees every call; a saved session opened read-only is still a controller (its ``log``
+holds the saved events, ``running`` is False).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from kernelopt_jupyter.agents.search import SearchResult
+from kernelopt_jupyter.events import EventLog
+from kernelopt_jupyter.problem import Problem
+
+
+@runtime_checkable
+class StepDecisions(Protocol):
+    """A person's answers to a paused step (``agents.stepping.StepControl`` provides them)."""
+
+    def approve(self) -> None:
+        """Go on with what the agent proposed."""
+        ...
+
+    def reject(self, reason: str = "") -> None:
+        """Refuse the proposal; ``reason`` goes back to the agents."""
+        ...
+
+    def edit_candidate(self, source: str) -> None:
+        """Replace the proposed candidate source with the person's."""
+        ...
+
+    def edit_plan(self, text: str) -> None:
+        """Replace the proposed plan's rationale with the person's text."""
+        ...
+
+    def stop(self) -> None:
+        """End the search after the current step."""
+        ...
+
+
+@runtime_checkable
+class SessionController(Protocol):
+    """The calls a front end makes on a running or saved session."""
+
+    problem: Problem
+    log: EventLog
+    out_dir: Path
+    result: SearchResult | None
+    error: str | None
+
+    @property
+    def running(self) -> bool:
+        """Whether the search is still going."""
+        ...
+
+    @property
+    def step(self) -> StepDecisions:
+        """Step-mode decisions."""
+        ...
+
+    def start(self) -> None:
+        """Run the search in the background."""
+        ...
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the search; whether it finished."""
+        ...
+
+    def stop(self) -> None:
+        """Ask the search to stop; decided results are kept."""
+        ...
+
+    def submit(self, source: str, parent: str | None = None, agent: str = "person") -> str:
+        """Gate a person's candidate like any other; its id."""
+        ...
+
+
+if TYPE_CHECKING:
+    from kernelopt_jupyter.agents.stepping import StepControl
+    from kernelopt_jupyter.session.optimization import OptimizationSession
+
+    # Checked by mypy, never run: the session and its step control keep fitting the seams.
+    def _session_conforms(session: OptimizationSession) -> SessionController:
+        return session
+
+    def _steps_conform(control: StepControl) -> StepDecisions:
+        return control
