@@ -25,6 +25,13 @@ from kernelopt_jupyter.agents.base import (
     TuneProposal,
 )
 from kernelopt_jupyter.agents.memory import ExperienceMemory, worth_keeping
+from kernelopt_jupyter.agents.rewrites.moves import (
+    INDUCTOR_MOVES,
+    cost_shares,
+    inductor_moves,
+    rewrite_priority,
+)
+from kernelopt_jupyter.agents.rewrites.task import RewriteMatch, RewriteScan, find_rewrites
 from kernelopt_jupyter.agents.transforms import (
     TransformError,
     config_neighbours,
@@ -33,12 +40,15 @@ from kernelopt_jupyter.agents.transforms import (
     lift_launch_configs,
     wrap_cuda_graph,
 )
+from kernelopt_jupyter.analysis.capture import knob_exists
+from kernelopt_jupyter.analysis.harvest import harvest_problem
 from kernelopt_jupyter.candidate import Candidate, eager_dispatch_source, is_dispatch_only
 from kernelopt_jupyter.launch_configs import (
     LaunchConfigError,
     read_launch_configs,
     write_launch_configs,
 )
+from kernelopt_jupyter.problem import problem_from_source
 
 #: Below this eager time (ms) a forward is dominated by launch overhead on an H200.
 LAUNCH_BOUND_MS = 0.25
@@ -69,6 +79,19 @@ def patterns_of(ctx: AgentContext) -> set[str]:
     return tags
 
 
+def _labelled(title: str, parent: Candidate) -> str:
+    """A plan title that names the moves behind it: its own, then its parent's chain."""
+    if parent.agent == "harvest" or not parent.note:
+        return title
+    return f"{title} on [{parent.note}]"
+
+
+def memory_action(plan: Plan) -> str:
+    """The experience memory's key for a plan: the action, plus the rewrite or config name."""
+    move = str(plan.params.get("rewrite") or plan.params.get("config") or "")
+    return f"{plan.action}:{move}" if move else plan.action
+
+
 def _ranked(kernels: list[KernelUnit]) -> list[KernelUnit]:
     return sorted(kernels, key=lambda k: -(k.share or 0.0))
 
@@ -81,6 +104,7 @@ class OfflinePolicy:
     def __init__(self, memory: ExperienceMemory | None = None) -> None:
         self.memory = memory or ExperienceMemory(None)
         self._tried: set[tuple[str, str, str]] = set()
+        self._scans: dict[str, RewriteScan] = {}
 
     # ------------------------------------------------------------------ Profiler
     def profile(self, ctx: AgentContext, io: AgentIO) -> ProfileReport:
@@ -142,15 +166,19 @@ class OfflinePolicy:
         parent_dispatch = parent.dispatch_only or is_dispatch_only(parent.source)
         options: list[tuple[float, Plan]] = []
 
-        def add(priority: float, action: str, title: str, **params: object) -> None:
+        def add(priority: float, action: str, title: str, why: str = "", **params: object) -> None:
             key = (parent.id, action, repr(sorted(params.items())))
             if key in self._tried:
                 return
-            prior = self.memory.score(patterns, action)
+            # The memory keys a rewrite or configuration by its name, so a lesson learnt on
+            # one problem's op pattern ranks the same move on the next problem with it.
+            move = str(params.get("rewrite") or params.get("config") or "")
+            prior = self.memory.score(patterns, f"{action}:{move}" if move else action)
             plan = Plan(
                 id="",
-                title=title,
-                rationale=_WHY[action] + (f" (memory: {prior:+.2f} log-speedup)" if prior else ""),
+                title=_labelled(title, parent),
+                rationale=(why or _WHY[action])
+                + (f" (memory: {prior:+.2f} log-speedup)" if prior else ""),
                 action=action,
                 targets=[str(params.get("kernel", ""))] if params.get("kernel") else [],
                 params=dict(params),
@@ -163,26 +191,50 @@ class OfflinePolicy:
         # host time than Inductor's own launchers, so a harvest pays per kernel until graphed.
         launch_bound = (eager is not None and eager < LAUNCH_BOUND_MS) or len(ctx.kernels) >= 4
         if cuda and not graphed:
-            add(3.0 if launch_bound else 1.0, "cuda_graph", "Capture the forward in a CUDA graph")
+            add(3.0 if launch_bound else 1.0, "cuda_graph", "CUDA graph")
         if ctx.problem.kind == "module" and parent.agent == "harvest":
             eager_wins = eager is not None and compiled is not None and eager < compiled
             if eager_wins or ctx.library_dominated:
-                add(2.5, "eager_dispatch", "Keep the vendor-library path (eager) for every op")
+                add(2.5, "eager_dispatch", "dispatch: vendor libraries (eager) for every op")
             if cuda and (eager_wins or ctx.library_dominated or launch_bound):
                 add(
-                    2.8 if launch_bound else 2.0, "eager_graph", "Eager vendor path in a CUDA graph"
+                    2.8 if launch_bound else 2.0,
+                    "eager_graph",
+                    "dispatch: vendor libraries (eager) in a CUDA graph",
                 )
             for label, _source in ctx.dispatch_variants:
-                add(2.2, "vendor_dispatch", f"Vendor dispatch: {label}", variant=label)
+                add(2.2, "vendor_dispatch", f"dispatch: {label}", variant=label)
+            for priority, match, route in self._rewrite_options(ctx, io):
+                add(
+                    priority,
+                    "graph_rewrite",
+                    match.title + (" (eager vendor path)" if route == "eager" else ""),
+                    why=f"{_WHY['graph_rewrite']}; {match.exact}",
+                    rewrite="+".join(match.names),
+                    route=route,
+                )
+            for priority, move in inductor_moves(ctx):
+                add(
+                    priority,
+                    "inductor_config",
+                    f"inductor config: {move.label}",
+                    why=f"{_WHY['inductor_config']}: {move.why}",
+                    config=move.label,
+                )
         if not parent_dispatch and (
             read_launch_configs(parent.source) or ctx.problem.kind != "module"
         ):
             for rank, kernel in enumerate(
                 _ranked([k for k in ctx.kernels if k.kind == "triton"])[:2]
             ):
-                add(1.5 - 0.3 * rank, "retile", f"Retune {kernel.name}", kernel=kernel.name)
+                add(
+                    1.5 - 0.3 * rank,
+                    "retile",
+                    f"launch config: retune {kernel.name}",
+                    kernel=kernel.name,
+                )
             if not ctx.kernels:
-                add(1.2, "retile", "Retune the launch configuration", kernel="")
+                add(1.2, "retile", "launch config: retune the kernel", kernel="")
         options.sort(key=lambda pair: -pair[0])
         plans = []
         for index, (_, plan) in enumerate(options[:n]):
@@ -231,10 +283,86 @@ class OfflinePolicy:
                 return Edit(None, f"dispatch variant {plan.params.get('variant')} is gone")
             if plan.action == "retile":
                 return self._retile(ctx, plan, parent, io)
+            if plan.action == "graph_rewrite":
+                return self._graph_rewrite(ctx, plan, io)
+            if plan.action == "inductor_config":
+                return self._inductor_config(ctx, plan, parent, io)
         except ValueError as exc:  # TransformError, or a problem kind the move does not fit
             io.text(f"Cannot apply {plan.action}: {exc}")
             return Edit(None, str(exc))
         return Edit(None, f"the offline executor has no transform for {plan.action!r}")
+
+    def _scan(self, ctx: AgentContext, io: AgentIO) -> RewriteScan:
+        """The rewrites matching the reference's graph, found once per problem (in a worker)."""
+        key = ctx.problem.source
+        if key not in self._scans:
+            found = find_rewrites(ctx.problem)
+            self._scans[key] = found
+            names = ", ".join("+".join(m.names) for m in found.matches) or "none"
+            io.tool_call("rewrite_scan", {"matches": names, "error": found.error[:300]})
+            io.text(f"Graph patterns found in the reference: {names}.")
+        return self._scans[key]
+
+    def _rewrite_options(
+        self, ctx: AgentContext, io: AgentIO
+    ) -> list[tuple[float, RewriteMatch, str]]:
+        """``(priority, match, route)`` per applicable rewrite, ordered by the cost model."""
+        if ctx.problem.kind != "module":
+            return []
+        shares = cost_shares(ctx)
+        out = []
+        for match in self._scan(ctx, io).matches:
+            priority = rewrite_priority(match.names, shares)
+            if not match.eager_only:
+                out.append((priority, match, "harvest"))
+            # The rewritten forward on the vendor libraries: the route for vendor epilogues,
+            # and a second chance where Inductor's lowering of the rewritten graph loses.
+            out.append((priority - (0.0 if match.eager_only else 0.4), match, "eager"))
+        return out
+
+    def _graph_rewrite(self, ctx: AgentContext, plan: Plan, io: AgentIO) -> Edit:
+        names = str(plan.params.get("rewrite", ""))
+        match = next((m for m in self._scan(ctx, io).matches if "+".join(m.names) == names), None)
+        if match is None:
+            return Edit(None, f"rewrite {names} no longer matches")
+        why = f"{match.title} ({match.exact})"
+        if plan.params.get("route") == "eager":
+            return Edit(match.eager_source, why + ", on the vendor libraries", True)
+        rewritten = problem_from_source(match.problem_source, ctx.problem.path, validate=False)
+        harvest = harvest_problem(rewritten, ctx.device, variants=False)
+        if not harvest.ok:
+            io.text(f"The rewritten graph did not harvest ({harvest.error[:200]}).")
+            return Edit(None, f"harvest of the rewritten graph failed: {harvest.error[:300]}")
+        io.text(f"Harvested the rewritten graph: {len(harvest.kernels)} Triton kernel(s).")
+        return Edit(harvest.source, why + ", harvested by Inductor", not harvest.kernels)
+
+    def _inductor_config(
+        self, ctx: AgentContext, plan: Plan, parent: Candidate, io: AgentIO
+    ) -> Edit:
+        label = str(plan.params.get("config", ""))
+        move = next((m for m in INDUCTOR_MOVES if m.label == label), None)
+        if move is None:
+            return Edit(None, f"unknown Inductor configuration {label!r}")
+        missing = [k for k in move.overrides if not knob_exists(k)]
+        if missing:
+            io.text(f"This torch has no Inductor option {', '.join(missing)}: skipped.")
+            return Edit(None, f"Inductor option(s) {', '.join(missing)} absent in this torch")
+        harvest = harvest_problem(
+            ctx.problem,
+            ctx.device,
+            variants=False,
+            mode=move.mode,
+            inductor_config=dict(move.overrides),
+        )
+        if not harvest.ok:
+            return Edit(None, f"harvest under {label} failed: {harvest.error[:300]}")
+        fallback = [n for n in harvest.notes if "harvested the default mode" in n]
+        if fallback:
+            return Edit(None, f"{label}: {fallback[0]}")
+        if harvest.source == parent.source:
+            return Edit(None, f"{label} generates the same code as the default harvest")
+        io.text(f"Harvested under {label}: {len(harvest.kernels)} Triton kernel(s).")
+        return Edit(harvest.source, f"Inductor configuration: {label}", not harvest.kernels)
 
     def _retile(self, ctx: AgentContext, plan: Plan, parent: Candidate, io: AgentIO) -> Edit:
         if ctx.problem.kind == "helion":
@@ -301,7 +429,7 @@ class OfflinePolicy:
                         experience.append(
                             ExperienceItem(
                                 pattern=pattern,
-                                action=step.plan.action,
+                                action=memory_action(step.plan),
                                 outcome=round(outcome, 4),
                                 lesson=text,
                                 problem=ctx.problem.name,

@@ -42,6 +42,19 @@ def _set(cfg: Any, dotted: str, value: Any, patches: dict[str, Any]) -> None:
         patches[dotted] = value
 
 
+def knob_exists(dotted: str) -> bool:
+    """Whether this torch's Inductor config has the option ``dotted`` (names move between
+    releases: the GPU runs torch 2.11, CI 2.13)."""
+    import torch._inductor.config as cfg
+
+    obj: Any = cfg
+    for part in dotted.split("."):
+        if not hasattr(obj, part):
+            return False
+        obj = getattr(obj, part)
+    return True
+
+
 def inductor_patches(
     device: str, mode: str = "default", overrides: dict[str, Any] | None = None
 ) -> dict[str, Any]:

@@ -1,0 +1,173 @@
+"""Which graph rewrites and Inductor configurations to try first: a cost model over the profile.
+
+The dispatch map gives each unit's share of the forward's time (measured on the GPU, a
+roofline-bound estimate on the CPU), its kind (generated Triton kernel or vendor call) and the
+aten ops behind it. A move's priority is what it can remove, scaled by the share of the time it
+touches (Amdahl): a rewrite that deletes GEMM work ranks by the GEMMs' share, a fold that deletes
+epilogue passes by the Triton kernels' share, an Inductor setting by the share of the kernels
+it changes. Ties fall back to the order below; the experience memory adds its score on top.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernelopt_jupyter.agents.base import AgentContext, KernelUnit
+
+_GEMM_OPS = ("mm", "addmm", "bmm", "baddbmm", "matmul", "linear")
+_CONV_OPS = ("convolution", "_convolution", "cudnn_convolution")
+
+
+@dataclass
+class Shares:
+    """Fractions of the forward's time by the kind of work (they need not sum to 1)."""
+
+    triton: float = 0.0
+    gemm: float = 0.0
+    conv: float = 0.0
+    reductions: float = 0.0
+    kernels: int = 0  # Triton kernels per forward
+    vendor: int = 0  # vendor calls per forward
+    persistent: bool = False  # a persistent reduction (whole row in one block) exists
+    looped: bool = False  # a looped reduction (R0_BLOCK loop) exists
+    tiled_2d: bool = False  # a pointwise kernel over a 2-D tile (YBLOCK)
+
+
+def _op_names(k: KernelUnit) -> list[str]:
+    return [op.split(".")[1] if op.startswith("aten.") else op for op in k.ops]
+
+
+def cost_shares(ctx: AgentContext) -> Shares:
+    """The profile summarised for the cost model; counts stand in where shares are unknown."""
+    units = ctx.kernels
+    known = any(k.share is not None for k in units)
+
+    def share(k: KernelUnit) -> float:
+        if known:
+            return k.share or 0.0
+        return 1.0 / len(units) if units else 0.0
+
+    s = Shares()
+    for k in units:
+        ops = _op_names(k)
+        if k.kind == "triton":
+            s.triton += share(k)
+            s.kernels += 1
+            if "_red_" in k.name or "_per_" in k.name:
+                s.reductions += share(k)
+            s.persistent |= "_per_" in k.name
+            s.looped |= "_red_" in k.name
+            s.tiled_2d |= "YBLOCK" in k.source
+        elif k.kind == "vendor":
+            s.vendor += 1
+            if any(op in _GEMM_OPS for op in ops):
+                s.gemm += share(k)
+            if any(op in _CONV_OPS for op in ops):
+                s.conv += share(k)
+    return s
+
+
+#: Rewrites that delete GEMM work rank by the GEMMs' share; folds by the epilogue passes'.
+_REMOVES_GEMM_WORK = {"diag_matmul", "triangular_matmul", "linear_reduction"}
+
+
+def rewrite_priority(names: list[str], s: Shares) -> float:
+    """Planner priority of a rewrite (or a combination): higher is tried first.
+
+    Removing GEMM FLOPs outranks everything else the offline policy has (it is the only move
+    that can win many times over); folds and epilogues rank with the passes they remove; a
+    combination ranks just above its best member.
+    """
+    best = 0.0
+    for name in names:
+        if name in _REMOVES_GEMM_WORK:
+            p = 4.0 + s.gemm
+        elif name == "gemm_activation_epilogue":
+            p = 2.4 + 0.5 * s.gemm
+        else:
+            p = 2.6 + 0.5 * (s.triton + s.conv)
+        best = max(best, p)
+    return best + (0.2 if len(names) > 1 else 0.0)
+
+
+@dataclass(frozen=True)
+class InductorMove:
+    """A harvest under another Inductor configuration, and when the profile suggests it."""
+
+    label: str
+    why: str
+    overrides: dict[str, Any] = field(default_factory=dict)
+    mode: str = "default"
+    gpu_only: bool = False  # autotuning and combo kernels only pay (and only run) on a GPU
+    priority: Callable[[Shares], float | None] = lambda s: None
+
+
+INDUCTOR_MOVES: list[InductorMove] = [
+    InductorMove(
+        "max-autotune GEMM/conv templates with fused epilogues",
+        "Inductor's Triton matmul/conv templates can absorb the epilogue kernels around a GEMM",
+        {"max_autotune_gemm_backends": "ATEN,TRITON", "epilogue_fusion": True},
+        mode="max-autotune",
+        gpu_only=True,
+        priority=lambda s: 1.6 + s.gemm + s.conv if (s.gemm or s.conv) and s.kernels else None,
+    ),
+    InductorMove(
+        "coordinate_descent_tuning",
+        "block sizes and warps of every generated kernel tuned by measurement",
+        {"coordinate_descent_tuning": True},
+        gpu_only=True,
+        priority=lambda s: 1.4 + s.triton if s.kernels else None,
+    ),
+    InductorMove(
+        "looped reductions (triton.persistent_reductions off)",
+        "a long row reduced in a loop of blocks keeps fewer registers live than one block",
+        {"triton.persistent_reductions": False},
+        priority=lambda s: 1.3 + s.reductions if s.persistent else None,
+    ),
+    InductorMove(
+        "no split reductions (split_reductions off)",
+        "one pass over a reduction instead of a partial and a final kernel",
+        {"split_reductions": False},
+        priority=lambda s: 1.2 + s.reductions if s.looped else None,
+    ),
+    InductorMove(
+        "aggressive_fusion",
+        "fuse kernels Inductor's default heuristics leave apart, saving their memory passes",
+        {"aggressive_fusion": True},
+        priority=lambda s: 1.3 + s.triton if s.kernels >= 3 else None,
+    ),
+    InductorMove(
+        "combo_kernels",
+        "independent small kernels launched as one (fewer launches per forward)",
+        {"combo_kernels": True},
+        gpu_only=True,
+        priority=lambda s: 1.1 + s.triton if s.kernels >= 4 else None,
+    ),
+    InductorMove(
+        "2-D tiling (triton.prefer_nd_tiling)",
+        "a transposing copy tiled in two dimensions reads and writes whole cache lines",
+        {"triton.prefer_nd_tiling": True},
+        priority=lambda s: 1.2 + s.triton if s.kernels and not s.tiled_2d else None,
+    ),
+    InductorMove(
+        "1x1 convolutions as GEMMs (conv_1x1_as_mm)",
+        "a pointwise convolution lowered to a matmul, whose epilogue Inductor can fuse",
+        {"conv_1x1_as_mm": True},
+        priority=lambda s: 1.0 + s.conv if s.conv else None,
+    ),
+]
+
+
+def inductor_moves(ctx: AgentContext) -> list[tuple[float, InductorMove]]:
+    """``(priority, move)`` for each configuration the profile suggests on this device."""
+    s = cost_shares(ctx)
+    out = []
+    for move in INDUCTOR_MOVES:
+        if move.gpu_only and ctx.device != "cuda":
+            continue
+        p = move.priority(s)
+        if p is not None:
+            out.append((p, move))
+    return out
