@@ -19,6 +19,7 @@ LAYERS: list[tuple[str, int]] = [
     (f"{PKG}.notebook", 5),
     (f"{PKG}.cli", 5),
     (f"{PKG}.session", 4),
+    (f"{PKG}.deploy", 4),
     (f"{PKG}.agents", 3),
     (f"{PKG}.analysis", 2),
     (f"{PKG}.verify", 1),
@@ -125,7 +126,7 @@ def test_folders_are_the_layers() -> None:
     entries = {p.name for p in (ROOT / PKG).iterdir() if not p.name.startswith((".", "_"))}
     entries -= {"labextension_build", "py.typed"}
     folders = {e for e in entries if (ROOT / PKG / e).is_dir()}
-    assert folders == {"analysis", "session", "notebook", "cli", "problems"}
+    assert folders == {"analysis", "session", "deploy", "notebook", "cli", "problems"}
     engine_md = (ROOT / "docs" / "engine.md").read_text()
     for name in sorted(entries):
         assert name.removesuffix(".py") in engine_md, f"docs/engine.md does not mention {name}"

@@ -1,0 +1,257 @@
+"""Verify one candidate at every shape set: which shapes its kernels are correct for.
+
+Each shape set becomes its own problem (``shapes.shape_problem``) and goes through the public
+verifier (``verify_candidate``): correctness and the float64 referee at that shape; the
+performance gate runs only at the problem's own shape (a timing per shape would cost more
+than the search). A candidate that passes at its own shape and fails elsewhere is
+*shape-specialized*: its guard admits the passing shapes only.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from kernelopt_jupyter.deploy.shapes import ShapeSet, shape_problem
+from kernelopt_jupyter.device import resolve_device
+from kernelopt_jupyter.problem import Problem, ProblemError
+from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
+from kernelopt_jupyter.worker import run_task
+
+ShapeVerdict = Literal["pass", "fail", "skipped"]
+
+
+@dataclass
+class ShapeCheck:
+    """The verifier's verdict at one shape set (``skipped``: the reference cannot run there)."""
+
+    shape: ShapeSet
+    verdict: ShapeVerdict
+    detail: str
+    failed_gate: str | None = None
+    max_abs_err: float | None = None
+    err_ratio: float | None = None
+    speedup: float | None = None
+    signature: list[dict[str, Any]] | None = None
+    outputs: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (the export manifest and ``export --json``)."""
+        return {
+            **self.shape.to_dict(),
+            "verdict": self.verdict,
+            "detail": self.detail,
+            "failed_gate": self.failed_gate,
+            "max_abs_err": self.max_abs_err,
+            "err_ratio": self.err_ratio,
+            "speedup": self.speedup,
+            "signature": self.signature,
+            "outputs": self.outputs,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> ShapeCheck:
+        """Read back :meth:`to_dict`; raises ValueError on another shape."""
+        if raw.get("verdict") not in ("pass", "fail", "skipped"):
+            raise ValueError(f"shape check {raw.get('name')!r} has verdict {raw.get('verdict')!r}")
+        return cls(
+            ShapeSet.from_dict(raw),
+            raw["verdict"],
+            str(raw.get("detail", "")),
+            raw.get("failed_gate"),
+            raw.get("max_abs_err"),
+            raw.get("err_ratio"),
+            raw.get("speedup"),
+            raw.get("signature"),
+            raw.get("outputs"),
+        )
+
+
+@dataclass
+class ShapeReport:
+    """Every shape set's check; the verified ones make the guard."""
+
+    device: str
+    checks: list[ShapeCheck] = field(default_factory=list)
+
+    @property
+    def passed(self) -> list[ShapeCheck]:
+        """The shape sets the candidate is verified at."""
+        return [c for c in self.checks if c.verdict == "pass"]
+
+    @property
+    def own_passed(self) -> bool:
+        """Whether it passes at the problem's own shape (else nothing can be deployed)."""
+        return bool(self.checks) and self.checks[0].verdict == "pass"
+
+    @property
+    def specialized(self) -> bool:
+        """Passes at its own shape but fails at another: correct only where it was tuned."""
+        return self.own_passed and any(c.verdict == "fail" for c in self.checks)
+
+    def guard_set(self) -> dict[str, Any]:
+        """The guard's ``verified`` data: the device and each passing shape's signature."""
+        return {
+            "device": self.device,
+            "signatures": [c.signature for c in self.passed if c.signature is not None],
+            "outputs": [c.outputs for c in self.passed if c.signature is not None],
+            "shapes": [c.shape.name for c in self.passed if c.signature is not None],
+        }
+
+    def summary(self) -> str:
+        """One line: how many shapes pass, and whether the candidate is shape-specialized."""
+        failed = [c.shape.name for c in self.checks if c.verdict == "fail"]
+        text = f"verified at {len(self.passed)} of {len(self.checks)} shape set(s)"
+        if self.specialized:
+            text += (
+                f"; shape-specialized: fails at {', '.join(failed)} "
+                "(the guard runs the reference there)"
+            )
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (``export --json``'s ``shapes``)."""
+        return {
+            "device": self.device,
+            "specialized": self.specialized,
+            "summary": self.summary(),
+            "checks": [c.to_dict() for c in self.checks],
+        }
+
+
+def _metric(report: Any, gate: str, key: str) -> float | None:
+    for g in report.gates:
+        if g.name == gate and g.metrics.get(key) is not None:
+            value = g.metrics[key]
+            return float(value) if isinstance(value, int | float) else None
+    return None
+
+
+def verify_shapes(
+    problem: Problem,
+    source: str,
+    shapes: list[ShapeSet],
+    options: VerifyOptions,
+    *,
+    on_check: Callable[[ShapeCheck], None] | None = None,
+) -> ShapeReport:
+    """Verify ``source`` at each shape set (the first is the problem's own) and probe the
+    passing ones' signatures and output layouts. ``options.device`` must be resolved."""
+    report = ShapeReport(device=options.device)
+    for number, shape in enumerate(shapes):
+        opts = options if number == 0 else replace(options, run_performance=False)
+        try:
+            verdict = verify_candidate(shape_problem(problem, shape), source, opts)
+        except ProblemError as exc:
+            if number == 0:
+                raise
+            check = ShapeCheck(shape, "skipped", f"the reference cannot run here: {exc}")
+        else:
+            failed = verdict.failed_gate
+            detail = next(
+                (g.detail for g in verdict.gates if g.name == failed), "every gate that ran passed"
+            )
+            check = ShapeCheck(
+                shape,
+                "pass" if verdict.verdict == "pass" else "fail",
+                detail,
+                failed,
+                _metric(verdict, "correctness", "max_abs_err"),
+                _metric(verdict, "fp64", "err_ratio"),
+                verdict.speedup,
+            )
+        report.checks.append(check)
+        if on_check is not None:
+            on_check(check)
+    ran = [c for c in report.checks if c.verdict != "skipped"]
+    if ran:
+        probed = run_task(
+            "kernelopt_jupyter.deploy.probe:probe_shapes",
+            {
+                "sources": [shape_problem(problem, c.shape).source for c in ran],
+                "path": problem.path,
+                "device": options.device,
+            },
+            device=resolve_device(options.device),
+            time_limit_s=max(options.time_limit_s, 60.0) * len(ran),
+        )
+        if not probed.ok:
+            raise ProblemError(f"{problem.path}: probing the reference failed: {probed.describe()}")
+        for check, found in zip(ran, probed.value):
+            check.signature = found["signature"]
+            check.outputs = found["outputs"]
+    own = report.checks[0]
+    for check in report.checks[1:]:
+        if check.verdict != "pass" or own.signature is None:
+            continue
+        fixed = hard_coded_sizes(source, _sizes(own), _sizes(check))
+        if fixed:
+            check.verdict = "fail"
+            check.failed_gate = "shape"
+            check.detail = (
+                f"the gates pass here, but the source hard-codes {', '.join(map(str, fixed))} "
+                "(sizes of the problem's own shape that differ here); out-of-bounds accesses "
+                "can go unseen, so this shape is not admitted"
+            )
+    return report
+
+
+#: Literal sizes below this are too common (warps, ranks, small blocks) to count as evidence.
+_MIN_EVIDENCE = 64
+
+
+def _sizes(check: ShapeCheck) -> set[int]:
+    """Every dimension and product of adjacent dimensions of the inputs and outputs."""
+    shapes = [s["shape"] for s in check.signature or [] if s.get("kind") == "tensor"]
+    shapes += [t["shape"] for t in (check.outputs or {}).get("tensors", [])]
+    found: set[int] = set()
+    for shape in shapes:
+        for start in range(len(shape)):
+            product = 1
+            for dim in shape[start:]:
+                product *= int(dim)
+                found.add(product)
+    return found
+
+
+def _tuning_constants(tree: ast.Module) -> set[int]:
+    """Ids of literal nodes that are launch settings (LAUNCH_CONFIGS, *BLOCK*, num_warps...)."""
+    ids: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and (t.id == "LAUNCH_CONFIGS" or "BLOCK" in t.id)
+            for t in node.targets
+        ):
+            ids |= {id(n) for n in ast.walk(node.value)}
+        elif isinstance(node, ast.keyword) and node.arg is not None:
+            if "BLOCK" in node.arg or node.arg in ("num_warps", "num_stages", "num_ctas"):
+                ids |= {id(n) for n in ast.walk(node.value)}
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                text = key.value if isinstance(key, ast.Constant) else None
+                if isinstance(text, str) and ("BLOCK" in text or text.startswith("num_")):
+                    ids |= {id(n) for n in ast.walk(value)}
+    return ids
+
+
+def hard_coded_sizes(source: str, own: set[int], here: set[int]) -> list[int]:
+    """Integer literals of ``source`` that are sizes of the problem's own shape and not of this
+    one (launch settings and small numbers excluded): evidence of a shape-specialized kernel,
+    such as Inductor's static ``xnumel = 98304``."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    tuning = _tuning_constants(tree)
+    own_only = {n for n in own - here if n >= _MIN_EVIDENCE}
+    found = {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and type(node.value) is int
+        and node.value in own_only
+        and id(node) not in tuning
+    }
+    return sorted(found)

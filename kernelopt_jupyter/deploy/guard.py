@@ -1,0 +1,139 @@
+"""Guard rendering: the text that makes an accepted output run its kernels only where verified.
+
+``render_guard`` appends the guard runtime (``guard_runtime.py``, verbatim: one home) and the
+verified set to a candidate's source, with ``kernelopt_guarded(reference, *init)`` bound to
+the candidate's optimized class or function. ``best.py``, the notebook's accepted cell and
+the export all use it. The candidate's own ``ModelNew`` is left untouched, so the file still
+passes ``kernelopt verify``.
+"""
+
+from __future__ import annotations
+
+import json
+import pprint
+from pathlib import Path
+from typing import Any
+
+from kernelopt_jupyter.problem import Problem, materialize
+
+_RUNTIME = Path(__file__).with_name("guard_runtime.py")
+
+
+def guard_runtime_source() -> str:
+    """The guard runtime's text as rendered into outputs (its module docstring kept)."""
+    return _RUNTIME.read_text()
+
+
+def _literal(value: Any) -> str:
+    # JSON data as a Python literal (True/False/None spelled the Python way).
+    return pprint.pformat(json.loads(json.dumps(value)), width=96, sort_dicts=False)
+
+
+def init_literal(problem: Problem) -> list[Any] | None:
+    """``get_init_inputs()`` when it is plain data (numbers, strings, lists), else None."""
+    if problem.kind != "module":
+        return []
+    init = materialize(problem).init_inputs()
+    try:
+        text = json.dumps(init)
+    except (TypeError, ValueError):
+        return None
+    return list(json.loads(text))
+
+
+def render_guard(
+    verified: dict[str, Any],
+    *,
+    optimized: str = "ModelNew",
+    init: list[Any] | None = None,
+    note: str = "",
+) -> str:
+    """The guard section to append to a candidate's source.
+
+    ``verified`` is ``{"device", "signatures", "shapes"}`` (extra keys are kept as data);
+    ``optimized`` names what the candidate defines (``ModelNew`` or the entry function);
+    ``init`` is the reference's constructor arguments when they are plain data (else the
+    caller passes them to ``kernelopt_guarded``). Use: ``model = kernelopt_guarded(Model(256))``
+    then ``model(x)`` and ``model.kernelopt_path``.
+    """
+    data = {k: verified[k] for k in ("device", "signatures", "shapes") if k in verified}
+    shapes = ", ".join(data.get("shapes", [])) or "none"
+    lines = [
+        "",
+        "",
+        "# " + "-" * 70,
+        "# KernelOPT guard: the kernels above run only for the verified shapes, dtypes and",
+        f"# device ({data['device']}), in eval mode without autograd; any other call runs",
+        "# the reference. Use: model = kernelopt_guarded(Model(...)); model(x);",
+        "# model.kernelopt_path says which path the last call took.",
+        f"# Verified shape sets: {shapes}.",
+    ]
+    if note:
+        lines.append(f"# {note}")
+    lines += ["# " + "-" * 70, "", guard_runtime_source().rstrip("\n"), "", ""]
+    lines.append(f"KERNELOPT_VERIFIED = {_literal(data)}")
+    lines.append(f"KERNELOPT_INIT = {_literal(init) if init is not None else 'None'}")
+    lines += [
+        "",
+        "",
+        "def kernelopt_guarded(reference, *init):",
+        '    """The reference (a module instance or the problem\'s function) with the verified',
+        '    kernels swapped in where the guard admits the call (see KERNELOPT_VERIFIED)."""',
+        "    args = list(init) if init else KERNELOPT_INIT",
+        f"    return kernelopt_guard(reference, {optimized}, KERNELOPT_VERIFIED, args)",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def own_signature(problem: Problem) -> list[dict[str, Any]]:
+    """The signature of the problem's own inputs (made on the meta device where possible)."""
+    import torch
+
+    from kernelopt_jupyter.deploy.guard_runtime import kernelopt_signature
+
+    loaded = materialize(problem)
+    try:
+        with torch.device("meta"):
+            inputs = loaded.make_inputs(seed=0, device="meta")
+    except Exception:
+        inputs = loaded.make_inputs(seed=0, device="cpu")
+    return kernelopt_signature(inputs)
+
+
+def optimized_name(problem: Problem, source: str) -> str:
+    """What the guard calls on the kernel path: ``ModelNew`` when the candidate defines it, else
+    the kernel problem's entry function."""
+    import ast
+
+    tree = ast.parse(source)
+    defined = {n.name for n in tree.body if isinstance(n, ast.ClassDef | ast.FunctionDef)}
+    if "ModelNew" in defined or problem.kind == "module":
+        return "ModelNew"
+    return problem.entry
+
+
+def guard_best_source(problem: Problem, source: str, device: str) -> str:
+    """``source`` (a verified candidate) with a guard admitting the problem's own shape only:
+    the shape the search verified it at (``kernelopt export`` verifies more). Never raises:
+    a problem whose inputs cannot be described gets a comment saying why it has no guard."""
+    try:
+        verified = {
+            "device": device,
+            "signatures": [own_signature(problem)],
+            "shapes": ["as given"],
+        }
+        return (
+            source.rstrip("\n")
+            + "\n"
+            + render_guard(
+                verified,
+                optimized=optimized_name(problem, source),
+                init=init_literal(problem),
+                note="`kernelopt export` verifies more shapes (docs/deploy.md).",
+            )
+        )
+    except Exception as exc:  # the search's result must be written whatever this finds
+        return (
+            source.rstrip("\n") + f"\n\n# KernelOPT guard not added: {type(exc).__name__}: {exc}\n"
+        )
