@@ -16,9 +16,10 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from kernelopt_jupyter.candidate import Candidate
+from kernelopt_jupyter.candidate import Candidate, unified_diff
 from kernelopt_jupyter.secrets import redact
 
 from . import prompts
@@ -56,6 +57,7 @@ from .claude_tools import (
     ToolInputError,
     launch_configs,
     parse_edit,
+    parse_hunk_edit,
     parse_plans,
     parse_report,
     parse_summary,
@@ -63,6 +65,7 @@ from .claude_tools import (
 )
 from .memory import SHOWN_TO_PLANNER, ExperienceMemory
 from .offline import patterns_of
+from .search import source_key
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -87,22 +90,13 @@ class _IOSink:
 
     def __init__(self, io: AgentIO) -> None:
         self.io = io
-        self._last: str | None = None
-
-    def _gap(self, kind: str) -> None:
-        # A new block of the same kind after another one reads better with a paragraph break.
-        if self._last is not None and self._last != kind and kind == "text":
-            self.io.text("\n\n")
-        self._last = kind
 
     def text(self, delta: str) -> None:
         """A piece of the answer."""
-        self._gap("text")
         self.io.text(delta)
 
     def thinking(self, delta: str) -> None:
         """A piece of the model's summarized thinking, as its own event type."""
-        self._gap("thinking")
         self.io.log.emit("agent_thinking", agent=self.io.agent, step=self.io.step, delta=delta)
 
     def retry(self, status: str, reason: str, wait_s: float, attempt: int, limit: int) -> None:
@@ -123,19 +117,51 @@ class _IOSink:
         self.io.add_usage(**counts)
 
 
+#: Per role: (effort, max_tokens). The Executor writes code and needs room; the Tuner and the
+#: Summarizer answer from facts in front of them.
+ROLE_LIMITS: dict[str, tuple[str, int]] = {
+    "profiler": ("medium", 8_000),
+    "planner": ("high", 16_000),
+    "executor": ("high", 32_000),
+    "tuner": ("low", 8_000),
+    "summarizer": ("low", 8_000),
+}
+#: The ceiling a role's max_tokens is raised to after an answer stopped at its limit.
+MAX_OUTPUT_TOKENS = 64_000
+
+
+@dataclass
+class _Thread:
+    """An Executor conversation kept for its repair: the turns so far and what it submitted."""
+
+    messages: list[dict[str, Any]]
+    call_id: str
+    source: str
+
+
+@dataclass
+class _Answer:
+    """A parsed tool answer, with the conversation that produced it."""
+
+    value: Any
+    messages: list[dict[str, Any]]
+    call_id: str
+
+
 class ClaudePolicy:
     """The five agents through Claude.
 
     ``model``: a model id, else ``$KERNELOPT_MODEL``, else :data:`DEFAULT_MODEL`.
-    ``max_tokens``: the output limit of each request (thinking included).
-    ``client_factory``: returns an ``anthropic.Anthropic``-like client; by default one is made
-    from the environment (``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``) with the SDK's own
-    retries off. Without a factory a missing key raises :class:`ClaudeUnavailable` here, before
-    any work is done. ``memory``: the experience store shown to the Planner when the context
-    carries none (lessons matching the problem's pattern tags first, then the strongest).
-    ``max_attempts`` bounds the requests per agent call (retries included); ``sleep`` is how
-    the policy waits between them (tests pass a recorder). ``effort`` (low ... max) is sent
-    as ``output_config.effort`` when given; ``tune_variants`` caps the Tuner's proposals.
+    ``max_tokens`` / ``effort``: when given, every role's output limit and effort; by default
+    each role has its own (:data:`ROLE_LIMITS`), and a role whose answer stopped at its limit
+    gets twice the room from then on. ``client_factory``: returns an ``anthropic.Anthropic``-
+    like client; by default one is made from the environment (``ANTHROPIC_API_KEY``,
+    ``ANTHROPIC_BASE_URL``) with the SDK's own retries off, and a missing key raises
+    :class:`ClaudeUnavailable` here, before any work is done. ``memory``: the experience store
+    shown to the Planner when the context carries none. ``budget_tokens`` / ``budget_usd``:
+    limits on everything this policy spends (input, output, cache reads and writes); the
+    search ends "budget used" when one is reached. ``max_attempts``, ``call_deadline_s``,
+    ``sleep`` and ``clock`` shape the client's retries (:class:`.claude_client.ClaudeClient`).
     """
 
     name = "claude"
@@ -143,7 +169,7 @@ class ClaudePolicy:
     def __init__(
         self,
         model: str | None = None,
-        max_tokens: int = 32_000,
+        max_tokens: int | None = None,
         client_factory: Callable[[], Any] | None = None,
         *,
         max_attempts: int = 6,
@@ -160,8 +186,6 @@ class ClaudePolicy:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.model = resolve_model(model)
-        self.max_tokens = int(max_tokens)
-        self.effort = effort
         self.tune_variants = tune_variants
         self.memory = memory
         if client_factory is None:
@@ -180,12 +204,25 @@ class ClaudePolicy:
             sleep=sleep,
             clock=clock,
         )
-        self._force_tool = not thinks_by_default(self.model)
-        self._thinking = thinks_by_default(self.model)
+        thinks = thinks_by_default(self.model)
+        self._limits = {
+            role: (
+                effort or (default_effort if thinks else None),
+                int(max_tokens) if max_tokens else default_tokens,
+            )
+            for role, (default_effort, default_tokens) in ROLE_LIMITS.items()
+        }
+        self._force_tool = not thinks
+        self._thinking = thinks
+        self._strict = True
+        self._effort_ok = True
         self._price_warned = False
+        self._threads: dict[tuple[str | None, str], _Thread] = {}
+        self._profiled: tuple[tuple[str, float | None], ProfileReport] | None = None
+        self._context: dict[str, str] = {}
 
     def __repr__(self) -> str:
-        return f"ClaudePolicy(model={self.model!r}, max_tokens={self.max_tokens})"
+        return f"ClaudePolicy(model={self.model!r})"
 
     def preflight(self) -> None:
         """One cheap authenticated call before any analysis: a bad key or model fails now."""
@@ -195,14 +232,41 @@ class ClaudePolicy:
         """Stop: close the stream in flight; later calls end the search as stopped."""
         self.client.cancel()
 
+    def limits(self, role: str) -> tuple[str | None, int]:
+        """The (effort, max_tokens) the next request of ``role`` is sent with."""
+        return self._limits[role]
+
     # ----------------------------------------------------------------- the five roles
 
     def profile(self, ctx: AgentContext, io: AgentIO) -> ProfileReport:
-        """Profiler: rank the sub-kernels by what optimizing them could gain."""
-        task = f"{prompts.budget_text(ctx)}\n\n{prompts.ROLE_PROFILER}"
-        return self._converse(
-            ctx, "profiler", [_text(task)], lambda d: parse_report(d, ctx.kernels), io
-        )
+        """Profiler: rank the sub-kernels by what optimizing them could gain.
+
+        Asked about the beam's best candidate; when that has not changed since the last
+        report, the report stands and nothing is sent (the same data gives the same answer).
+        """
+        best = _best_so_far(io)
+        key = (best[0].id, best[1]) if best else ("", None)
+        if self._profiled is not None and self._profiled[0] == key:
+            io.text(
+                f"[the search's best candidate is still {key[0] or 'the starting point'}: "
+                "the last report stands, no new request]"
+            )
+            return self._profiled[1]
+        blocks = []
+        if best is not None:
+            cand, ms = best
+            timing = "not timed (no GPU)" if ms is None else f"{ms:.4g} ms"
+            blocks.append(_text(prompts.candidate_text(cand), cache=True))
+            note = f"The search's best candidate so far is `{cand.id}` ({timing}), above."
+        else:
+            note = "No candidate has passed the gates yet."
+        task = "\n\n".join([note, self._budget(ctx), prompts.ROLE_PROFILER])
+        blocks.append(_text(task))
+        report = self._converse(
+            ctx, "profiler", [_user(blocks)], lambda _t, d: parse_report(d, ctx.kernels), io
+        ).value
+        self._profiled = (key, report)
+        return report
 
     def plan(
         self, ctx: AgentContext, report: ProfileReport, parent: Candidate, n: int, io: AgentIO
@@ -212,15 +276,20 @@ class ClaudePolicy:
             [
                 prompts.report_text(report),
                 prompts.memory_text(ctx.memory or self._remembered(ctx)),
-                prompts.budget_text(ctx),
+                self._budget(ctx),
                 prompts.ROLE_PLANNER.format(n=n),
             ]
         )
         blocks = [_text(prompts.candidate_text(parent), cache=True), _text(task)]
         prefix = f"s{io.step}-p"
-        return self._converse(
-            ctx, "planner", blocks, lambda d: parse_plans(d, ctx.kernels, n, prefix), io
-        )
+        plans: list[Plan] = self._converse(
+            ctx,
+            "planner",
+            [_user(blocks)],
+            lambda _t, d: parse_plans(d, ctx.kernels, n, prefix),
+            io,
+        ).value
+        return plans
 
     def execute(
         self,
@@ -230,29 +299,67 @@ class ClaudePolicy:
         feedback: str | None,
         io: AgentIO,
     ) -> Edit:
-        """Executor: the parent with the plan applied, as a whole new source."""
-        parts = [prompts.plan_text(plan)]
-        if feedback:
-            parts.append(prompts.feedback_text(feedback))
-        parts.append(prompts.ROLE_EXECUTOR)
-        blocks = [_text(prompts.candidate_text(parent), cache=True), _text("\n\n".join(parts))]
+        """Executor: the parent with the plan applied (hunks or a whole module).
+
+        A retry after a gate failure is a repair in the same conversation: the model's own
+        failed attempt is answered with its diff against the parent and every gate's detail.
+        """
+        key = (parent.id, plan.id)
+        thread = self._threads.pop(key, None) if feedback else None
+        if thread is not None:
+            gates = prompts.gates_text(_gates_of(io, thread.source), feedback or "")
+            diff = unified_diff(parent.source, thread.source, parent.id, "your attempt")
+            messages = [
+                *thread.messages,
+                _user(
+                    [
+                        _tool_result(thread.call_id, prompts.repair_text(gates, diff), True),
+                        _text(self._budget(ctx)),
+                    ]
+                ),
+            ]
+            base = thread.source
+        else:
+            parts = [prompts.plan_text(plan)]
+            if feedback:
+                parts.append(prompts.feedback_text(feedback))
+            parts += [self._budget(ctx), prompts.ROLE_EXECUTOR]
+            blocks = [_text(prompts.candidate_text(parent), cache=True), _text("\n\n".join(parts))]
+            messages = [_user(blocks)]
+            base = parent.source
+
+        def parse(tool: str, data: dict[str, Any]) -> Edit:
+            if tool == "edit_candidate":
+                return parse_hunk_edit(data, base, ctx.problem)
+            return parse_edit(data, ctx.problem)
+
         try:
-            return self._converse(ctx, "executor", blocks, lambda d: parse_edit(d, ctx.problem), io)
+            answer = self._converse(ctx, "executor", messages, parse, io)
         except ClaudeNoAnswer as exc:
             io.text(f"\n[{exc}]\n")
             return Edit(source=None, explanation=str(exc))
+        edit: Edit = answer.value
+        if edit.source is not None:
+            self._threads[key] = _Thread(answer.messages, answer.call_id, edit.source)
+            while len(self._threads) > 16:  # old plans' conversations are not coming back
+                self._threads.pop(next(iter(self._threads)))
+        return edit
 
     def tune(self, ctx: AgentContext, candidate: Candidate, io: AgentIO) -> TuneProposal:
-        """Tuner: variants of the candidate's ``LAUNCH_CONFIGS`` worth measuring."""
-        found = launch_configs(candidate.source)
-        if found is None:
+        """Tuner: variants of the candidate's ``LAUNCH_CONFIGS`` worth measuring (GPU only)."""
+        if ctx.device != "cuda":
+            # Nothing is timed on the CPU: a variant could only be checked, never chosen.
+            io.text("[no Tuner on the CPU: launch configurations are only worth it where timed]")
+            return TuneProposal(variants=[], explanation="not tuned: nothing is timed on the CPU")
+        configs = launch_configs(candidate.source)
+        if configs is None:
             # Nothing the Tuner may change: say so rather than pay for a call.
             io.text("This candidate has no LAUNCH_CONFIGS dict, so there is nothing to tune.")
             return TuneProposal(variants=[], explanation="no LAUNCH_CONFIGS dict to tune")
-        configs, _ = found
         current = "\n".join(f"- {name}: {cfg}" for name, cfg in configs.items())
-        task = f"Current LAUNCH_CONFIGS:\n{current}\n\n" + prompts.ROLE_TUNER.format(
-            n=self.tune_variants
+        task = (
+            f"Current LAUNCH_CONFIGS:\n{current}\n\n{self._budget(ctx)}\n\n"
+            + prompts.ROLE_TUNER.format(n=self.tune_variants)
         )
         blocks = [
             _text(prompts.candidate_text(candidate, "Candidate to tune"), cache=True),
@@ -260,10 +367,13 @@ class ClaudePolicy:
         ]
         source, n = candidate.source, self.tune_variants
         try:
-            return self._converse(ctx, "tuner", blocks, lambda d: parse_tune(d, source, n), io)
+            proposal: TuneProposal = self._converse(
+                ctx, "tuner", [_user(blocks)], lambda _t, d: parse_tune(d, source, n), io
+            ).value
         except ClaudeNoAnswer as exc:
             io.text(f"\n[{exc}]\n")
             return TuneProposal(variants=[], explanation=str(exc))
+        return proposal
 
     def summarize(self, ctx: AgentContext, steps: list[StepRecord], io: AgentIO) -> Summary:
         """Summarizer: a plain-language explanation per step and reusable experience."""
@@ -277,12 +387,17 @@ class ClaudePolicy:
         )
         name = ctx.problem.name
         try:
-            return self._converse(
-                ctx, "summarizer", [_text(task)], lambda d: parse_summary(d, steps, name), io
-            )
+            summary: Summary = self._converse(
+                ctx,
+                "summarizer",
+                [_user([_text(task)])],
+                lambda _t, d: parse_summary(d, steps, name),
+                io,
+            ).value
         except ClaudeNoAnswer as exc:
             io.text(f"\n[{exc}]\n")
             return Summary(explanations={}, experience=[])
+        return summary
 
     def _remembered(self, ctx: AgentContext) -> list[ExperienceItem]:
         """Lessons for the Planner: those tagged like this problem first, then the strongest."""
@@ -295,48 +410,64 @@ class ClaudePolicy:
         )
         return [*first, *rest][:SHOWN_TO_PLANNER]
 
+    def _budget(self, ctx: AgentContext) -> str:
+        """Where the search stands and what the API budget has left, for pacing."""
+        return f"{prompts.budget_text(ctx)}\n{self.meter.remaining_text()}"
+
     # ----------------------------------------------------------------- one agent call
 
-    def _system(self, ctx: AgentContext) -> list[dict[str, Any]]:
+    def _system(self, ctx: AgentContext, io: AgentIO) -> list[dict[str, Any]]:
+        # Rendered once per problem: a byte-identical block is what keeps the cache warm.
+        key = f"{ctx.problem.path}\0{ctx.problem.source}\0{ctx.device}"
+        if key not in self._context:
+            self._context[key] = prompts.problem_context(ctx, _dispatch_records(io))
         return [
             _text(prompts.HOUSE_RULES, cache=True),
-            _text(prompts.problem_context(ctx), cache=True),
+            _text(self._context[key], cache=True),
         ]
 
     def _converse(
         self,
         ctx: AgentContext,
         role: str,
-        user_blocks: list[dict[str, Any]],
-        parse: Callable[[dict[str, Any]], T],
+        messages: list[dict[str, Any]],
+        parse: Callable[[str, dict[str, Any]], T],
         io: AgentIO,
-    ) -> T:
+    ) -> _Answer:
         """Ask, parse the role's tool call, and on a bad or missing call correct once."""
-        tool = ROLE_TOOLS[role]
-        system = self._system(ctx)
-        messages: list[dict[str, Any]] = [{"role": "user", "content": user_blocks}]
+        tools = ROLE_TOOLS[role]
+        names = " or ".join(f"`{t}`" for t in tools)
+        system = self._system(ctx, io)
+        messages = list(messages)
         for round_ in (1, 2):
-            message = self._request(system, messages, tool, io)
+            message = self._request(role, system, messages, io)
             calls = [b for b in message.content if getattr(b, "type", None) == "tool_use"]
             for call in calls:
                 io.tool_call(call.name, call.input if isinstance(call.input, dict) else {})
             problem: str
-            wanted = [c for c in calls if c.name == tool]
+            wanted = [c for c in calls if c.name in tools]
             if wanted and message.stop_reason != "max_tokens":
-                data = wanted[0].input
+                call = wanted[0]
                 try:
-                    if not isinstance(data, dict):
+                    if not isinstance(call.input, dict):
                         raise ToolInputError("the tool input must be a JSON object")
-                    return parse(data)
+                    value = parse(call.name, call.input)
+                    done = [*messages, _assistant(message.content)]
+                    return _Answer(value, done, str(call.id))
                 except ToolInputError as exc:
-                    problem = f"the `{tool}` input was not usable: {exc}"
+                    problem = f"the `{call.name}` input was not usable: {exc}"
             elif message.stop_reason == "max_tokens":
+                effort, limit = self._limits[role]
                 problem = (
-                    f"the answer hit the output limit ({self.max_tokens} tokens) before the "
-                    f"`{tool}` call was complete"
+                    f"the answer hit the output limit ({limit} tokens) before the {names} "
+                    "call was complete"
                 )
+                if limit < MAX_OUTPUT_TOKENS:
+                    raised = min(MAX_OUTPUT_TOKENS, limit * 2)
+                    self._limits[role] = (effort, raised)
+                    io.text(f"\n[{role}: max_tokens raised from {limit} to {raised}]\n")
             else:
-                problem = f"the answer did not call `{tool}`"
+                problem = f"the answer did not call {names}"
             if round_ == 2:
                 raise ClaudeNoAnswer(
                     redact(
@@ -344,37 +475,47 @@ class ClaudePolicy:
                     )
                 )
             io.text(redact(f"\n[{problem}; asking for a correction]\n"))
-            messages.append({"role": "assistant", "content": _content_params(message.content)})
-            messages.append({"role": "user", "content": _correction(calls, tool, problem)})
+            messages.append(_assistant(message.content))
+            messages.append(_user(_correction(calls, tools, problem)))
         raise AssertionError("unreachable")
 
+    def _tools(self) -> list[dict[str, Any]]:
+        if self._strict:
+            return TOOLS
+        return [{k: v for k, v in t.items() if k != "strict"} for t in TOOLS]
+
     def _request_params(
-        self, system: list[dict[str, Any]], messages: list[dict[str, Any]], tool: str
+        self, role: str, system: list[dict[str, Any]], messages: list[dict[str, Any]]
     ) -> dict[str, Any]:
+        effort, limit = self._limits[role]
+        tools = ROLE_TOOLS[role]
+        choice: dict[str, Any] = {"type": "auto"}
+        if self._force_tool:
+            choice = {"type": "tool", "name": tools[0]} if len(tools) == 1 else {"type": "any"}
         params: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": self.max_tokens,
+            "max_tokens": limit,
             "system": system,
-            "tools": TOOLS,
+            "tools": self._tools(),
             "messages": messages,
-            "tool_choice": {"type": "tool", "name": tool} if self._force_tool else {"type": "auto"},
+            "tool_choice": choice,
         }
         if self._thinking:
             # "summarized" makes the model's reasoning visible to the learner in the panel.
             params["thinking"] = {"type": "adaptive", "display": "summarized"}
-        if self.effort:
-            params["output_config"] = {"effort": self.effort}
+        if effort and self._effort_ok:
+            params["output_config"] = {"effort": effort}
         return params
 
     def _request(
-        self, system: list[dict[str, Any]], messages: list[dict[str, Any]], tool: str, io: AgentIO
+        self, role: str, system: list[dict[str, Any]], messages: list[dict[str, Any]], io: AgentIO
     ) -> Any:
         """One streamed request through the client (retries, usage and budgets are its)."""
         if self.client.price is None and not self._price_warned:
             self._price_warned = True
             io.text(f"\n[no price known for {self.model}: its cost is not counted]\n")
         return self.client.request(
-            lambda: self._request_params(system, messages, tool), _IOSink(io), self._adapt
+            lambda: self._request_params(role, system, messages), _IOSink(io), self._adapt
         )
 
     def _adapt(self, detail: str) -> bool:
@@ -385,6 +526,12 @@ class ClaudePolicy:
             return True
         if self._thinking and "thinking" in low:
             self._thinking = False
+            return True
+        if self._strict and "strict" in low:
+            self._strict = False
+            return True
+        if self._effort_ok and ("effort" in low or "output_config" in low):
+            self._effort_ok = False
             return True
         return False
 
@@ -415,18 +562,82 @@ def _content_params(content: list[Any]) -> list[dict[str, Any]]:
     return out or [{"type": "text", "text": "(no answer)"}]
 
 
-def _correction(calls: list[Any], tool: str, problem: str) -> list[dict[str, Any]]:
+def _user(content: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"role": "user", "content": content}
+
+
+def _assistant(content: list[Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content": _content_params(content)}
+
+
+def _tool_result(call_id: str, text: str, is_error: bool) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": call_id, "is_error": is_error, "content": text}
+
+
+def _correction(calls: list[Any], tools: tuple[str, ...], problem: str) -> list[dict[str, Any]]:
     """The user turn that answers every tool call and asks for the right one."""
     blocks: list[dict[str, Any]] = []
     for call in calls:
-        note = problem if call.name == tool else f"`{call.name}` is not this role's tool"
-        blocks.append(
-            {"type": "tool_result", "tool_use_id": call.id, "is_error": True, "content": note}
-        )
+        note = problem if call.name in tools else f"`{call.name}` is not this role's tool"
+        blocks.append(_tool_result(call.id, note, True))
+    names = " or ".join(f"`{t}`" for t in tools)
     blocks.append(
         _text(
-            f"That did not work: {problem}. Call `{tool}` again, once, with a complete and "
+            f"That did not work: {problem}. Call {names} again, once, with a complete and "
             "corrected input. Keep any commentary short."
         )
     )
     return blocks
+
+
+def _dispatch_records(io: AgentIO) -> list[dict[str, Any]]:
+    """The reference's dispatch-map records (bytes, FLOPs, roofline) from the profile event."""
+    for event in reversed(io.log.of_type("profile")):
+        if event.data.get("candidate"):
+            continue
+        dmap = event.data.get("dispatch_map") or {}
+        records = dmap.get("records") if isinstance(dmap, dict) else None
+        if isinstance(records, list):
+            return [r for r in records if isinstance(r, dict)]
+    return []
+
+
+def _gates_of(io: AgentIO, source: str) -> list[dict[str, Any]]:
+    """Every gate's result for the candidate whose code is ``source`` (from its verdict)."""
+    key = source_key(source)
+    for event in reversed(io.log.of_type("verdict")):
+        if event.data.get("source_key") == key:
+            report = event.data.get("report") or {}
+            gates = report.get("gates") if isinstance(report, dict) else None
+            if isinstance(gates, list):
+                return [g for g in gates if isinstance(g, dict)]
+    return []
+
+
+def _best_so_far(io: AgentIO) -> tuple[Candidate, float | None] | None:
+    """The search's best usable candidate so far (fastest; untimed: the first), from the log."""
+    sources: dict[str, Candidate] = {}
+    for event in io.log.of_type("candidate"):
+        d = event.data
+        sources[str(d.get("id"))] = Candidate(
+            str(d.get("id")), str(d.get("source") or ""), d.get("parent"), str(d.get("agent"))
+        )
+    best: tuple[Candidate, float | None] | None = None
+    for event in io.log.of_type("verdict"):
+        d = event.data
+        cand = sources.get(str(d.get("candidate")))
+        report = d.get("report") or {}
+        status = {
+            g.get("name"): g.get("status") for g in report.get("gates", []) if isinstance(g, dict)
+        }
+        usable = (
+            status.get("static") == "pass"
+            and status.get("correctness") == "pass"
+            and status.get("fp64") in ("pass", "skipped")
+        )
+        if cand is None or not usable:
+            continue
+        ms = d.get("ms")
+        if best is None or (ms is not None and (best[1] is None or ms < best[1])):
+            best = (cand, ms)
+    return best

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from kernelopt_jupyter.candidate import Candidate, unified_diff
 
@@ -47,6 +48,27 @@ diagnostic comes back to you on the next attempt.
    L2 cache flushed and the device synchronized. It must not be slower than the fastest
    baseline beyond noise (2%); the search keeps only real speedups. A time below what moving
    the inputs and outputs once through memory at peak bandwidth takes is treated as cheating.
+"""
+
+#: One worked example of a whole step, so each role sees what a good answer looks like.
+WORKED_EXAMPLE = """\
+Worked example (a different problem; names and numbers are illustrative)
+- Problem: `y = relu(x @ W.T + b)`, x 4096x4096 fp32. The harvest keeps the matmul as
+  `extern_kernels.mm` (cuBLAS) and makes one Triton epilogue `triton_poi_fused_addmm_relu_0`.
+- Profiler: mm is 82% of the time at roofline fraction 0.9 (near the roof: leave it); the
+  epilogue is 18%, memory-bound, 134 MB moved for 16.7 MFLOP (intensity 0.12 FLOP/byte),
+  roofline fraction 0.35: it re-reads and re-writes the whole output.
+  report_bottlenecks: [{"kernel": "triton_poi_fused_addmm_relu_0", "share": 0.18,
+  "bound": "memory", "note": "one extra round trip of the output; roof 0.35"}]
+- Planner: one plan, action "retile" is wrong here (block sizes are the Tuner's job);
+  "rewrite" the epilogue to read x@W.T once and write y once, with BLOCK 1024 and 4 warps.
+- Executor: edit_candidate with one hunk replacing the epilogue body; masks kept,
+  accumulation in fp32, LAUNCH_CONFIGS untouched except the new kernel's entry.
+- Gates: static pass, correctness fail (max_abs_err 0.31 at seed 1: the bias was indexed by
+  row instead of column). The repair gets the diff and every gate's detail, fixes `offs % N`,
+  and passes; the performance gate measures 1.12x over eager.
+- Summarizer: "The epilogue now crosses memory once instead of twice ... 1.12x"; lesson:
+  pattern "elementwise epilogue after a vendor matmul", action "fuse", outcome 1.12.
 """
 
 #: The rules of the house: shared by every role and every problem (cached by the API).
@@ -87,10 +109,13 @@ How to write kernels that pass
 - Never: try/except fallbacks, torch.compile, side streams or threads, calling the reference,
   shape- or seed-specific shortcuts, caching outputs between calls, lowering precision.
 
-{GATES}"""
+{GATES}
+{WORKED_EXAMPLE}"""
 
 ROLE_PROFILER = """\
-Role: Profiler. Rank the sub-kernels above by what optimizing them could gain (Amdahl: a
+Role: Profiler. The dispatch map in the system prompt gives, per kernel, its measured time,
+share, bytes moved, FLOPs, arithmetic intensity and roofline-bound time; the search's best
+candidate so far is above. Rank its sub-kernels by what optimizing them could gain (Amdahl: a
 kernel at 5% of the time can save at most 5%). For each one that matters say whether it is
 memory-bound (low arithmetic intensity: elementwise ops, reductions, copies; judge by bytes
 moved and its roofline fraction) or compute-bound (matmul/conv-like, high FLOPs per byte), and
@@ -119,11 +144,13 @@ ROLE_EXECUTOR = """\
 Role: Executor. Apply the plan below to the parent candidate as a surgical edit: change only
 what the plan needs and keep everything else byte for byte (names, LAUNCH_CONFIGS, the
 ModelNew constructor signature and parameter names). Re-read the gate rules above before
-writing. Return the complete new source (a whole module, not a diff) through
-`submit_candidate`, with a short explanation of the change. Set `dispatch_only` to true only
+writing. Prefer `edit_candidate` (search/replace hunks copied exactly from the parent); use
+`submit_candidate` with the complete new module when the change rewrites most of the file.
+Give a short explanation of the change. Set `dispatch_only` to true only
 when the edit merely chooses between existing implementations (vendor call vs generated
 kernel) without writing new kernel code. If the plan cannot be done safely, call
-`submit_candidate` with an empty `source` and explain why.
+`submit_candidate` with an empty `source` and explain why. If the gates reject your attempt,
+you get its diff and every gate's detail back in this conversation: repair that attempt.
 """
 
 ROLE_TUNER = """\
@@ -158,25 +185,50 @@ def _fmt_share(value: float | None) -> str:
     return "?" if value is None else f"{100 * value:.1f}%"
 
 
-def kernel_table(kernels: Iterable[KernelUnit]) -> str:
-    """The dispatch map as a plain table: one row per sub-kernel or vendor call."""
+def _fmt_num(value: Any, unit: str) -> str:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "?"
+    for scale, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def kernel_table(kernels: Iterable[KernelUnit], records: Iterable[dict[str, Any]] = ()) -> str:
+    """The dispatch map as a plain table: one row per sub-kernel or vendor call.
+
+    ``records`` are the dispatch map's own rows (bytes, FLOPs, intensity, roofline-bound time,
+    launches); where a kernel has none its cells say "?".
+    """
+    extra = {str(r.get("name")): r for r in records}
     rows = [
         "roofline fraction = the time the kernel would take at the H200's memory or compute "
-        "peak, divided by its measured time (1.0 = at the roof, nothing left to gain; 0.1 = "
-        "10x headroom). '?' = not measured.",
-        "name | kind | time share | ms | bound | roofline fraction | ops",
+        "peak (roof ms), divided by its measured time (1.0 = at the roof, nothing left to "
+        "gain; 0.1 = 10x headroom). intensity = FLOPs per byte moved. '?' = not measured. "
+        "Input shapes: see get_inputs() in the reference source.",
+        "name | kind | time share | ms | roof ms | bytes | FLOPs | intensity | bound | "
+        "roofline fraction | launches | ops",
     ]
     for k in kernels:
+        r = extra.get(k.name, {})
         roof = "?" if k.roofline_fraction is None else f"{k.roofline_fraction:.2f}"
+        intensity = r.get("intensity")
         rows.append(
             f"{k.name} | {k.kind} | {_fmt_share(k.share)} | {_fmt_ms(k.ms)} | "
-            f"{k.bound or '?'} | {roof} | {', '.join(k.ops) or '-'}"
+            f"{_fmt_ms(r.get('bound_ms'))} | {_fmt_num(r.get('bytes'), 'B')} | "
+            f"{_fmt_num(r.get('flops'), 'FLOP')} | "
+            f"{'?' if intensity is None else f'{intensity:.3g}'} | {k.bound or '?'} | {roof} | "
+            f"{r.get('launches', '?')} | {', '.join(k.ops) or '-'}"
         )
     return "\n".join(rows)
 
 
-def problem_context(ctx: AgentContext) -> str:
-    """The stable facts of one problem: source, baselines, dispatch map and harvested kernels."""
+def problem_context(ctx: AgentContext, records: Iterable[dict[str, Any]] = ()) -> str:
+    """The stable facts of one problem: source, baselines and the dispatch map.
+
+    Kernel sources are not repeated here: they are in the reference (a Triton problem) or in
+    the candidate each role is shown (the harvest), and nothing is sent twice.
+    """
     p = ctx.problem
     parts = [
         f"# Problem `{p.name}` ({p.kind} problem, entry `{p.entry}`, file {Path(p.path).name})",
@@ -200,7 +252,7 @@ def problem_context(ctx: AgentContext) -> str:
         parts.append("- none measured")
     parts += ["", "## Dispatch map (from the torch.compile (Inductor) harvest)"]
     if ctx.kernels:
-        parts.append(kernel_table(ctx.kernels))
+        parts.append(kernel_table(ctx.kernels, records))
     else:
         parts.append("(no harvested kernels)")
     if ctx.library_dominated:
@@ -211,12 +263,37 @@ def problem_context(ctx: AgentContext) -> str:
     if ctx.dispatch_variants:
         parts += ["", "## Vendor-dispatch variants available from the harvest"]
         parts += [f"- {label}" for label, _ in ctx.dispatch_variants]
-    sources = [k for k in ctx.kernels if k.kind == "triton" and k.source]
-    if sources:
-        parts += ["", "## Harvested Triton kernels"]
-        for k in sources:
-            parts += [f"### {k.name}", "```python", k.source.rstrip(), "```"]
     return "\n".join(parts) + "\n"
+
+
+def gates_text(gates: list[dict[str, Any]], fallback: str) -> str:
+    """Every gate's status and full detail (the verdict's report), for a repair."""
+    if not gates:
+        return fallback.strip() or "(the gates gave no detail)"
+    lines = []
+    for g in gates:
+        metrics = {
+            k: v
+            for k, v in (g.get("metrics") or {}).items()
+            if k in ("max_abs_err", "seeds", "err_ratio", "speedup", "per_seed", "strict")
+        }
+        extra = f" {metrics}" if metrics else ""
+        lines.append(f"- {g.get('name')}: {g.get('status')}{extra}\n  {g.get('detail', '')}")
+    return "\n".join(lines)
+
+
+def repair_text(gates: str, diff: str, max_diff_lines: int = 200) -> str:
+    """The tool result a failed Executor attempt gets: its diff and every gate's detail."""
+    lines = diff.splitlines()
+    if len(lines) > max_diff_lines:
+        lines = [*lines[:max_diff_lines], f"... ({len(lines) - max_diff_lines} more lines)"]
+    return (
+        "The gates rejected this candidate.\n\nGates:\n"
+        f"{gates}\n\nYour attempt, as a diff against the parent:\n```diff\n"
+        + "\n".join(lines)
+        + "\n```\nRepair this attempt: fix the cause the gates show and keep the rest of your "
+        "change. `edit_candidate` hunks now apply to your attempt (the + side above)."
+    )
 
 
 def memory_text(items: list[ExperienceItem]) -> str:

@@ -31,7 +31,7 @@ def stand_in_gates(problem: Problem, candidate: Candidate) -> VerifyReport:
     found = launch_configs(candidate.source)
     if found is None or "class ModelNew" not in candidate.source:
         return report_of(candidate.id, fail_at="static", detail="x")
-    block = found[0][KERNEL]["BLOCK"]
+    block = found[KERNEL]["BLOCK"]
     ms = 0.1 + abs(block - 2048) / 10000
     return report_of(candidate.id, ms=ms, speedup=0.2 / ms)
 
@@ -101,7 +101,7 @@ def test_beam_search_with_the_claude_policy(
 
     assert result.status == "finished" and result.best is not None
     best = launch_configs(result.best.candidate.source)
-    assert best is not None and best[0][KERNEL]["BLOCK"] == 2048
+    assert best is not None and best[KERNEL]["BLOCK"] == 2048
     assert result.best.candidate.agent == "tuner"
 
     events = read_events(tmp_path / "events.jsonl")
@@ -146,4 +146,4 @@ def test_plain_model_answers_a_whole_search(
         result = search.run()
     assert result.status == "finished" and not result.notes
     best = launch_configs(result.best.candidate.source) if result.best else None
-    assert best is not None and best[0][KERNEL]["BLOCK"] == 2048  # 1024 doubled by the Tuner
+    assert best is not None and best[KERNEL]["BLOCK"] == 2048  # 1024 doubled by the Tuner

@@ -129,9 +129,15 @@ def test_scripted_session_produces_a_candidate_that_passes_the_gates(
         summary = policy.summarize(ctx, [step], io("summarizer", 4))
         assert summary.explanations == {"c2": "Removed a multiply."}
 
-        # The retry carried the failing gate's own diagnostic to the model.
-        retry_task = fake.requests[4].body["messages"][0]["content"][1]["text"]
-        assert failing.detail[:60] in retry_task
+        # The retry is a repair in the same conversation: the model's own failed call is
+        # answered with the gate's diagnostic and the diff of its attempt.
+        repair = fake.requests[4].body["messages"]
+        assert [m["role"] for m in repair] == ["user", "assistant", "user"]
+        result = repair[2]["content"][0]
+        assert result["type"] == "tool_result" and result["is_error"] is True
+        assert result["tool_use_id"] == repair[1]["content"][-1]["id"]
+        assert failing.detail[:60] in result["content"]
+        assert "-    tl.store" in result["content"] or "tl.maximum(y, 0.0)" in result["content"]
         assert fake.pending == 0
 
     events = read_events(tmp_path / "run" / "events.jsonl")

@@ -3,7 +3,9 @@ prompts; and the fake Messages API itself (non-streamed answers, the checks it m
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import anthropic
 import pytest
@@ -13,6 +15,7 @@ from kernelopt_jupyter.agents import prompts
 from kernelopt_jupyter.agents.base import AgentContext, KernelUnit
 from kernelopt_jupyter.agents.claude import PRICES, price_for, resolve_model, thinks_by_default
 from kernelopt_jupyter.agents.claude_tools import (
+    ROLE_TOOLS,
     TOOLS,
     ToolInputError,
     launch_configs,
@@ -45,7 +48,7 @@ def test_launch_configs_are_rewritten_in_place() -> None:
     new = with_launch_configs(FUSED, {"bias_relu_kernel": {"BLOCK": 256, "num_stages": 2}})
     found = launch_configs(new)
     assert found is not None
-    assert found[0] == {"bias_relu_kernel": {"BLOCK": 256, "num_warps": 4, "num_stages": 2}}
+    assert found == {"bias_relu_kernel": {"BLOCK": 256, "num_warps": 4, "num_stages": 2}}
     assert new.splitlines()[:8] == FUSED.splitlines()[:8]  # the docstring and imports stay
     assert new.split("@triton.jit")[1] == FUSED.split("@triton.jit")[1]
 
@@ -127,15 +130,38 @@ def test_problem_context_carries_source_and_dispatch_map() -> None:
     text = prompts.problem_context(ctx)
     assert "class Model(nn.Module)" in text and "eager: 0.031 ms" in text
     assert "compile: not measured" in text and "extern_kernels.mm | vendor | 80.0%" in text
-    assert "library-dominated" in text and "- mm via cuBLAS" in text and "def k1()" in text
+    assert "library-dominated" in text and "- mm via cuBLAS" in text
+    # The kernel's source is in the candidate each role gets: not sent twice.
+    assert "def k1()" not in text
 
 
-def test_every_role_has_a_well_formed_tool() -> None:
+def _objects(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every object schema inside ``schema`` (itself included)."""
+    found = [schema] if schema.get("type") == "object" else []
+    for sub in schema.get("properties", {}).values():
+        found += _objects(sub)
+    if isinstance(schema.get("items"), dict):
+        found += _objects(schema["items"])
+    return found
+
+
+def test_every_role_has_well_formed_strict_tools_with_an_example() -> None:
     names = [t["name"] for t in TOOLS]
-    assert len(set(names)) == 5
+    assert len(set(names)) == 6
+    assert {n for tools in ROLE_TOOLS.values() for n in tools} == set(names)
     for tool in TOOLS:
-        schema = tool["input_schema"]
-        assert schema["type"] == "object" and set(schema["required"]) <= set(schema["properties"])
+        assert tool["strict"] is True and "Example: {" in tool["description"]
+        # The example in the description is valid JSON (what a model would copy).
+        example = json.loads(tool["description"].split("Example: ", 1)[1])
+        assert set(example) == set(tool["input_schema"]["properties"])
+        for schema in _objects(tool["input_schema"]):
+            # Strict tools: every property required, nothing else accepted.
+            assert schema["additionalProperties"] is False
+            assert schema["required"] == list(schema["properties"])
+    plans = next(t for t in TOOLS if t["name"] == "propose_plans")
+    for action in ("retile", "vendor_dispatch", "cuda_graph", "fuse", "keep_baseline"):
+        assert f"- {action}: " in plans["description"]
+    assert "kernel=<kernel name>" in plans["description"]
 
 
 # ----------------------------------------------------------------- the fake itself
