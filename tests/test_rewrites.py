@@ -1,0 +1,393 @@
+"""Graph rewrites (agents/rewrites): each rule fires on its pattern, keeps the result, honours
+reloaded weights, stays quiet where the pattern is absent, and renders to runnable source."""
+
+from __future__ import annotations
+
+import math
+import types
+from typing import Any
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from kernelopt_jupyter.agents.rewrites.graph import propagate_shapes, trace
+from kernelopt_jupyter.agents.rewrites.render import rewritten_source
+from kernelopt_jupyter.agents.rewrites.rules import BY_NAME, REWRITES
+from kernelopt_jupyter.agents.rewrites.task import scan
+
+
+def _rewrite(model: nn.Module, inputs: list[Any], rule: str) -> tuple[Any, int]:
+    model.eval()
+    gm = trace(model)
+    assert propagate_shapes(gm, inputs)
+    return gm, BY_NAME[rule].apply(gm)
+
+
+def _check(model: nn.Module, inputs: list[Any], rule: str, *, exact: bool, sites: int = 1) -> Any:
+    gm, n = _rewrite(model, inputs, rule)
+    assert n == sites
+    with torch.no_grad():
+        want, got = model(*inputs), gm(*inputs)
+    if exact:
+        assert torch.equal(want, got)
+    else:
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    return gm
+
+
+def _reloaded_still_right(model: nn.Module, gm: Any, inputs: list[Any]) -> None:
+    """New weights loaded after the rewrite: derived weights follow (the verifier's check)."""
+    torch.manual_seed(7)
+    fresh = {
+        k: torch.randn_like(v) if v.is_floating_point() else v
+        for k, v in model.state_dict().items()
+    }
+    for k, v in fresh.items():
+        if "running_var" in k:
+            fresh[k] = v.abs() + 0.5
+    model.load_state_dict(fresh)
+    gm.load_state_dict(fresh, strict=False)
+    with torch.no_grad():
+        torch.testing.assert_close(gm(*inputs), model(*inputs), rtol=1e-4, atol=1e-4)
+
+
+class DiagLeft(nn.Module):
+    def forward(self, d, b):
+        return torch.diag(d) @ b
+
+
+class DiagRight(nn.Module):
+    def forward(self, a, d):
+        return torch.matmul(a, torch.diag(d))
+
+
+def test_diag_matmul_is_a_broadcast_multiply_both_sides() -> None:
+    d, b = torch.randn(33), torch.randn(33, 17)
+    gm = _check(DiagLeft(), [d, b], "diag_matmul", exact=True)
+    assert "matmul" not in gm.code and "diag" not in gm.code
+    _check(DiagRight(), [torch.randn(9, 33), d], "diag_matmul", exact=True)
+
+
+def test_diag_of_a_matrix_is_not_a_diagonal_matmul() -> None:
+    class DiagOfMatrix(nn.Module):
+        def forward(self, a, b):
+            return torch.diag(a) @ b  # diag of a matrix is its diagonal vector
+
+    _, n = _rewrite(DiagOfMatrix(), [torch.randn(8, 8), torch.randn(8, 4)], "diag_matmul")
+    assert n == 0
+
+
+@pytest.mark.parametrize("which", ["tril", "triu"])
+@pytest.mark.parametrize("diagonal", [0, 1, -2])
+def test_triangular_matmul_computes_only_the_kept_triangle(which: str, diagonal: int) -> None:
+    mask = getattr(torch, which)
+
+    class Tri(nn.Module):
+        def forward(self, a, b):
+            return mask(torch.matmul(a, b), diagonal)
+
+    # 1100 rows: two uneven bands of the banded helper.
+    a, b = torch.randn(1100, 40), torch.randn(40, 1100)
+    gm = _check(Tri(), [a, b], "triangular_matmul", exact=False)
+    assert "kernelopt_" + which + "_matmul" in gm.code
+
+
+def test_triangular_matmul_leaves_a_shared_product_alone() -> None:
+    class Shared(nn.Module):
+        def forward(self, a, b):
+            p = a @ b
+            return torch.tril(p) + p
+
+    _, n = _rewrite(Shared(), [torch.randn(16, 16), torch.randn(16, 16)], "triangular_matmul")
+    assert n == 0
+
+
+class LinearSum(nn.Module):
+    def __init__(self, kind: str = "sum", keepdim: bool = False, bias: bool = True) -> None:
+        super().__init__()
+        self.fc = nn.Linear(24, 40, bias=bias)
+        self.kind, self.keepdim = kind, keepdim
+
+    def forward(self, x):
+        y = self.fc(x)
+        return getattr(torch, self.kind)(y, dim=-1, keepdim=self.keepdim)
+
+
+@pytest.mark.parametrize("kind", ["sum", "mean"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reduction_after_linear_folds_into_the_weights(kind: str, keepdim: bool) -> None:
+    model, x = LinearSum(kind, keepdim), [torch.randn(6, 5, 24)]
+    gm = _check(model, x, "linear_reduction", exact=False)
+    assert "fc(" not in gm.code  # the GEMM is gone
+    _reloaded_still_right(model, gm, x)
+
+
+def test_reduction_after_plain_matmul_both_axes() -> None:
+    class RowCol(nn.Module):
+        def forward(self, a, m):
+            return (a @ m).sum(-1) + (a @ m).sum(-2, keepdim=True).sum()
+
+    _check(
+        RowCol(), [torch.randn(12, 9), torch.randn(9, 7)], "linear_reduction", exact=False, sites=2
+    )
+
+
+def test_reduction_over_the_batch_dim_is_not_folded() -> None:
+    class BatchSum(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, x):
+            return self.fc(x).sum(dim=0)
+
+    _, n = _rewrite(BatchSum(), [torch.randn(4, 8)], "linear_reduction")
+    assert n == 0
+
+
+def _bn(c: int, dims: int = 2) -> nn.Module:
+    bn = [nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d][dims - 1](c)
+    with torch.no_grad():
+        bn.running_mean.normal_(0, 0.5)
+        bn.running_var.uniform_(0.5, 2.0)
+        bn.weight.uniform_(0.5, 1.5)
+        bn.bias.normal_(0, 0.2)
+    return bn
+
+
+class ConvBN(nn.Module):
+    def __init__(self, dims: int, bias: bool, groups: int = 1) -> None:
+        super().__init__()
+        conv = [nn.Conv1d, nn.Conv2d, nn.Conv3d][dims - 1]
+        self.conv = conv(4, 8, 3, padding=1, bias=bias, groups=groups)
+        self.bn = _bn(8, dims)
+
+    def forward(self, x):
+        return F.silu(self.bn(self.conv(x)))
+
+
+@pytest.mark.parametrize(
+    ("dims", "bias", "groups"), [(1, True, 1), (2, False, 1), (2, True, 4), (3, False, 2)]
+)
+def test_batchnorm_folds_into_the_conv_and_follows_reloads(
+    dims: int, bias: bool, groups: int
+) -> None:
+    model = ConvBN(dims, bias, groups)
+    x = [torch.randn(2, 4, *([6] * dims))]
+    gm = _check(model, x, "fold_batchnorm", exact=False)
+    assert "bn(" not in gm.code
+    _reloaded_still_right(model, gm, x)
+    # The rewritten module keeps every state_dict key (the harvest declares them all).
+    assert set(model.state_dict()) <= set(gm.state_dict()) | {"bn.num_batches_tracked"}
+
+
+def test_batchnorm_after_linear_folds_only_on_2d_features() -> None:
+    class LinBN(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(16, 8)
+            self.bn = _bn(8, 1)
+
+        def forward(self, x):
+            return torch.relu(self.bn(self.fc(x)))
+
+    model = LinBN()
+    gm = _check(model, [torch.randn(5, 16)], "fold_batchnorm", exact=False)
+    _reloaded_still_right(model, gm, [torch.randn(5, 16)])
+
+
+def test_batchnorm_in_training_mode_is_not_folded() -> None:
+    model = ConvBN(2, True)
+    gm = trace(model.train())  # training mode: batch statistics, no fold
+    propagate_shapes(gm, [torch.randn(2, 4, 6, 6)])
+    assert BY_NAME["fold_batchnorm"].apply(gm) == 0
+
+
+class AffineChain(nn.Module):
+    def __init__(self, bias: bool = True, conv: bool = False) -> None:
+        super().__init__()
+        self.layer = nn.Conv2d(3, 5, 3, bias=bias) if conv else nn.Linear(12, 10, bias=bias)
+
+    def forward(self, x):
+        y = self.layer(x) * 1.5
+        y = y + 0.25
+        y = y / 3.0
+        y = 2.0 - y
+        return -y
+
+
+@pytest.mark.parametrize(
+    ("bias", "conv"), [(True, False), (False, False), (True, True), (False, True)]
+)
+def test_constant_chain_folds_into_the_layer(bias: bool, conv: bool) -> None:
+    model = AffineChain(bias, conv)
+    x = [torch.randn(4, 3, 7, 7) if conv else torch.randn(4, 12)]
+    gm = _check(model, x, "fold_affine_constants", exact=False)
+    assert "2.0" not in gm.code and "0.25" not in gm.code
+    _reloaded_still_right(model, gm, x)
+
+
+def test_constant_chain_with_a_tensor_operand_is_not_folded() -> None:
+    class TensorScale(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x, s):
+            return self.fc(x) * s
+
+    _, n = _rewrite(TensorScale(), [torch.randn(2, 4), torch.randn(2, 4)], "fold_affine_constants")
+    assert n == 0
+
+
+@pytest.mark.parametrize("act", ["relu", "module_relu", "method_relu"])
+def test_gemm_activation_becomes_the_vendor_epilogue(act: str) -> None:
+    class Lin(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(16, 24)
+            self.act = nn.ReLU()
+
+        def forward(self, x):
+            y = self.fc(x)
+            if act == "relu":
+                return torch.relu(y)
+            if act == "module_relu":
+                return self.act(y)
+            return y.relu()
+
+    for x in (torch.randn(7, 16), torch.randn(3, 5, 16)):
+        gm = _check(Lin(), [x], "gemm_activation_epilogue", exact=False)
+        assert "_addmm_activation" in gm.code
+
+
+def test_gelu_is_not_turned_into_the_device_dependent_epilogue() -> None:
+    class Lin(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = nn.Linear(8, 8)
+
+        def forward(self, x):
+            return F.gelu(self.fc(x), approximate="tanh") + F.gelu(self.fc(x))
+
+    _, n = _rewrite(Lin(), [torch.randn(2, 8)], "gemm_activation_epilogue")
+    assert n == 0
+
+
+def test_identities_are_removed_bit_exactly() -> None:
+    class Idle(nn.Module):
+        def forward(self, x):
+            s = x.sum(dim=1, keepdim=True)  # (n, 1): a real reduction, kept
+            a = torch.softmax(s, dim=1) + torch.log_softmax(s, dim=-1)
+            b = torch.logsumexp(s, dim=1) + s.mean(1) + torch.amax(s, dim=(1,))
+            c = x.transpose(0, 1).transpose(1, 0)
+            return a.squeeze(1) + b + c.sum(1)
+
+    x = torch.randn(6, 5)
+    x[0, 0] = math.inf  # softmax/log_softmax of inf over one element are NaN: kept as NaN
+    gm, n = _rewrite(Idle(), [x], "drop_identities")
+    assert n == 6
+    with torch.no_grad():
+        torch.testing.assert_close(gm(x), Idle()(x), equal_nan=True, rtol=0, atol=0)
+    assert "softmax" not in gm.code and "logsumexp" not in gm.code
+
+
+def test_stable_chains_replace_hand_written_softmax_and_logsumexp() -> None:
+    class Chains(nn.Module):
+        def forward(self, x):
+            e = torch.exp(x)
+            soft = e / e.sum(dim=-1, keepdim=True)
+            lse = torch.log(torch.sum(torch.exp(x), dim=1))
+            return soft.sum(-1) + lse + torch.log(torch.softmax(x, dim=-1)).mean(-1)
+
+    x = torch.randn(4, 9)
+    gm = _check(Chains(), [x], "stable_chains", exact=False, sites=3)
+    assert "torch.exp" not in gm.code and "torch.log(" not in gm.code
+
+
+def test_every_rule_says_how_exact_it_is() -> None:
+    assert {r.exact for r in REWRITES} <= {"bit-exact", "reassociation"}
+    assert all(r.apply.__doc__ and "Faster" in r.apply.__doc__ for r in REWRITES)
+
+
+def _load(text: str, name: str) -> types.ModuleType:
+    from kernelopt_jupyter.problem import load_source_module
+
+    return load_source_module(text, name)
+
+
+PROBLEM = '''"""A conv + BN + ReLU, then a constant scale."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, c: int):
+        super().__init__()
+        self.conv = nn.Conv2d(c, 2 * c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(2 * c)
+        with torch.no_grad():
+            self.bn.running_var.uniform_(0.5, 2.0)
+        self.head = nn.Linear(2 * c, 3)
+
+    def forward(self, x):
+        y = torch.relu(self.bn(self.conv(x)))
+        return self.head(y.mean(dim=(2, 3))) * 0.5
+
+
+def get_inputs():
+    return [torch.randn(2, 4, 8, 8)]
+
+
+def get_init_inputs():
+    return [4]
+'''
+
+
+def test_scan_finds_rules_and_renders_runnable_sources() -> None:
+    found = scan(PROBLEM, "<test>")
+    names = [tuple(m.names) for m in found.matches]
+    assert ("fold_batchnorm",) in names and ("fold_affine_constants",) in names
+    assert names[0] == ("fold_batchnorm", "fold_affine_constants")  # the combination first
+    ref_mod = _load(PROBLEM, "rw_ref")
+    torch.manual_seed(0)
+    ref = ref_mod.Model(4).eval()
+    x = torch.randn(2, 4, 8, 8)
+    for m in found.matches:
+        cand_mod = _load(m.eager_source, f"rw_cand_{'_'.join(m.names)}")
+        assert cand_mod.KERNELOPT_DISPATCH_ONLY is True
+        cand = cand_mod.ModelNew(4).eval()
+        cand.load_state_dict(ref.state_dict(), strict=True)
+        prob_mod = _load(m.problem_source, f"rw_prob_{'_'.join(m.names)}")
+        rewritten = prob_mod.Model(4).eval()
+        rewritten.load_state_dict(ref.state_dict(), strict=True)
+        with torch.no_grad():
+            torch.testing.assert_close(cand(x), ref(x), rtol=1e-4, atol=1e-5)
+            torch.testing.assert_close(rewritten(x), ref(x), rtol=1e-4, atol=1e-5)
+        assert "\nclass Model(" not in m.eager_source  # the static gate bans the name
+
+
+def test_rendered_helper_is_self_contained() -> None:
+    class Tri(nn.Module):
+        def forward(self, a, b):
+            return torch.tril(a @ b)
+
+    a, b = torch.randn(20, 20), torch.randn(20, 20)
+    gm, n = _rewrite(Tri(), [a, b], "triangular_matmul")
+    assert n == 1
+    source = "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    pass\n"
+    text = rewritten_source(source, gm, "none", ["tri"], candidate=True)
+    cand = _load(text, "rw_tri").ModelNew()
+    torch.testing.assert_close(cand(a, b), torch.tril(a @ b), rtol=1e-5, atol=1e-5)
+
+
+def test_untraceable_model_is_reported_not_raised() -> None:
+    source = PROBLEM.replace(
+        "y = torch.relu(self.bn(self.conv(x)))",
+        "y = torch.relu(self.bn(self.conv(x)))\n        for _ in range(int(x.shape[0])):\n            y = y + 0",
+    )
+    found = scan(source, "<test>")
+    assert not found.matches and "traceable" in found.error
