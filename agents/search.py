@@ -192,6 +192,7 @@ class BeamSearch:
         self._step = 0
         self._t0 = time.monotonic()
         self._tokens = 0.0
+        self._cost_usd = 0.0
 
     # ------------------------------------------------------------------ helpers
     def new_id(self) -> str:
@@ -210,6 +211,7 @@ class BeamSearch:
             max_seconds=self.config.max_seconds,
             tokens=int(self._tokens),
             max_tokens=self.config.max_tokens,
+            cost_usd=round(self._cost_usd, 6),
         )
 
     def _check_budget(self) -> None:
@@ -233,8 +235,28 @@ class BeamSearch:
         io = AgentIO(self.log, agent, step)
         try:
             answer = call(io)
+        except Exception as exc:
+            # A failed step still cost tokens: its usage and its error stay on record.
+            self.log.emit(
+                "agent_failed",
+                agent=agent,
+                step=step,
+                error=f"{type(exc).__name__}: {exc}",
+                usage=io.usage,
+            )
+            raise
         finally:
-            self._tokens += io.usage.get("input_tokens", 0) + io.usage.get("output_tokens", 0)
+            # Every billed kind: cache reads and writes are most of an agent's prompt.
+            self._tokens += sum(
+                io.usage.get(k, 0)
+                for k in (
+                    "input_tokens",
+                    "output_tokens",
+                    "cache_read_input_tokens",
+                    "cache_creation_input_tokens",
+                )
+            )
+            self._cost_usd += io.usage.get("cost_usd", 0)
         output = describe(answer)
         self.log.emit(
             "agent_finished",
@@ -391,6 +413,8 @@ class BeamSearch:
         except SearchStopped:
             status = "stopped"
         except PolicyError as exc:
+            # Not "finished": the agents could not go on, so whatever is best was not searched.
+            status = "failed"
             notes.append(f"the {self.policy.name} policy stopped: {exc}")
             self.log.emit("error", where=self.policy.name, message=str(exc))
         best = self.choose_best()

@@ -244,8 +244,18 @@ class FakeAnthropic:
     answers 400, which the policy does not retry, so a test that runs out fails at once.
     """
 
-    def __init__(self, responder: Responder | None = None) -> None:
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        api_key: str | None = None,
+        models: set[str] | None = None,
+    ) -> None:
         self.responder = responder
+        #: When set, any other key (or none) gets 401, as a revoked or mistyped key does.
+        self.api_key = api_key
+        #: When set, any other model gets 404 ``not_found_error``, as an unknown id does.
+        self.models = models
         self.requests: list[Recorded] = []
         self._script: deque[Scripted] = deque()
         self._cache: set[str] = set()
@@ -542,11 +552,21 @@ class _Handler(BaseHTTPRequestHandler):
         self.owner.requests.append(
             Recorded(path, {k.lower(): v for k, v in self.headers.items()}, body)
         )
-        if path != "/v1/messages":
+        if path not in ("/v1/messages", "/v1/messages/count_tokens"):
             self._error(ErrorReply(404, "not_found_error", f"no route {path}"))
             return
-        if not self.headers.get("x-api-key") and not self.headers.get("authorization"):
+        key = self.headers.get("x-api-key") or (self.headers.get("authorization") or "")
+        key = key.removeprefix("Bearer ").strip()
+        if not key or (self.owner.api_key is not None and key != self.owner.api_key):
             self._error(unauthorized())
+            return
+        model = str(body.get("model"))
+        if self.owner.models is not None and model not in self.owner.models:
+            self._error(ErrorReply(404, "not_found_error", f"model: {model}"))
+            return
+        if path == "/v1/messages/count_tokens":
+            # Free and unscripted, as the real endpoint is: it answers without using the script.
+            self._json(200, {"input_tokens": _tokens(json.dumps(body))})
             return
         problem = self.owner.validate(body)
         if problem is not None:
@@ -560,7 +580,6 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(scripted, ErrorReply):
             self._error(scripted)
             return
-        model = str(body.get("model"))
         usage = self.owner.usage_for(body)
         if not body.get("stream"):
             answer = scripted.reply if isinstance(scripted, CutStream | StreamError) else scripted

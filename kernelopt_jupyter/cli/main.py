@@ -53,6 +53,31 @@ def _seconds(value: str) -> float:
     return number
 
 
+def _dollars(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not an amount in USD") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"{value!r} must be more than 0 USD")
+    return number
+
+
+def _api_budget(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-tokens",
+        type=_positive_int,
+        default=None,
+        help="Claude: stop after this many API tokens (input, output, cache reads and writes)",
+    )
+    parser.add_argument(
+        "--max-usd",
+        type=_dollars,
+        default=None,
+        help="Claude: stop after this much API spend in USD (list prices; an estimate)",
+    )
+
+
 def _device(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--device", choices=DEVICES, default="auto", help="auto = cuda when a GPU is present"
@@ -112,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     optimize.add_argument(
         "--time-limit", type=_seconds, default=None, metavar="SECONDS", help="whole-search limit"
     )
+    _api_budget(optimize)
 
     bench = sub.add_parser("bench", help="optimize many problems and summarise per level")
     bench.add_argument("problems", nargs="+", metavar="PROBLEM_OR_DIR")
@@ -123,6 +149,11 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--budget", type=_positive_int, default=16, help="candidates per problem")
     bench.add_argument("--seeds", type=_positive_int, default=3, help="input seeds per gate")
     bench.add_argument("--model", default=None, help="Claude model (default $KERNELOPT_MODEL)")
+    _api_budget(bench)
+    # export, shapes, reverify (deploy): their flags live beside their handlers.
+    from kernelopt_jupyter.cli.export import add_parsers
+
+    add_parsers(sub)
     return parser
 
 
@@ -132,6 +163,9 @@ _HANDLERS = {
     "profile": ("kernelopt_jupyter.cli.profile", "run"),
     "optimize": ("kernelopt_jupyter.cli.optimize", "run_optimize"),
     "bench": ("kernelopt_jupyter.cli.optimize", "run_bench"),
+    "export": ("kernelopt_jupyter.cli.export", "run_export"),
+    "shapes": ("kernelopt_jupyter.cli.export", "run_shapes"),
+    "reverify": ("kernelopt_jupyter.cli.reverify", "run"),
 }
 
 

@@ -42,6 +42,8 @@ def _options(args: argparse.Namespace, out_dir: Path | None) -> SearchOptions:
     limit = getattr(args, "time_limit", None)
     if limit:
         opts.max_seconds = float(limit)
+    opts.max_tokens = getattr(args, "max_tokens", None)
+    opts.max_usd = getattr(args, "max_usd", None)
     return opts
 
 
@@ -123,7 +125,8 @@ def run_optimize(args: argparse.Namespace) -> int:
     else:
         best = payload.get("best")
         print(f"best: {best or 'none'}; files in {session.out_dir}")
-    return 0 if payload.get("best") else 1
+    # A session whose agents failed (the API gave up, a key rejected mid-run) is not a success.
+    return 0 if payload.get("best") and payload.get("status") != "failed" else 1
 
 
 def _problem_files(paths: list[str]) -> list[Path]:

@@ -52,6 +52,7 @@ class SearchOptions:
     model: str | None = None
     max_seconds: float | None = None
     max_tokens: int | None = None
+    max_usd: float | None = None  # API spend limit (Claude), at the model's list prices
     out_dir: Path | None = None
     time_limit_s: float = 180.0
     iterations: int = 5
@@ -65,15 +66,30 @@ class SearchOptions:
         return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.__dict__.items()}
 
 
-def make_policy(spec: str, model: str | None, memory: ExperienceMemory) -> Policy:
-    """The policy behind ``--agents``; raises SessionError for an unknown or unusable one."""
+def make_policy(
+    spec: str,
+    model: str | None,
+    memory: ExperienceMemory,
+    *,
+    max_tokens: int | None = None,
+    max_usd: float | None = None,
+) -> Policy:
+    """The policy behind ``--agents``; raises SessionError for an unknown or unusable one.
+
+    Claude is checked with one cheap authenticated call here, before any analysis, so a bad
+    key or an unknown model fails in seconds rather than after minutes of profiling.
+    """
     if spec == "offline":
         return OfflinePolicy(memory)
     if spec == "claude":
         from kernelopt_jupyter.agents.claude import ClaudePolicy
 
         try:
-            return ClaudePolicy(model=model, memory=memory)
+            policy = ClaudePolicy(
+                model=model, memory=memory, budget_tokens=max_tokens, budget_usd=max_usd
+            )
+            policy.preflight()
+            return policy
         except PolicyError as exc:
             raise SessionError(f"--agents claude: {exc}") from None
     if spec.startswith("replay:"):
@@ -113,6 +129,7 @@ class OptimizationSession:
         self.error: str | None = None
         self._resume = _resume_events
         self._search: BeamSearch | None = None
+        self._policy: Policy | None = None
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ control
@@ -143,8 +160,12 @@ class OptimizationSession:
         return not self._thread.is_alive()
 
     def stop(self) -> None:
-        """Ask the search to stop after the current step; results so far are kept."""
+        """Ask the search to stop; results so far are kept. A Claude request in flight is
+        closed at once (its stream cancelled) rather than paid for to the end."""
         self.control.stop()
+        cancel = getattr(self._policy, "cancel", None)  # only policies that stream have one
+        if callable(cancel):
+            cancel()
 
     def _run_guarded(self) -> None:
         try:
@@ -155,7 +176,14 @@ class OptimizationSession:
     # ------------------------------------------------------------------ the run
     def run(self) -> SearchResult:
         """Analyse the problem, run the agents' search, write the result files."""
-        policy = make_policy(self.options.agents, self.options.model, self.memory)
+        policy = make_policy(
+            self.options.agents,
+            self.options.model,
+            self.memory,
+            max_tokens=self.options.max_tokens,
+            max_usd=self.options.max_usd,
+        )
+        self._policy = policy
         known: dict[str, VerifyReport] = {}
         if self._resume is not None:
             policy = ReplayPolicy(self._resume, fallback=policy)
