@@ -125,7 +125,8 @@ def sample_events(
             "targets": ["relu", "mul"],
             "parent": parent,
         }
-        source = candidate_source(256 << (i % 4))
+        # Unique per candidate (a repeated source is shown as a repeat, not as a new row).
+        source = candidate_source(256 << (i % 4)) + (f"# round {i // 4}\n" if i >= 4 else "")
         # The search's order: an agent step, then (step mode) a pause on what it proposes.
         for agent in ("planner", "executor"):
             yield ("agent_started", {"agent": agent, "step": stepno, "iteration": i // 2})

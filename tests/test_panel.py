@@ -138,6 +138,46 @@ def test_table_rows_badges_and_speedups() -> None:
     assert "best <b>c5</b>" in panel.header.html.value
 
 
+def test_table_shows_the_concrete_change_and_no_repeated_source() -> None:
+    panel = fed_panel(candidates=3)
+    c2 = panel.state.candidates["c2"]
+    panel.feed(
+        [
+            Event("candidate", {"id": "c9", "parent": "c1", "agent": "tuner", "source": c2.source}),
+            Event("candidate", {"id": "c10", "parent": "c2", "agent": "tuner", "source": "x = 1\n"}),
+        ]
+    )
+    assert "c9" not in panel.table.rows and "c10" in panel.table.rows  # a repeat gets no row
+    assert len(panel.table.rows_box.children) == 1 + 4
+    assert "same code as c9" in panel.table.rows["c2"]["info"].value
+    # The change comes from the two LAUNCH_CONFIGS, whatever the note says.
+    base = "LAUNCH_CONFIGS = {'k': {'XBLOCK': 2, 'num_warps': 4}}\n"
+    moved = "LAUNCH_CONFIGS = {'k': {'XBLOCK': 4, 'num_warps': 4}}\n"
+    panel.feed(
+        [
+            Event("candidate", {"id": "c11", "parent": None, "agent": "harvest", "source": base}),
+            Event("candidate", {"id": "c12", "parent": "c11", "agent": "tuner", "source": moved}),
+        ]
+    )
+    assert "k: XBLOCK 2-&gt;4" in panel.table.rows["c12"]["info"].value
+    # An executor's edit names its change in its answer; the row shows it, then the plan.
+    panel.feed(
+        [
+            Event("plan", {"plan_id": "p9", "title": "Retune k", "parent": "c11"}),
+            Event(
+                "agent_finished",
+                {"agent": "executor", "output": {"plan_id": "p9", "explanation": "k: warps 1->2"}},
+            ),
+            Event(
+                "candidate",
+                {"id": "c13", "parent": "c10", "agent": "executor", "plan_id": "p9", "source": "y"},
+            ),
+        ]
+    )
+    info = panel.table.rows["c13"]["info"].value
+    assert "k: warps 1-&gt;2" in info and "plan: Retune k" in info
+
+
 def test_gate_diagnostics_on_demand() -> None:
     panel = fed_panel(candidates=3)
     assert panel.table.gate_detail.value == ""
@@ -479,6 +519,34 @@ def test_panel_builds_charts_and_timeline_choice() -> None:
     assert ("c2", "c2") in list(panel.charts.timeline_candidate.options)
     panel.charts.timeline_candidate.value = "c2"
     assert "c2" in fig.data[plots.TIMELINE][plots.KINDS.index("triton")].y
+
+
+def test_charts_have_titles_axes_units_and_a_kind_legend() -> None:
+    go = pytest.importorskip("plotly.graph_objects")
+    fig = plots.new_charts(go.Figure)
+    layout = fig.layout
+    axes = {
+        "dispatch": (layout.xaxis, layout.yaxis),
+        "roofline": (layout.xaxis2, layout.yaxis2),
+        "timeline": (layout.xaxis3, layout.yaxis3),
+        "progress": (layout.xaxis4, layout.yaxis4),
+    }
+    for chart, (x_axis, y_axis) in axes.items():
+        assert x_axis.title.text == plots.AXES[chart][0]
+        assert y_axis.title.text == plots.AXES[chart][1]
+    assert "(%)" in layout.xaxis.title.text and "FLOP/byte" in layout.xaxis2.title.text
+    assert "(ms)" in layout.xaxis3.title.text and "(s)" in layout.xaxis4.title.text
+    assert layout.width is None and layout.autosize  # fills the panel's width
+    legend = [trace.name for trace in fig.data if trace.showlegend is not False]
+    assert "vendor library call" in legend and "Triton kernel" in legend
+    profile = {"timeline": [{"name": "k", "kind": "triton", "start_ms": 0.0, "dur_ms": 7250.0}]}
+    # On the CPU the bars are interpreter time, and the chart says so.
+    note = plots.update_timeline(fig, profile, None, "c1", device="cpu")
+    assert "interpreter" in note
+    assert "CPU interpreter time" in fig.layout.annotations[2].text
+    assert "not GPU time" in fig.layout.xaxis3.title.text
+    assert plots.update_timeline(fig, profile, None, "c1", device="cuda") == ""
+    assert fig.layout.annotations[2].text == plots.TITLES["timeline"]
 
 
 def test_profile_summary_shows_failures_and_notes() -> None:

@@ -30,7 +30,7 @@ from kernelopt_jupyter.notebook.accept import (
     insert_next_input,
     render_accepted_cell,
 )
-from kernelopt_jupyter.notebook.report import render_summary, state_from_events
+from kernelopt_jupyter.notebook.report import render_summary, state_from_events, summary_of_events
 from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source
 from kernelopt_jupyter.session.state import SessionState
 
@@ -61,7 +61,11 @@ class SessionRecord:
     def refresh_summary(self) -> None:
         """Redraw the static summary from the events (from the caller's thread and cell)."""
         if self.summary is not None:
-            self.summary.update(HTML(render_summary(self.state(), out_dir=self.out_dir)))
+            self.summary.update(HTML(self.summary_html()))
+
+    def summary_html(self) -> str:
+        """The static summary of the session's events (its table folded: the panel has it)."""
+        return summary_of_events(self.events(), out_dir=self.out_dir, beside_panel=True)
 
     def events(self) -> list[Event]:
         """The session's events so far."""
@@ -353,14 +357,12 @@ class KernelOptMagics(Magics):
         )
         record.panel = panel
         display(panel.widget)
-        summary = display(
-            HTML(render_summary(panel.state, out_dir=record.out_dir)), display_id=True
-        )
+        summary = display(HTML(record.summary_html()), display_id=True)
         record.summary = summary
 
         def finished(state: SessionState) -> None:
             if summary is not None:
-                summary.update(HTML(render_summary(state, out_dir=record.out_dir)))
+                summary.update(HTML(record.summary_html()))
 
         panel.on_finished.append(finished)
         if live:
@@ -368,7 +370,7 @@ class KernelOptMagics(Magics):
         else:
             panel.feed(events_now)
             if summary is not None:
-                summary.update(HTML(render_summary(panel.state, out_dir=record.out_dir)))
+                summary.update(HTML(record.summary_html()))
 
     # ------------------------------------------------------------------ the line magic
 
@@ -411,7 +413,7 @@ class KernelOptMagics(Magics):
             + (f"; {state.budget_line()}" if state.budget_line() else "")
         )
         if has_widget_frontend(self.shell):
-            display(HTML(render_summary(state, out_dir=record.out_dir)))
+            display(HTML(record.summary_html()))
 
     def _cmd_stop(self, rest: list[str]) -> None:
         record = self._current()

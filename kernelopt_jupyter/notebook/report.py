@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kernelopt_jupyter.events import Event, read_events
+from kernelopt_jupyter.notebook.changes import ChangeNotes, change_text
+from kernelopt_jupyter.notebook.phases import PhaseTracker, duration_text
 from kernelopt_jupyter.session.state import SessionState, speedup_text
 from kernelopt_jupyter.verify.report import GATE_NAMES as GATES
 
@@ -40,15 +42,44 @@ def state_from_events(events: Iterable[Event]) -> SessionState:
     return state
 
 
-def render_summary(state: SessionState, *, out_dir: str | Path | None = None) -> str:
-    """HTML summary: problem, status, baselines, the candidates table and the best candidate."""
+def _phases_html(events: list[Event]) -> str:
+    tracker = PhaseTracker()
+    for event in events:
+        tracker.apply(event)
+    items = []
+    for phase in tracker.phases:
+        if phase.end is not None:
+            took = duration_text(phase.end - phase.start)
+        else:
+            took = "interrupted" if tracker.finished is None and phase.name else "running"
+        detail = f", {html.escape(phase.detail)}" if phase.detail else ""
+        items.append(f"{html.escape(phase.label)} ({took}{detail})")
+    return "<div class='kernelopt-summary-phases'>" + " → ".join(items) + "</div>" if items else ""
+
+
+def render_summary(
+    state: SessionState,
+    *,
+    out_dir: str | Path | None = None,
+    events: list[Event] | None = None,
+    beside_panel: bool = False,
+) -> str:
+    """HTML summary: problem, status, phases, baselines, the best candidate and the table.
+
+    ``events`` (the session's) add the phases' durations and each candidate's concrete change.
+    ``beside_panel``: the live panel shows the same table, so it starts folded here (the saved
+    notebook still carries it, for viewers without widgets).
+    """
     s = state
+    status = str((s.finished or {}).get("status") or s.status)
+    if status == "starting":
+        status = "starting (the live panel shows its progress; this summary is redrawn at the end)"
     head = [
         f"problem <b>{html.escape(s.problem or '?')}</b>",
         html.escape(s.kind) if s.kind else "",
         f"device {html.escape(s.device)}" if s.device else "",
         f"agents {html.escape(s.agents_option)}" if s.agents_option else "",
-        f"status <b>{html.escape(s.status)}</b>",
+        f"status <b>{html.escape(status)}</b>",
         html.escape(s.budget_line()),
     ]
     parts = [
@@ -56,10 +87,14 @@ def render_summary(state: SessionState, *, out_dir: str | Path | None = None) ->
         "<div style='font-weight:bold;font-size:14px'>KernelOPT session summary</div>",
         "<div>" + " · ".join(h for h in head if h) + "</div>",
     ]
+    if events:
+        parts.append(_phases_html(events))
     if out_dir is not None:
+        folder = html.escape(str(out_dir))
         parts.append(
-            f"<div style='color:#555'>saved in <code>{html.escape(str(out_dir))}</code> "
-            f"(reopen with <code>%kernelopt open {html.escape(str(out_dir))}</code>)</div>"
+            f"<div style='color:#555'>saved in <code>{folder}</code> (reopen with "
+            f"<code>%kernelopt open {folder}</code>; add <code>--resume</code> to continue "
+            "an interrupted search)</div>"
         )
     measured = [
         f"{html.escape(name)} {float(b['ms']):.4f} ms"
@@ -89,25 +124,7 @@ def render_summary(state: SessionState, *, out_dir: str | Path | None = None) ->
     elif s.status == "finished":
         parts.append("<div>no verified candidate</div>")
     if s.candidates:
-        rows = [
-            "<tr style='text-align:left'><th>id</th><th>parent</th><th>agent</th><th>plan</th>"
-            "<th>gates</th><th>speedup</th></tr>"
-        ]
-        for cand in s.candidates.values():
-            badges = "".join(_badge(g, cand.gates[g].status, cand.gates[g].detail) for g in GATES)
-            star = " ★" if cand.id == s.best else ""
-            rows.append(
-                f"<tr><td><b>{html.escape(cand.id)}</b>{star}</td>"
-                f"<td>{html.escape(cand.parent or 'ref')}</td>"
-                f"<td>{html.escape(cand.agent)}</td>"
-                f"<td>{html.escape(s.plan_title(cand.plan_id))}</td><td>{badges}</td>"
-                f"<td>{html.escape(speedup_text(cand) or (cand.verdict or ''))}</td></tr>"
-            )
-        parts.append(
-            "<table class='kernelopt-summary-candidates' style='border-collapse:collapse'>"
-            + "".join(rows)
-            + "</table>"
-        )
+        parts.append(_table_html(s, events or [], folded=beside_panel))
     if s.errors:
         parts.append(
             "<div style='color:#b00'>"
@@ -118,7 +135,58 @@ def render_summary(state: SessionState, *, out_dir: str | Path | None = None) ->
     return "".join(parts)
 
 
+def _table_html(s: SessionState, events: list[Event], *, folded: bool) -> str:
+    notes = ChangeNotes()
+    for event in events:
+        notes.apply(event)
+    first_of: dict[str, str] = {}  # source -> the first candidate with it
+    repeats: dict[str, list[str]] = {}
+    for cand in s.candidates.values():
+        first = first_of.setdefault(cand.source, cand.id)
+        if first != cand.id:
+            repeats.setdefault(first, []).append(cand.id)
+    rows = [
+        "<tr style='text-align:left'><th>id</th><th>parent</th><th>agent</th><th>change</th>"
+        "<th>gates</th><th>speedup</th></tr>"
+    ]
+    for cand in s.candidates.values():
+        if first_of[cand.source] != cand.id:
+            continue  # a repeated source: named on its first row
+        badges = "".join(_badge(g, cand.gates[g].status, cand.gates[g].detail) for g in GATES)
+        star = " ★" if cand.id == s.best else ""
+        change = html.escape(change_text(s, cand, notes))
+        if cand.id in repeats:
+            change += f" <small>(same code as {html.escape(', '.join(repeats[cand.id]))})</small>"
+        rows.append(
+            f"<tr><td><b>{html.escape(cand.id)}</b>{star}</td>"
+            f"<td>{html.escape(cand.parent or 'ref')}</td>"
+            f"<td>{html.escape(cand.agent)}</td>"
+            f"<td>{change}</td><td>{badges}</td>"
+            f"<td>{html.escape(speedup_text(cand) or (cand.verdict or ''))}</td></tr>"
+        )
+    table = (
+        "<table class='kernelopt-summary-candidates' style='border-collapse:collapse'>"
+        + "".join(rows)
+        + "</table>"
+    )
+    shown = len(rows) - 1
+    return (
+        f"<details{'' if folded else ' open'}><summary>{shown} candidate(s)"
+        + (" (the same table as the panel's)" if folded else "")
+        + f"</summary>{table}</details>"
+    )
+
+
+def summary_of_events(
+    events: list[Event], *, out_dir: str | Path | None = None, beside_panel: bool = False
+) -> str:
+    """The HTML summary of a session's events."""
+    return render_summary(
+        state_from_events(events), out_dir=out_dir, events=events, beside_panel=beside_panel
+    )
+
+
 def summary_from_dir(out_dir: str | Path) -> str:
     """The HTML summary of a saved session folder (its events.jsonl)."""
     folder = Path(out_dir)
-    return render_summary(state_from_events(read_events(folder / "events.jsonl")), out_dir=folder)
+    return summary_of_events(read_events(folder / "events.jsonl"), out_dir=folder)

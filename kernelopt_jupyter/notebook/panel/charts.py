@@ -52,7 +52,10 @@ class ChartsView:
         )
         self.timeline_candidate.observe(lambda _c: self.render_timeline(), names="value")
         self.profile_summary = w.HTML("")
-        self.plot_box = w.VBox([w.HTML("<i>charts appear when the session starts…</i>")])
+        self.plot_box = w.VBox(
+            [w.HTML("<i>charts appear when the session starts…</i>")],
+            layout=w.Layout(width="100%"),
+        )
         self.chart_notes = w.HTML("")
         self.widget = cls(
             w.VBox(
@@ -110,8 +113,13 @@ class ChartsView:
             return
         cid = self.timeline_candidate.value or ""
         cand = self.ctx.state.candidate_profile(cid) if cid else None
+        state = self.ctx.state
         note = plots.update_timeline(
-            self.figs["charts"], self.ctx.state.reference_profile(), cand, cid or "candidate"
+            self.figs["charts"],
+            state.reference_profile(),
+            cand,
+            cid or "candidate",
+            device=state.device or "cuda",
         )
         self._note("timeline", note)
 

@@ -15,12 +15,25 @@ from kernelopt_jupyter.session.state import kernel_records, timeline_records
 
 KIND_COLORS = {"vendor": "#8c6bb1", "triton": "#2b8cbe", "other": "#bdbdbd"}
 KINDS = tuple(KIND_COLORS)
+#: Legend names: which work runs in a vendor library and which in a Triton kernel.
+KIND_NAMES = {"vendor": "vendor library call", "triton": "Triton kernel", "other": "other op"}
 TITLES = {
-    "dispatch": "Dispatch map: % of time",
-    "roofline": "Roofline: GFLOP/s by FLOP/byte",
-    "timeline": "Kernel timeline (ms)",
-    "progress": "Best speedup over time (s)",
+    "dispatch": "Dispatch map: share of the forward's time per kernel",
+    "roofline": "Roofline: achieved GFLOP/s against arithmetic intensity",
+    "timeline": "Kernel timeline: one bar per launch",
+    "progress": "Search progress: best verified speedup",
 }
+#: Axis titles (x, y) of each chart, with units.
+AXES = {
+    "dispatch": ("share of time (%)", "kernel"),
+    "roofline": ("arithmetic intensity (FLOP/byte)", "GFLOP/s"),
+    "timeline": ("time from the forward's start (ms)", ""),
+    "progress": ("time since the session started (s)", "speedup (x vs baseline)"),
+}
+#: On the CPU the timeline measures Triton's interpreter (numpy, one program at a time).
+CPU_TIMELINE_TITLE = "Kernel timeline: CPU interpreter time (says nothing about GPU speed)"
+CPU_TIMELINE_AXIS = "interpreter time on the CPU (ms), not GPU time"
+_CELLS = {"dispatch": (1, 1), "roofline": (1, 2), "timeline": (2, 1), "progress": (2, 2)}
 #: Trace index ranges of each chart inside the one figure.
 DISPATCH = slice(0, 3)
 ROOFLINE = slice(3, 6)
@@ -51,7 +64,7 @@ def new_charts(factory: Callable[..., Any]) -> Any:
     )
     for kind in KINDS:  # dispatch map: one horizontal bar trace per kind (the legend)
         base.add_bar(
-            name=kind,
+            name=KIND_NAMES[kind],
             legendgroup=kind,
             orientation="h",
             marker_color=KIND_COLORS[kind],
@@ -94,15 +107,21 @@ def new_charts(factory: Callable[..., Any]) -> Any:
         name="best speedup", mode="lines+markers", line_shape="hv", x=[], y=[], row=2, col=2
     )
     base.add_hline(y=1.0, line_dash="dot", line_color="#999", row=2, col=2)
+    for chart, (x_title, y_title) in AXES.items():
+        row, col = _CELLS[chart]
+        base.update_xaxes(title_text=x_title, row=row, col=col)
+        base.update_yaxes(title_text=y_title, row=row, col=col)
     base.update_xaxes(type="log", row=1, col=2)
     base.update_yaxes(type="log", row=1, col=2)
     base.update_yaxes(autorange="reversed", row=1, col=1)
+    # No fixed width: the figure fills the panel (autosize follows its container).
     base.update_layout(
-        height=560,
-        margin={"l": 10, "r": 10, "t": 40, "b": 30},
+        height=640,
+        autosize=True,
+        margin={"l": 10, "r": 10, "t": 60, "b": 50},
         template="plotly_white",
         barmode="overlay",
-        legend={"orientation": "h", "y": -0.08},
+        legend={"orientation": "h", "x": 0, "y": 1.12, "title": {"text": "runs in: "}},
     )
     return factory(base)
 
@@ -210,14 +229,26 @@ def update_roofline(fig: Any, profile: dict[str, Any] | None) -> str:
 
 
 def update_timeline(
-    fig: Any, reference: dict[str, Any] | None, candidate: dict[str, Any] | None, label: str
+    fig: Any,
+    reference: dict[str, Any] | None,
+    candidate: dict[str, Any] | None,
+    label: str,
+    device: str = "cuda",
 ) -> str:
     """Rows 'reference' and ``label``: one bar per kernel launch, coloured by kind.
 
-    Returns a caveat for the reader, or ''.
+    Off the GPU the bars are Triton-interpreter times and are titled so. Returns a caveat for
+    the reader, or ''.
     """
     rows = [("reference", timeline_records(reference)), (label, timeline_records(candidate))]
+    cpu = device != "cuda"
     with fig.batch_update():
+        row, col = _CELLS["timeline"]
+        fig.update_xaxes(
+            title_text=CPU_TIMELINE_AXIS if cpu else AXES["timeline"][0], row=row, col=col
+        )
+        title = fig.layout.annotations[list(TITLES).index("timeline")]
+        title.text = CPU_TIMELINE_TITLE if cpu else TITLES["timeline"]
         for trace, kind in zip(fig.data[TIMELINE], KINDS):
             xs, ys, base, names = [], [], [], []
             for row, launches in rows:
@@ -230,7 +261,9 @@ def update_timeline(
                     names.append(launch["name"])
             trace.x, trace.y, trace.base, trace.hovertext = xs, ys, base, names
         empty = not any(launches for _, launches in rows)
-    return "no launch timeline in the profile (it needs a GPU profile)" if empty else ""
+    if empty:
+        return "no launch timeline in the profile (it needs a GPU profile)"
+    return "CPU interpreter times: they rank nothing on a GPU" if cpu else ""
 
 
 def update_progress(fig: Any, points: list[tuple[float, float]], now: float) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 import ipywidgets as w
 from ipywidgets.widgets.widget_string import HTMLStyle
 
+from kernelopt_jupyter.notebook.changes import ChangeNotes, change_text
 from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, cls
 from kernelopt_jupyter.session.state import CandidateView, speedup_text
 from kernelopt_jupyter.verify.report import GATE_NAMES as GATES
@@ -22,8 +23,8 @@ from kernelopt_jupyter.verify.report import GATE_NAMES as GATES
 _GATE_LABEL = {"static": "static", "correctness": "correct", "fp64": "fp64", "performance": "perf"}
 _GATE_STYLE = {"pass": "success", "fail": "danger", "running": "info"}
 _GATE_MARK = {"pass": "✓", "fail": "✗", "skipped": "–", "running": "…", "pending": "·"}
-_COLUMNS = (("id", "48px"), ("parent", "52px"), ("agent", "70px"), ("plan", "130px"))
-_INFO_WIDTH = "306px"
+_COLUMNS = (("id", "52px"), ("parent", "52px"), ("agent", "70px"), ("change", "376px"))
+_INFO_WIDTH = "550px"
 _BADGE_WIDTH = "76px"
 
 
@@ -51,6 +52,9 @@ class CandidatesTable:
         self.on_diff = on_diff
         self.on_accept = on_accept
         self.rows: dict[str, dict[str, Any]] = {}
+        self.notes = ChangeNotes()
+        #: Candidates whose source repeats an earlier one's: no row, the first row names them.
+        self.same_as: dict[str, str] = {}
         self._shared = {
             # flex "0 0 auto": a narrow notebook scrolls the row rather than squeezing it.
             "info": w.Layout(width=_INFO_WIDTH, flex="0 0 auto", overflow="hidden"),
@@ -82,18 +86,26 @@ class CandidatesTable:
         """What a candidate's row shows: info cells, badge looks, speedup, accept state."""
         state = self.ctx.state
         best = cand.id == state.best
+        change = html.escape(change_text(state, cand, self.notes))
+        also = [d for d, first in self.same_as.items() if first == cand.id]
+        if also:
+            change += (
+                f" <small style='color:#555'>(same code as {html.escape(', '.join(also))})</small>"
+            )
         plan = state.plan_title(cand.plan_id)
-        if cand.dispatch_only:
-            plan = (plan + " " if plan else "") + "[dispatch]"
+        if plan and plan not in change:
+            change += f"<br><small style='color:#555'>plan: {html.escape(plan)}</small>"
         cells = {
             "id": f"<b>{html.escape(cand.id)}</b>" + (" ★" if best else ""),
             "parent": html.escape(cand.parent or "ref"),
             "agent": html.escape(cand.agent),
-            "plan": html.escape(plan),
+            "change": change,
         }
+        # The change wraps rather than being cut: it is what the row is about.
         info = "".join(
             f"<span class='kernelopt-col-{name}' style='display:inline-block;width:{width};"
-            f"overflow:hidden;white-space:nowrap;vertical-align:middle'>{cells[name]}</span>"
+            f"overflow:hidden;white-space:{'normal' if name == 'change' else 'nowrap'};"
+            f"vertical-align:middle;line-height:1.25'>{cells[name]}</span>"
             for name, width in _COLUMNS
         )
         verdict = cand.verdict or ""
@@ -108,12 +120,27 @@ class CandidatesTable:
             "accept_disabled": verdict != "pass",
         }
 
-    def add_rows(self, ids: list[str]) -> None:
-        """Append a row for each new candidate id."""
+    def _first_with_source(self, cand: CandidateView) -> str | None:
+        for other in self.ctx.state.candidates.values():
+            if other.id == cand.id:
+                return None
+            if other.source == cand.source and other.id in self.rows:
+                return other.id
+        return None
+
+    def add_rows(self, ids: list[str]) -> list[str]:
+        """Append a row for each new candidate id whose source is new; returns the repeats."""
         shared = self._shared
         new_rows = []
+        repeats = []
         for cid in ids:
-            values = self.row_values(self.ctx.state.candidates[cid])
+            cand = self.ctx.state.candidates[cid]
+            first = self._first_with_source(cand)
+            if first is not None:
+                self.same_as[cid] = first
+                repeats.append(first)
+                continue
+            values = self.row_values(cand)
             info = w.HTML(values["info"], layout=shared["info"], style=shared["html"])
             badges = {}
             for gate in GATES:
@@ -157,12 +184,16 @@ class CandidatesTable:
                 "accept": accept,
             }
             new_rows.append(box)
-        self.rows_box.children = (*self.rows_box.children, *new_rows)
+        if new_rows:
+            self.rows_box.children = (*self.rows_box.children, *new_rows)
+        for first in dict.fromkeys(repeats):
+            self.update_row(self.ctx.state.candidates[first])
+        return repeats
 
     def update_row(self, cand: CandidateView) -> None:
         """Redraw an existing row from its candidate (badges change in place)."""
-        row = self.rows.get(cand.id)
-        if row is None:
+        row = self.rows.get(self.same_as.get(cand.id, cand.id))
+        if row is None or cand.id in self.same_as:
             return
         values = self.row_values(cand)
         row["info"].value = values["info"]

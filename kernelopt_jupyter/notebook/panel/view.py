@@ -33,7 +33,9 @@ from kernelopt_jupyter.notebook.panel.controls import ControlsView
 from kernelopt_jupyter.notebook.panel.difftab import DiffTab
 from kernelopt_jupyter.notebook.panel.editor import EditorView
 from kernelopt_jupyter.notebook.panel.header import HeaderView
+from kernelopt_jupyter.notebook.panel.progress import PhaseView
 from kernelopt_jupyter.notebook.panel.table import CandidatesTable
+from kernelopt_jupyter.notebook.phases import PhaseTracker
 from kernelopt_jupyter.problem import Problem
 from kernelopt_jupyter.session.state import Changes, SessionState
 
@@ -82,6 +84,9 @@ class SessionPanel:
             say=self._say,
         )
         self.header = HeaderView(self.ctx, out_dir)
+        self.phases = PhaseTracker()
+        self.phase_view = PhaseView()
+        self._clock: float | None = None  # wall-clock time of the session's t=0, when live
         self.controls = ControlsView(self.ctx, step_mode=step_mode, on_edit=self.open_editor)
         self.agents = AgentsView(self.ctx)
         self.table = CandidatesTable(self.ctx, on_diff=self.show_diff, on_accept=self.accept)
@@ -103,6 +108,7 @@ class SessionPanel:
             w.VBox(
                 [
                     self.header.html,
+                    self.phase_view,
                     self.controls.widget,
                     self.header.message,
                     self.header.code,
@@ -178,10 +184,13 @@ class SessionPanel:
         with self._qlock:
             batch, self._queue = self._queue, []
         with self.ctx.lock:
+            for event in batch:
+                self.table.notes.apply(event)
             self.state.apply_all(batch)
             changes = self.state.take_changes()
             if changes.any():
                 self._render(changes)
+            self._render_phases(batch)
             self.rendered += len(batch)
             if batch and self.first_render_s is None:
                 self.first_render_s = time.monotonic() - self.created
@@ -193,6 +202,16 @@ class SessionPanel:
         return len(batch)
 
     # ------------------------------------------------------------------ rendering
+
+    def _render_phases(self, batch: list[Event]) -> None:
+        changed = False
+        for event in batch:
+            changed |= self.phases.apply(event)
+        if self._log is not None and batch and self._clock is None:
+            # Live events were emitted a moment ago: their t dates the session's start.
+            self._clock = time.time() - max(e.t for e in batch)
+        if changed:
+            self.phase_view.show(self.phases, self._clock)
 
     def _render(self, changes: Changes) -> None:
         s = self.state

@@ -1,0 +1,73 @@
+"""The phase rows of the panel, drawn in the browser, which ticks the running phase's clock.
+
+A phase that lasts minutes (the analysis on the CPU) thus costs no kernel messages; the rows
+come from :class:`~kernelopt_jupyter.notebook.phases.PhaseTracker`.
+"""
+
+from __future__ import annotations
+
+import anywidget
+import traitlets
+
+from kernelopt_jupyter.notebook.phases import PhaseTracker
+
+_ESM = r"""
+function fmt(s) {
+  s = Math.max(0, s);
+  if (s < 60) return Math.round(s) + " s";
+  const m = Math.floor(s / 60), r = Math.floor(s % 60);
+  return m + " min " + String(r).padStart(2, "0") + " s";
+}
+function render({ model, el }) {
+  el.classList.add("kernelopt-phases");
+  const draw = () => {
+    const phases = model.get("phases") || [];
+    const clock = model.get("clock");  // wall-clock seconds at session time 0, or 0 when not live
+    const ended = model.get("ended");
+    const now = Date.now() / 1000;
+    el.innerHTML = "";
+    for (const p of phases) {
+      const row = document.createElement("div");
+      const running = p.end === null;
+      row.className = "kernelopt-phase kernelopt-phase-" + p.name + (running ? " kernelopt-phase-running" : "");
+      row.style.cssText = "display:flex;align-items:center;gap:8px;font-size:12px;margin:1px 0";
+      const bar = document.createElement("progress");
+      bar.style.cssText = "width:160px;flex:0 0 auto";
+      bar.max = 1;
+      if (p.progress !== null) bar.value = p.progress; else if (!running) bar.value = 1;
+      const label = document.createElement("span");
+      label.textContent = (running ? "▶ " : "✓ ") + p.label + (p.detail ? " · " + p.detail : "");
+      const time = document.createElement("span");
+      time.className = "kernelopt-phase-time";
+      time.style.cssText = "color:#555;margin-left:auto";
+      if (!running) time.textContent = fmt(p.end - p.start);
+      else if (clock > 0 && !ended) time.textContent = fmt(now - clock - p.start) + " so far";
+      else time.textContent = ended ? "" : "(not live)";
+      row.append(bar, label, time);
+      el.appendChild(row);
+    }
+  };
+  draw();
+  const timer = setInterval(draw, 1000);
+  model.on("change", draw);
+  return () => { clearInterval(timer); model.off("change", draw); };
+}
+export default { render };
+"""
+
+
+class PhaseView(anywidget.AnyWidget):  # type: ignore[misc]
+    """The phases as rows: a progress bar, the phase's label, its duration or clock."""
+
+    _esm = traitlets.Unicode(_ESM).tag(sync=True)
+    phases = traitlets.List(traitlets.Dict()).tag(sync=True)
+    clock = traitlets.Float(0.0).tag(sync=True)
+    ended = traitlets.Bool(False).tag(sync=True)
+
+    def show(self, tracker: PhaseTracker, clock: float | None) -> None:
+        """Send the tracker's phases (one message); ``clock`` is the session's start, or None."""
+        with self.hold_sync():
+            self.phases = tracker.to_data()
+            if clock is not None:
+                self.clock = clock
+            self.ended = tracker.finished is not None

@@ -1,0 +1,95 @@
+"""What the session is doing now, phase by phase, with elapsed time and a progress bar.
+
+The analysis before the search (baselines, then Inductor's profile and harvest) takes minutes on
+the CPU and emits nothing until each part ends. The phases are read from events that already
+exist: ``session_started`` opens the baselines, the first ``baseline`` closes them and opens the
+analysis, the reference's ``profile`` closes it and opens the search, whose progress is the
+budget's candidate count; ``decision kind=best`` opens the winner's profiling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from kernelopt_jupyter.events import Event
+
+LABELS = {
+    "baselines": "Measuring the baselines (eager, torch.compile)",
+    "analysis": "Profiling the reference and harvesting Inductor's kernels",
+    "search": "Agents' search: candidates through the four gates",
+    "winner": "Profiling the winner",
+}
+
+
+@dataclass
+class Phase:
+    """One phase: when it started and ended (session seconds) and how far it is."""
+
+    name: str
+    label: str
+    start: float
+    end: float | None = None
+    progress: float | None = None  # 0..1 where known (the search's candidate budget)
+    detail: str = ""
+
+
+class PhaseTracker:
+    """Folds events into the list of phases; :meth:`apply` says whether anything changed."""
+
+    def __init__(self) -> None:
+        self.phases: list[Phase] = []
+        self.finished: str | None = None  # how the session ended, once it has
+
+    def _open(self, name: str, t: float) -> None:
+        if self.phases and self.phases[-1].end is None:
+            self.phases[-1].end = t
+            if self.phases[-1].name == "search":
+                self.phases[-1].progress = 1.0
+        self.phases.append(Phase(name, LABELS[name], t))
+
+    def current(self) -> Phase | None:
+        """The running phase, if any."""
+        return self.phases[-1] if self.phases and self.phases[-1].end is None else None
+
+    def apply(self, event: Event) -> bool:
+        """Fold one event in; True when the phases changed."""
+        names = [p.name for p in self.phases]
+        d, t = event.data, event.t
+        if event.type == "session_started":
+            self.phases, self.finished = [], None
+            self._open("baselines", t)
+        elif event.type == "baseline" and names[-1:] == ["baselines"]:
+            self._open("analysis", t)
+        elif event.type == "profile" and not d.get("candidate") and "search" not in names:
+            if names[-1:] == ["baselines"]:  # no baseline event (a resumed log): skip ahead
+                self._open("analysis", t)
+            self._open("search", t)
+        elif event.type == "budget" and names[-1:] == ["search"]:
+            done, cap = d.get("candidates"), d.get("max_candidates")
+            phase = self.phases[-1]
+            if isinstance(done, int) and isinstance(cap, int) and cap > 0:
+                phase.progress = min(1.0, done / cap)
+                phase.detail = f"{done}/{cap} candidates"
+        elif event.type == "decision" and d.get("kind") == "best" and names[-1:] == ["search"]:
+            self._open("winner", t)
+        elif event.type == "session_finished":
+            current = self.current()
+            if current is not None:
+                current.end = t
+            self.finished = str(d.get("status") or "finished")
+        else:
+            return False
+        return True
+
+    def to_data(self) -> list[dict[str, Any]]:
+        """Plain data for the browser view."""
+        return [asdict(p) for p in self.phases]
+
+
+def duration_text(seconds: float) -> str:
+    """'42 s', '3 min 05 s'."""
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
