@@ -243,9 +243,11 @@ def update_timeline(
     rows = [("reference", timeline_records(reference)), (label, timeline_records(candidate))]
     cpu = device != "cuda"
     with fig.batch_update():
-        row, col = _CELLS["timeline"]
+        cell_row, cell_col = _CELLS["timeline"]
         fig.update_xaxes(
-            title_text=CPU_TIMELINE_AXIS if cpu else AXES["timeline"][0], row=row, col=col
+            title_text=CPU_TIMELINE_AXIS if cpu else AXES["timeline"][0],
+            row=cell_row,
+            col=cell_col,
         )
         title = fig.layout.annotations[list(TITLES).index("timeline")]
         title.text = CPU_TIMELINE_TITLE if cpu else TITLES["timeline"]
