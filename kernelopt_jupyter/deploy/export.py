@@ -39,7 +39,12 @@ _COPIED = ("op_runtime.py", "guard_runtime.py")
 
 
 class ExportError(Exception):
-    """A one-line reason an export cannot be made (bad run folder, nothing verified)."""
+    """A one-line reason an export cannot be made; ``code`` is the CLI's exit status (2 bad
+    input, 1 nothing verified to export)."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass
@@ -65,7 +70,9 @@ def read_run(folder: Path) -> RunWinner:
         raise ExportError(f"{result_file}: unreadable ({exc})") from None
     best = result.get("best")
     if not best:
-        raise ExportError(f"{result_file}: the search verified no candidate; nothing to export")
+        raise ExportError(
+            f"{result_file}: the search verified no candidate; nothing to export", code=1
+        )
     source_file = folder / "candidates" / f"{best}.py"
     if not source_file.is_file():
         raise ExportError(f"{source_file}: the winner's source is missing")
@@ -230,7 +237,8 @@ def export_run(
         own = report.checks[0]
         raise ExportError(
             f"{run_dir}: the winner fails at the problem's own shape now "
-            f"({own.failed_gate}: {own.detail})"
+            f"({own.failed_gate}: {own.detail})",
+            code=1,
         )
     name = package_name(winner.problem)
     package = (dest or run_dir / "export") / name

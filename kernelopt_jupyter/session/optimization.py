@@ -358,7 +358,12 @@ class OptimizationSession:
         }
         (self.out_dir / "result.json").write_text(json.dumps(payload, indent=1, default=str))
         if best is not None:
-            (self.out_dir / "best.py").write_text(_standalone(best))
+            from kernelopt_jupyter.deploy.guard import guard_best_source
+
+            # The guard admits the kernels only at the shape the search verified them at;
+            # `kernelopt export` verifies more (docs/deploy.md).
+            guarded = guard_best_source(self.problem, _standalone(best), self.device)
+            (self.out_dir / "best.py").write_text(guarded)
         self.log.emit(
             "session_finished",
             status=status,
