@@ -154,10 +154,6 @@ def build_parser() -> argparse.ArgumentParser:
     from kernelopt_jupyter.cli.export import add_parsers
 
     add_parsers(sub)
-    # export, shapes, reverify (deploy): their flags live beside their handlers.
-    from kernelopt_jupyter.cli.export import add_parsers
-
-    add_parsers(sub)
     return parser
 
 
@@ -167,9 +163,6 @@ _HANDLERS = {
     "profile": ("kernelopt_jupyter.cli.profile", "run"),
     "optimize": ("kernelopt_jupyter.cli.optimize", "run_optimize"),
     "bench": ("kernelopt_jupyter.cli.optimize", "run_bench"),
-    "export": ("kernelopt_jupyter.cli.export", "run_export"),
-    "shapes": ("kernelopt_jupyter.cli.export", "run_shapes"),
-    "reverify": ("kernelopt_jupyter.cli.reverify", "run"),
     "export": ("kernelopt_jupyter.cli.export", "run_export"),
     "shapes": ("kernelopt_jupyter.cli.export", "run_shapes"),
     "reverify": ("kernelopt_jupyter.cli.reverify", "run"),
