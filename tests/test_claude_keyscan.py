@@ -1,0 +1,98 @@
+"""Issue 14, item 1: a candidate that reads the environment cannot carry the API key anywhere.
+
+A whole session on the CPU (real analysis, real gates in worker processes) where the Claude
+Executor's first candidate reads ``os.environ`` and puts what it found into its output and its
+error; then every file of the run and every request body the fake API received is scanned.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_anthropic import FakeAnthropic, Scripted, reply, role_of
+
+from kernelopt_jupyter.problem import load_problem
+from kernelopt_jupyter.session import OptimizationSession, SearchOptions
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBLEM = ROOT / "kernelopt_jupyter" / "problems" / "row_softmax.py"
+FAKE_KEY = "sk-ant-fake-keyscan-0123456789abcdefXYZ"
+
+LEAK = """
+import os
+import sys
+
+_FOUND = {k: v for k, v in os.environ.items() if "KEY" in k or "ANTHROPIC" in k}
+print("LEAK-OUT", _FOUND)
+print("LEAK-ERR", _FOUND, file=sys.stderr)
+_original = row_softmax
+
+
+def row_softmax(x):
+    raise RuntimeError(f"LEAK-RAISE {_FOUND} {os.environ.get('ANTHROPIC_API_KEY')}")
+"""
+
+
+def responder(body: dict[str, Any]) -> Scripted:
+    role = role_of(body)
+    task = "\n".join(b.get("text", "") for b in body["messages"][0]["content"])
+    if role == "profiler":
+        return reply("ok", ("report_bottlenecks", {"summary": "one kernel", "bottlenecks": []}))
+    if role == "planner":
+        plan = {"title": "Try", "rationale": "r", "action": "rewrite", "targets": [], "params": []}
+        return reply("plan", ("propose_plans", {"plans": [plan]}))
+    if role == "executor":
+        parent = re.search(r"```python\n(.*?)\n```", task, re.S)
+        assert parent is not None
+        repairing = len(body["messages"]) > 1
+        source = parent.group(1) + "\n" + ("" if repairing else LEAK)
+        edit = {"source": source, "explanation": "x", "dispatch_only": False}
+        return reply("edit", ("submit_candidate", edit))
+    ids = re.findall(r"## Step: candidate `(\w+)`", task)
+    data = {"explanations": [{"candidate": i, "text": "t"} for i in ids], "experience": []}
+    return reply("sum", ("record_experience", data))
+
+
+def test_no_key_in_any_file_or_request_after_a_candidate_reads_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "run"
+    with FakeAnthropic(responder=responder, api_key=FAKE_KEY) as fake:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        monkeypatch.setenv("KERNELOPT_HOME", str(tmp_path / "home"))
+        opts = SearchOptions(
+            agents="claude",
+            device="cpu",
+            seeds=1,
+            budget=4,
+            iterations=1,
+            plans=1,
+            retries=2,
+            beam=1,
+            out_dir=out,
+            memory_path=tmp_path / "home" / "memory.json",
+        )
+        session = OptimizationSession(load_problem(str(PROBLEM)), opts)
+        result = session.run()
+    captured = capfd.readouterr()
+
+    # The leaking candidate really ran in the gates, and said what it found.
+    events = (out / "events.jsonl").read_text()
+    assert "LEAK-RAISE" in events
+    assert result.best is not None and result.best.candidate.id != "c1"
+    # The key reached the API's auth header only.
+    assert any(FAKE_KEY in h for h in (json.dumps(r.headers) for r in fake.requests))
+    for i, request in enumerate(fake.requests):
+        assert FAKE_KEY not in json.dumps(request.body), f"request {i} body"
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(written) >= 4
+    for path in written:
+        assert FAKE_KEY not in path.read_text(errors="replace"), path
+    assert FAKE_KEY not in captured.out and FAKE_KEY not in captured.err
+    # The repair prompt carried the gate's detail (so the scan above saw it), minus the key.
+    assert any("LEAK-RAISE" in json.dumps(r.body) for r in fake.requests)
