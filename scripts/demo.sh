@@ -14,13 +14,20 @@ command -v "$PY" >/dev/null || PY=python3
 if [ -f labextension/package.json ]; then
   "$VENV/bin/python" scripts/build_labextension.py
 fi
-"$VENV/bin/python" -m ipykernel install --user --name python3 >/dev/null
-echo "== executing notebooks/quickstart.ipynb (offline agents)"
+# A kernel of the demo's own name inside the demo's environment (--sys-prefix): the person's
+# own python3 kernelspec and user-level kernels stay as they were.
+"$VENV/bin/python" -m ipykernel install --sys-prefix --name kernelopt \
+  --display-name "Python (KernelOPT)" >/dev/null
+echo "== executing notebooks/quickstart.ipynb (offline agents) on the 'kernelopt' kernel"
+# No widget state in the saved notebook: it would embed plotly.js (megabytes) per figure.
 "$VENV/bin/jupyter" nbconvert --to notebook --execute notebooks/quickstart.ipynb \
+  --ExecutePreprocessor.kernel_name=kernelopt --ExecutePreprocessor.store_widget_state=False \
   --ExecutePreprocessor.timeout=900 --output quickstart.executed.ipynb
+echo "   $(du -h notebooks/quickstart.executed.ipynb | cut -f1) notebooks/quickstart.executed.ipynb"
 echo "== kernelopt optimize (offline agents) on the bundled fused MLP problem"
 "$VENV/bin/kernelopt" optimize kernelopt_jupyter/problems/fused_mlp.py --agents offline \
   --budget 6 --out runs/demo-fused-mlp
 echo "== re-verifying the best candidate"
 "$VENV/bin/kernelopt" verify kernelopt_jupyter/problems/fused_mlp.py runs/demo-fused-mlp/best.py
-echo "Open the notebook in JupyterLab to see the live panel: $VENV/bin/jupyter lab notebooks/quickstart.ipynb"
+echo "Open the notebook in JupyterLab to see the live panel (kernel 'Python (KernelOPT)'):"
+echo "  $VENV/bin/jupyter lab notebooks/quickstart.ipynb"
