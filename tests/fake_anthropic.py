@@ -14,7 +14,8 @@ The fake also checks requests the way the real API does where a policy could get
 (alternating roles, a ``tool_result`` for every ``tool_use``, at most four cache breakpoints,
 no forced ``tool_choice`` together with thinking), and simulates prompt caching: the prefix up
 to the last ``cache_control`` breakpoint costs cache-creation tokens the first time and
-cache-read tokens afterwards. Every request is recorded (``fake.requests``) for assertions.
+cache-read tokens afterwards (the longest prefix cached at any breakpoint is read). Every
+request is recorded (``fake.requests``) for assertions.
 
 Usage::
 
@@ -186,7 +187,8 @@ def plain_model(body: dict[str, Any]) -> Scripted:
     """A responder that answers any role of any problem plausibly, for end-to-end runs.
 
     Profiler: no bottleneck named; Planner: one ``rewrite`` plan; Executor: the parent source
-    back unchanged (so it passes the gates whenever the parent did); Tuner: the first kernel
+    with one comment line added (a new source that passes the gates whenever the parent did;
+    an unchanged one would be a duplicate the search does not gate again); Tuner: the first kernel
     of ``LAUNCH_CONFIGS`` with its first block size doubled; Summarizer: one line per step.
     """
     role = role_of(body)
@@ -200,7 +202,8 @@ def plain_model(body: dict[str, Any]) -> Scripted:
     source_match = re.search(r"```python\n(.*?)\n```", task, re.S)
     source = source_match.group(1) + "\n" if source_match else ""
     if role == "executor":
-        data = {"source": source, "explanation": "unchanged", "dispatch_only": False}
+        source += f"# re-emitted by the fake model (edit {next(_ids)})\n"
+        data = {"source": source, "explanation": "a comment added", "dispatch_only": False}
         return reply("Re-emitting the parent.", ("submit_candidate", data))
     if role == "tuner":
         configs = _launch_configs(source)
@@ -368,14 +371,15 @@ class FakeAnthropic:
         points = _cache_points(body)
         created = read = 0
         if points:
-            prefix = _prefix_text(body, points[-1])
-            digest = hashlib.sha256(prefix.encode()).hexdigest()
+            # As the API does: the longest prefix cached at any breakpoint is read, and the
+            # rest up to the last breakpoint is written (every breakpoint becomes an entry).
+            prefixes = [_prefix_text(body, p) for p in points]
+            digests = [hashlib.sha256(p.encode()).hexdigest() for p in prefixes]
             with self._lock:
-                if digest in self._cache:
-                    read = _tokens(prefix)
-                else:
-                    self._cache.add(digest)
-                    created = _tokens(prefix)
+                hits = [i for i, d in enumerate(digests) if d in self._cache]
+                self._cache.update(digests)
+            read = _tokens(prefixes[hits[-1]]) if hits else 0
+            created = _tokens(prefixes[-1]) - read
         total = _tokens(whole)
         return {
             "input_tokens": max(1, total - created - read),
