@@ -54,6 +54,7 @@ class SearchConfig:
     max_candidates: int = 16
     max_seconds: float | None = None
     max_tokens: int | None = None
+    max_usd: float | None = None
     seeds: int = 3
     time_limit_s: float = 180.0
     #: Stop after an iteration that improved nothing (GPU only: on CPU nothing is timed).
@@ -212,6 +213,7 @@ class BeamSearch:
             tokens=int(self._tokens),
             max_tokens=self.config.max_tokens,
             cost_usd=round(self._cost_usd, 6),
+            max_usd=self.config.max_usd,
         )
 
     def _check_budget(self) -> None:
@@ -223,6 +225,8 @@ class BeamSearch:
             raise BudgetExhausted("time budget used")
         if self.config.max_tokens and self._tokens >= self.config.max_tokens:
             raise BudgetExhausted("token budget used")
+        if self.config.max_usd and self._cost_usd >= self.config.max_usd:
+            raise BudgetExhausted("dollar budget used")
 
     def _agent(
         self, agent: str, call: Callable[[AgentIO], T], describe: Callable[[T], dict[str, Any]]

@@ -211,6 +211,7 @@ class OptimizationSession:
                 max_candidates=self.options.budget,
                 max_seconds=self.options.max_seconds,
                 max_tokens=self.options.max_tokens,
+                max_usd=self.options.max_usd,
                 seeds=self.options.seeds,
                 time_limit_s=self.options.time_limit_s,
             )
