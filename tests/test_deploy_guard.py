@@ -1,0 +1,199 @@
+"""The guard: which calls take the kernel path, which the reference, and why; its rendering
+into best.py (which still passes the verifier)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from deploy_cases import CANDIDATE, PROBLEM
+
+from kernelopt_jupyter.deploy.guard import guard_best_source, render_guard
+from kernelopt_jupyter.deploy.guard_runtime import (
+    KernelOPTGuard,
+    KernelOPTGuarded,
+    kernelopt_guard,
+    kernelopt_signature,
+)
+from kernelopt_jupyter.problem import problem_from_source
+from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
+from kernelopt_jupyter.verify.static import analyze_candidate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Reference(torch.nn.Module):
+    def __init__(self, cols: int) -> None:
+        super().__init__()
+        self.bias = torch.nn.Parameter(torch.randn(cols))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x + self.bias)
+
+
+class Optimized(torch.nn.Module):
+    """Stands in for a candidate: computes the same, and counts its calls."""
+
+    calls = 0
+
+    def __init__(self, cols: int) -> None:
+        super().__init__()
+        self.bias = torch.nn.Parameter(torch.zeros(cols))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        Optimized.calls += 1
+        return (x + self.bias).clamp_min(0)
+
+
+def _verified(*shapes: tuple[int, ...], device: str = "cpu") -> dict[str, Any]:
+    return {
+        "device": device,
+        "signatures": [kernelopt_signature([torch.empty(s)]) for s in shapes],
+        "shapes": [str(s) for s in shapes],
+    }
+
+
+@pytest.fixture
+def interpreted(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The guard admits CPU kernels only under Triton's interpreter (read when it is made).
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+def test_choose_admits_only_the_verified_signature(interpreted: None) -> None:
+    guard = KernelOPTGuard(_verified((4, 8), (5, 8)))
+    assert guard.choose([torch.randn(4, 8)])[0] == 0
+    assert guard.choose([torch.randn(5, 8)])[0] == 1
+    cases = {
+        "these shapes": [torch.randn(6, 8)],
+        "dtypes": [torch.randn(4, 8, dtype=torch.float64)],
+        "or values": [torch.randn(8, 4).t()],  # same shape, not contiguous
+    }
+    for why, args in cases.items():
+        number, reason = guard.choose(args)
+        assert number == -1 and why in reason
+        assert guard.describe() == f"reference: {reason}"
+    assert guard.choose([torch.randn(4, 8)], training=True)[1].startswith(
+        "the module is in training"
+    )
+    assert "no backward" in guard.choose([torch.randn(4, 8)], needs_grad=True)[1]
+    assert (
+        "verified on cuda"
+        in KernelOPTGuard(_verified((4, 8), device="cuda")).choose([torch.randn(4, 8)])[1]
+    )
+
+
+def test_plain_values_are_part_of_the_signature(interpreted: None) -> None:
+    guard = KernelOPTGuard(
+        {"device": "cpu", "signatures": [kernelopt_signature([torch.ones(3), 2])]}
+    )
+    assert guard.choose([torch.ones(3), 2])[0] == 0
+    assert guard.choose([torch.ones(3), 3])[0] == -1
+    assert guard.choose([torch.ones(3), 2.0])[0] == -1  # a float is not the verified int
+
+
+def test_cpu_kernels_need_the_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    guard = KernelOPTGuard(_verified((4, 8)))
+    assert "TRITON_INTERPRET" in guard.choose([torch.randn(4, 8)])[1]
+
+
+def test_guarded_module_takes_each_path_and_ties_the_weights(interpreted: None) -> None:
+    reference = Reference(8).eval()
+    guarded = kernelopt_guard(reference, Optimized, _verified((4, 8)), [8])
+    assert isinstance(guarded, KernelOPTGuarded)
+    assert list(guarded.state_dict()) == ["reference.bias"]  # one copy of the weights
+    x = torch.randn(4, 8)
+    Optimized.calls = 0
+    with torch.no_grad():
+        torch.testing.assert_close(guarded(x), reference(x))
+        assert guarded.kernelopt_path == "kernel" and Optimized.calls == 1
+        guarded(torch.randn(3, 8))
+        assert guarded.kernelopt_path.startswith("reference: ") and Optimized.calls == 1
+        reference.bias.add_(1.0)  # the kernels see the reference's weights, not a copy
+        torch.testing.assert_close(guarded(x), reference(x))
+    guarded(x)  # autograd on, the bias needs a gradient
+    assert "no backward" in guarded.kernelopt_path and Optimized.calls == 2
+    guarded.train()
+    with torch.no_grad():
+        guarded(x)
+    assert "training mode" in guarded.kernelopt_path
+
+
+def test_guarded_function(interpreted: None) -> None:
+    guarded = kernelopt_guard(torch.relu, torch.nn.functional.relu, _verified((4, 8)))
+    x = torch.randn(4, 8)
+    torch.testing.assert_close(guarded(x), torch.relu(x))
+    assert guarded.kernelopt_path == "kernel"
+    guarded(torch.randn(2, 2))
+    assert guarded.kernelopt_path.startswith("reference: ")
+
+
+USE_BEST = """
+import importlib.util, sys, torch
+def load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+best = load(sys.argv[1], "best")
+problem = load(sys.argv[2], "problem")
+reference = problem.Model(*problem.get_init_inputs()).eval()
+model = best.kernelopt_guarded(reference)
+with torch.no_grad():
+    for rows in (64, 65):
+        x = torch.randn(rows, 128)
+        torch.testing.assert_close(model(x), reference(x))
+        print(rows, model.kernelopt_path)
+"""
+
+
+def test_best_py_guard_passes_the_verifier_and_guards(tmp_path: Path) -> None:
+    problem = problem_from_source(textwrap.dedent(PROBLEM), "p.py")
+    text = guard_best_source(problem, CANDIDATE, "cpu")
+    assert "KERNELOPT_VERIFIED" in text and text.startswith(CANDIDATE.rstrip("\n"))
+    assert analyze_candidate(text).violations == []
+    report = verify_candidate(problem, text, VerifyOptions(device="cpu", seeds=1))
+    assert report.verdict == "pass", [g.to_dict() for g in report.gates]
+    (tmp_path / "best.py").write_text(text)
+    (tmp_path / "p.py").write_text(textwrap.dedent(PROBLEM))
+    (tmp_path / "use.py").write_text(USE_BEST)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(tmp_path / "use.py"),
+            str(tmp_path / "best.py"),
+            str(tmp_path / "p.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TRITON_INTERPRET": "1"},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "64 kernel"
+    assert lines[1].startswith("65 reference: these shapes")
+
+
+def test_render_guard_names_the_optimized_and_the_shapes() -> None:
+    text = render_guard(
+        _verified((4, 8)) | {"shapes": ["as given"]}, optimized="row_softmax", init=[]
+    )
+    assert "kernelopt_guard(reference, row_softmax, KERNELOPT_VERIFIED, args)" in text
+    assert "# Verified shape sets: as given." in text
+    assert "\nfrom __future__ import" not in text  # it is appended below other code
+    compile(text, "<guard>", "exec")
+
+
+def test_a_problem_that_cannot_be_described_gets_a_comment_not_a_failure() -> None:
+    problem = problem_from_source(textwrap.dedent(PROBLEM), "p.py")
+    broken = type(problem)(problem.kind, problem.path, "def get_inputs(:\n", problem.entry, "p")
+    text = guard_best_source(broken, CANDIDATE, "cpu")
+    assert text.rstrip().splitlines()[-1].startswith("# KernelOPT guard not added:")
