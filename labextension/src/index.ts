@@ -12,12 +12,14 @@ import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { ISharedNotebookLike } from './apply';
+import { BANNER_CLASS, IElementLike, markPanelsGone } from './gone';
 import { handleRequest } from './handler';
 import { COMM_TARGET } from './protocol';
 
 export * from './protocol';
 export * from './apply';
 export * from './handler';
+export * from './gone';
 
 /** Kernel connections already carrying our comm target. */
 const registered = new WeakSet<Kernel.IKernelConnection>();
@@ -70,6 +72,18 @@ function register(tracker: INotebookTracker, kernel: Kernel.IKernelConnection | 
   kernel.registerCommTarget(COMM_TARGET, (comm, msg) => handleOpen(tracker, kernel, comm, msg));
 }
 
+/** Tell every KernelOPT panel of `panel` that its kernel has gone. */
+function markGone(panel: NotebookPanel, why: string): void {
+  markPanelsGone(panel.content.node as unknown as IElementLike, why, text => {
+    const banner = document.createElement('div');
+    banner.className = BANNER_CLASS;
+    banner.style.cssText =
+      'background:#fff8c5;border:1px solid #d4a72c;border-radius:3px;padding:4px 8px;margin:4px 0';
+    banner.textContent = text;
+    return banner as unknown as IElementLike;
+  });
+}
+
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'kernelopt-jupyter:bridge',
   description: 'Inserts candidates accepted in the KernelOPT panel into the notebook.',
@@ -79,7 +93,20 @@ const plugin: JupyterFrontEndPlugin<void> = {
     const watch = (panel: NotebookPanel): void => {
       const ctx = panel.sessionContext;
       register(tracker, ctx.session?.kernel);
-      ctx.kernelChanged.connect((_, change) => register(tracker, change.newValue));
+      ctx.kernelChanged.connect((_, change) => {
+        register(tracker, change.newValue);
+        if (change.oldValue) {
+          markGone(panel, change.newValue ? 'been replaced' : 'shut down');
+        }
+      });
+      // The panels' widgets live in the kernel: a restart or a death leaves them unanswered.
+      ctx.statusChanged.connect((_, status) => {
+        if (status === 'restarting' || status === 'autorestarting') {
+          markGone(panel, 'restarted');
+        } else if (status === 'dead') {
+          markGone(panel, 'shut down');
+        }
+      });
     };
     tracker.forEach(watch);
     tracker.widgetAdded.connect((_, panel) => watch(panel));
