@@ -1,0 +1,24 @@
+"""Exact GELU computed in place on the activation buffer (saves an allocation and a full
+write of a new tensor)."""
+
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _gelu(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, 0.5 * x * (1.0 + tl.math.erf(x * 0.7071067811865476)), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        n = x.numel()
+        _gelu[(triton.cdiv(n, 8192),)](x, x, n, BLOCK=8192)
+        return x

@@ -1,0 +1,37 @@
+"""Exact GELU behind a small helper nn.Module (no parameters of its own), as a bigger model
+would compose its fused blocks."""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _gelu(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, 0.5 * x * (1.0 + tl.math.erf(x * 0.7071067811865476)), mask=mask)
+
+
+class TritonGELU(nn.Module):
+    def __init__(self, block=4096):
+        super().__init__()
+        self.block = block
+
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        n = x.numel()
+        _gelu[(triton.cdiv(n, self.block),)](x, out, n, BLOCK=self.block)
+        return out
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = TritonGELU()
+
+    def forward(self, x):
+        return self.act(x)
