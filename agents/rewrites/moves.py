@@ -85,7 +85,7 @@ def rewrite_priority(names: list[str], s: Shares) -> float:
         if name in _REMOVES_GEMM_WORK:
             p = 4.0 + s.gemm
         elif name == "gemm_activation_epilogue":
-            p = 2.4 + 0.5 * s.gemm
+            p = 2.4 + 0.5 * s.triton  # the epilogue kernel it removes is a Triton pass
         else:
             p = 2.6 + 0.5 * (s.triton + s.conv)
         best = max(best, p)

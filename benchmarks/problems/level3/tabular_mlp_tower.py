@@ -6,6 +6,9 @@ import os
 import torch
 import torch.nn as nn
 
+# An inference block: BatchNorm uses its running statistics (the reference runs in .eval()).
+KERNELOPT_MODE = "eval"
+
 # KERNELOPT_SMALL=1 shrinks every size so CPU tests under the Triton interpreter stay fast.
 SMALL = os.environ.get("KERNELOPT_SMALL") == "1"
 BATCH = 64 if SMALL else 1024
