@@ -1,4 +1,4 @@
-"""Run a task in a separate Python process with a time limit.
+"""Run a task in a separate Python process with a time limit; no process outlives its result.
 
 Untrusted code (candidates an LLM or a person wrote) and anything that may crash the process
 (a CUDA illegal address poisons the whole context, a segfault kills it) runs here, never in the
@@ -6,20 +6,40 @@ caller. A task is named by ``"package.module:function"``; it receives keyword ar
 returns plain picklable data. The payload and the result travel through files, not the
 child's stdout, so a candidate that prints cannot corrupt them.
 
+What every worker gets, whoever starts it:
+
+* a scrubbed environment (``scrubbed_env``): only what Python, torch, Triton and CUDA need;
+  no API keys, tokens, secrets or credentials, whatever the caller's environment holds;
+* its own session and process group, and it is a child subreaper, so whatever the task forks
+  stays findable below it;
+* death with its parent: ``PR_SET_PDEATHSIG`` plus a watchdog that polls ``os.getppid()``;
+  either way the worker kills everything below it before it goes;
+* on a timeout the caller sends SIGTERM to the whole tree, waits a moment, then SIGKILL (a
+  loop of interpreted launches does not stop on SIGTERM alone).
+
+A task that ran untrusted code (``untrusted=True``) has its result read by a restricted
+unpickler: the candidate could have written the result file itself, and an unrestricted
+``pickle.loads`` in the caller would run whatever it put there.
+
 Run as ``python -m kernelopt_jupyter.worker PAYLOAD RESULT``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import os
 import pickle
+import re
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +48,188 @@ from kernelopt_jupyter.device import Device, interpreter_env
 
 #: How much of the child's stderr is kept for diagnostics.
 STDERR_TAIL = 4000
+#: Seconds between SIGTERM and SIGKILL when a worker is stopped.
+TERM_GRACE_S = 1.0
+#: How often the watchdog looks for its parent.
+WATCHDOG_PERIOD_S = 0.5
+
+# ---------------------------------------------------------------------------- environment
+
+#: Variables a worker keeps by exact name (what Python, compilers and the platform read).
+_KEEP_NAMES = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+        "VIRTUAL_ENV",
+        "LD_LIBRARY_PATH",
+        "CC",
+        "CXX",
+        "CPATH",
+        "LIBRARY_PATH",
+        "PYTHONPATH",
+        "PYTHONHASHSEED",
+        "PYTHONUNBUFFERED",
+        "PYTHONNOUSERSITE",
+        "PYTHONDONTWRITEBYTECODE",
+    }
+)
+#: Variables a worker keeps by prefix: torch, Triton, CUDA, BLAS threads, caches, our own.
+_KEEP_PREFIXES = (
+    "LC_",
+    "TRITON_",
+    "CUDA_",
+    "CUBLAS_",
+    "CUDNN_",
+    "NVIDIA_",
+    "NCCL_",
+    "TORCH",
+    "PYTORCH_",
+    "INDUCTOR_",
+    "HELION_",
+    "KERNELOPT_",
+    "OMP_",
+    "MKL_",
+    "OPENBLAS_",
+    "XDG_",
+    "CONDA_",
+)
+#: A name containing one of these is dropped even when a keep rule matches it.
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
+#: Values that look like credentials are dropped whatever the name (a key pasted into a
+#: harmless-looking variable): Anthropic/OpenAI keys, GitHub and Slack tokens, AWS key ids.
+_SECRET_VALUE = re.compile(
+    r"(sk-ant-|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abp]-|AKIA[0-9A-Z]{16})"
+)
+
+
+def is_secret_name(name: str) -> bool:
+    """True for a variable a worker must never see (``ANTHROPIC_*``, ``*KEY*``, ``*TOKEN*``...)."""
+    upper = name.upper()
+    return upper.startswith("ANTHROPIC") or any(word in upper for word in _SECRET_WORDS)
+
+
+def scrubbed_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The part of ``env`` a worker may see: an allowlist of names, minus anything secret."""
+    kept = {}
+    for name, value in env.items():
+        if name not in _KEEP_NAMES and not name.startswith(_KEEP_PREFIXES):
+            continue
+        if is_secret_name(name) or _SECRET_VALUE.search(value):
+            continue
+        kept[name] = value
+    return kept
+
+
+# ---------------------------------------------------------------------------- process trees
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid for every process visible in /proc (empty where there is no /proc)."""
+    table: dict[int, int] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return table
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        # The command name is in parentheses and may contain spaces: split after the last ')'.
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 1:
+            table[int(entry)] = int(fields[1])
+    return table
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` (children, grandchildren...), found through /proc."""
+    parents = _parents()
+    children: dict[int, list[int]] = {}
+    for child, parent in parents.items():
+        children.setdefault(parent, []).append(child)
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.append(child)
+                todo.append(child)
+    return found
+
+
+def _signal_all(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def kill_tree(pid: int, *, include_self: bool = True, rounds: int = 5) -> None:
+    """SIGKILL ``pid``'s process group and every process below it, until none is left.
+
+    Repeated because a process may fork while the tree is being killed.
+    """
+    for _ in range(rounds):
+        below = descendants(pid)
+        targets = below + ([pid] if include_self else [])
+        if include_self:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
+        _signal_all(targets, signal.SIGKILL)
+        if not below:
+            return
+        time.sleep(0.02)
+
+
+def _linux_prctl(option: int, value: int) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(option, value, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Make this process die when ``parent_pid`` does: the kernel's parent-death signal and a
+    watchdog thread (for platforms without it, and for a parent that was already gone)."""
+    _linux_prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    if os.getppid() != parent_pid:
+        os._exit(70)
+
+    def watch() -> None:
+        while True:
+            time.sleep(WATCHDOG_PERIOD_S)
+            if os.getppid() != parent_pid:
+                kill_tree(os.getpid(), include_self=False)
+                os._exit(70)
+
+    threading.Thread(target=watch, name="kernelopt-parent-watchdog", daemon=True).start()
+
+
+def become_subreaper() -> bool:
+    """Orphans of anything this process forks are re-parented here, so they can be found."""
+    return _linux_prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
+# ---------------------------------------------------------------------------- caller side
 
 
 @dataclass
@@ -66,6 +268,47 @@ def _last_line(text: str) -> str:
     return f": {lines[-1][:300]}" if lines else ""
 
 
+#: Globals an untrusted result may name: plain containers and the project's own classes.
+_SAFE_BUILTINS = frozenset({"set", "frozenset", "complex", "slice", "range", "bytearray"})
+
+
+class _PlainDataUnpickler(pickle.Unpickler):
+    """Loads plain data only: no function, no foreign class, so a forged file runs nothing."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "builtins" and name in _SAFE_BUILTINS:
+            return super().find_class(module, name)
+        if module == "collections" and name in ("OrderedDict", "Counter"):
+            return super().find_class(module, name)
+        if module == "copyreg" and name == "_reconstructor":
+            return super().find_class(module, name)
+        if module == "kernelopt_jupyter" or module.startswith("kernelopt_jupyter."):
+            value = super().find_class(module, name)
+            if isinstance(value, type) and not issubclass(value, BaseException):
+                return value
+        raise pickle.UnpicklingError(f"a worker result may not hold {module}.{name}")
+
+
+def load_plain(data: bytes) -> Any:
+    """Unpickle data written by a process that ran untrusted code (plain data only)."""
+    return _PlainDataUnpickler(io.BytesIO(data)).load()
+
+
+def stop_process_tree(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the worker's group and everything below it, then SIGKILL what is left."""
+    below = descendants(proc.pid)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    _signal_all(below, signal.SIGTERM)
+    try:
+        proc.wait(timeout=TERM_GRACE_S)
+    except subprocess.TimeoutExpired:
+        pass
+    _signal_all(below, signal.SIGKILL)
+    kill_tree(proc.pid)
+    proc.wait()
+
+
 def run_task(
     task: str,
     kwargs: dict[str, Any],
@@ -73,9 +316,23 @@ def run_task(
     device: Device,
     time_limit_s: float = 120.0,
     extra_env: dict[str, str] | None = None,
+    untrusted: bool = False,
+    preload: tuple[str, ...] = (),
+    children: tuple[str, ...] = (),
 ) -> WorkerResult:
-    """Run ``task(**kwargs)`` in a fresh process on ``device``; never raises for task failures."""
-    env = interpreter_env(device)
+    """Run ``task(**kwargs)`` in a fresh process on ``device``; never raises for task failures.
+
+    ``extra_env`` is added after scrubbing (the caller vouches for it). ``untrusted`` reads the
+    result as plain data only (set it for tasks that run a candidate's code in the worker).
+
+    ``children`` makes the worker a fork server: it imports ``preload`` (torch, the project:
+    once), then, *before it reads the payload*, forks one child per entry (``"pkg.mod:fn"``,
+    called as ``fn(sock)`` with a connected socket) and passes the task
+    ``children=[(pid, socket), ...]``. A child so never holds the task's arguments, shares no
+    file descriptor but its socket, runs in its own process group and dies with the worker;
+    CUDA is initialised in each child, never before the fork.
+    """
+    env = scrubbed_env(interpreter_env(device))
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault(
         "TORCHINDUCTOR_CACHE_DIR", str(Path(tempfile.gettempdir()) / "kernelopt-inductor")
@@ -84,19 +341,17 @@ def run_task(
         env.update(extra_env)
     with tempfile.TemporaryDirectory(prefix="kernelopt-worker-") as tmp:
         env["KERNELOPT_SRC_DIR"] = str(Path(tmp) / "src")
+        env["KERNELOPT_WORKER_PARENT"] = str(os.getpid())
         payload = Path(tmp) / "payload.pkl"
         result = Path(tmp) / "result.pkl"
         payload.write_bytes(pickle.dumps({"task": task, "kwargs": kwargs}))
+        (Path(tmp) / "forks.pkl").write_bytes(
+            pickle.dumps({"preload": list(preload), "children": list(children)})
+        )
         start = time.monotonic()
         with open(Path(tmp) / "stderr.txt", "w+b") as err:
             proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "kernelopt_jupyter.worker",
-                    str(payload),
-                    str(result),
-                ],
+                [sys.executable, "-m", "kernelopt_jupyter.worker", str(payload), str(result)],
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -107,15 +362,31 @@ def run_task(
                 proc.wait(timeout=time_limit_s)
                 timed_out = False
             except subprocess.TimeoutExpired:
-                _kill_group(proc)
+                stop_process_tree(proc)
                 timed_out = True
+            except BaseException:  # KeyboardInterrupt in the caller: leave nothing running
+                stop_process_tree(proc)
+                raise
+            # Whatever is still in the worker's group (a daemon it forked) goes too.
+            kill_tree(proc.pid)
             seconds = time.monotonic() - start
             err.seek(0)
             stderr = err.read().decode(errors="replace")[-STDERR_TAIL:]
         if timed_out:
             return WorkerResult(False, timed_out=True, seconds=seconds, stderr=stderr)
         if proc.returncode == 0 and result.exists():
-            outcome = pickle.loads(result.read_bytes())
+            try:
+                raw = result.read_bytes()
+                outcome = load_plain(raw) if untrusted else pickle.loads(raw)
+            except Exception as exc:
+                return WorkerResult(
+                    False,
+                    error=f"the worker's result cannot be read ({exc})"[:500],
+                    error_type="WorkerError",
+                    exitcode=0,
+                    stderr=stderr,
+                    seconds=seconds,
+                )
             return WorkerResult(
                 ok=outcome["ok"],
                 value=outcome.get("value"),
@@ -129,12 +400,7 @@ def run_task(
         return WorkerResult(False, exitcode=proc.returncode, stderr=stderr, seconds=seconds)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
+# ---------------------------------------------------------------------------- child side
 
 
 def _resolve(task: str) -> Any:
@@ -154,12 +420,69 @@ def _true_fp32() -> None:
     torch.backends.cudnn.allow_tf32 = False
 
 
+def _fork_children(roles: list[str]) -> list[tuple[int, Any]]:
+    """Fork one child per role; each gets one end of a socket pair and nothing else."""
+    import socket
+
+    made: list[tuple[int, Any]] = []
+    for role in roles:
+        ours, theirs = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:  # the child: drop every inherited descriptor but stdio and its socket
+            keep = theirs.fileno()
+            os.closerange(3, keep)
+            os.closerange(keep + 1, 65536)
+            os.setpgid(0, 0)
+            parent = os.getppid()
+            _linux_prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+            if os.getppid() != parent:
+                os._exit(70)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            sys.argv = [sys.argv[0]]
+            code = 0
+            try:
+                _resolve(role)(theirs)
+            except BaseException:
+                traceback.print_exc()
+                code = 1
+            sys.stderr.flush()
+            os._exit(code)
+        theirs.close()
+        made.append((pid, ours))
+    return made
+
+
+def _on_term(signum: int, frame: Any) -> None:
+    kill_tree(os.getpid(), include_self=False)
+    os._exit(128 + signum)
+
+
 def main(argv: list[str]) -> int:
-    """Child side: load the payload, run the task, write the outcome."""
+    """Child side: load the payload, run the task, write the outcome, leave nothing behind."""
     payload_path, result_path = argv
-    request = pickle.loads(Path(payload_path).read_bytes())
+    parent = os.environ.pop("KERNELOPT_WORKER_PARENT", "")
+    if parent.isdigit():
+        die_with_parent(int(parent))
+    become_subreaper()
+    signal.signal(signal.SIGTERM, _on_term)
+    forks_path = Path(payload_path).with_name("forks.pkl")
+    forks = pickle.loads(forks_path.read_bytes()) if forks_path.exists() else {}
     try:
         _true_fp32()
+        for module in forks.get("preload", []):
+            importlib.import_module(module)
+        made = _fork_children(forks.get("children", []))
+    except BaseException as exc:  # pragma: no cover - an import error in the fork server
+        made = []
+        forks = {"error": exc}
+    # Read only after forking, then remove: a child never sees the task's arguments.
+    request = pickle.loads(Path(payload_path).read_bytes())
+    Path(payload_path).unlink()
+    if made:
+        request["kwargs"]["children"] = made
+    try:
+        if "error" in forks:
+            raise forks["error"]
         value = _resolve(request["task"])(**request["kwargs"])
         outcome: dict[str, Any] = {"ok": True, "value": value}
     except BaseException as exc:  # report everything, including SystemExit from a candidate
@@ -177,6 +500,8 @@ def main(argv: list[str]) -> int:
         )
     Path(result_path).write_bytes(data)
     sys.stdout.flush()
+    # Nothing the task forked survives it (it is re-parented here: this is a subreaper).
+    kill_tree(os.getpid(), include_self=False)
     # Skip interpreter teardown: a candidate's threads or CUDA state must not hang the exit.
     os._exit(0)
 

@@ -1,25 +1,31 @@
 """The four gates in order: ``verify_candidate`` (the Verification API of docs/engine.md).
 
-Where each part runs:
+Where each part runs (docs/verification.md has the threat model):
 
 * the static gate's source analysis runs here (it only parses);
-* one worker (``runtime.check_candidate``, TRITON_INTERPRET=1 on the CPU) computes the
-  reference, then runs the candidate: the static gate's run-time checks, correctness and the
-  fp64 referee, each phase recorded as it finishes so a crash is charged to the right gate;
+* one verification worker, a fork server, imports torch and the project once and forks the
+  reference's process and the candidate's process before it reads its task; it then checks
+  (``checker.verify_task``): the static gate's run-time checks, correctness over a schedule
+  drawn from a fresh seed, and the fp64 referee. The candidate's process holds nothing of the
+  reference and answers with data;
 * on the CPU a second worker without the interpreter compiles each launched kernel for sm_90
-  (on the GPU the kernels were really compiled and run for the device);
+  (on the GPU the kernels were really compiled and run for the device); a kernel the check
+  cannot build or cannot find fails the gate;
 * on the GPU a third worker times the candidate against the baselines.
+
+Every worker runs with a scrubbed environment, in its own process group, and takes everything
+it started with it when it ends or its caller dies (``kernelopt_jupyter.worker``).
 """
 
 from __future__ import annotations
 
-import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
 
 from kernelopt_jupyter.device import Device, resolve_device
 from kernelopt_jupyter.problem import Problem, ProblemError
+from kernelopt_jupyter.verify.checker import CHILDREN, PRELOAD
 from kernelopt_jupyter.verify.compile_check import check_compiles
 from kernelopt_jupyter.verify.report import (
     GATE_NAMES,
@@ -28,7 +34,7 @@ from kernelopt_jupyter.verify.report import (
     VerifyReport,
     skipped_after,
 )
-from kernelopt_jupyter.verify.runtime import read_progress
+from kernelopt_jupyter.verify.schedule import fresh_seed
 from kernelopt_jupyter.verify.static import StaticAnalysis, analyze_candidate
 from kernelopt_jupyter.worker import WorkerResult, run_task
 
@@ -36,6 +42,9 @@ from kernelopt_jupyter.worker import WorkerResult, run_task
 #: torch.compile the reference for the "compile" baseline.
 COMPILE_BASELINE_ALLOWANCE_S = 240.0
 COMPILE_CHECK_LIMIT_S = 120.0
+#: Seconds the verification worker gets beyond the reference's and the candidate's limits
+#: (its own start, comparisons); the checker enforces the candidate's limit itself.
+CHECKER_ALLOWANCE_S = 60.0
 
 GateCallback = Callable[[GateResult], None]
 
@@ -111,7 +120,9 @@ def verify_candidate(
         run.fail_rest("static")
         report.seconds = time.monotonic() - start
         return report
-    phases = _run_checks(problem, candidate_source, options, device, dispatch_only, analysis)
+    seed = options.seed if options.seed is not None else fresh_seed()
+    report.seed = seed
+    phases = _run_checks(problem, candidate_source, options, device, dispatch_only, analysis, seed)
     _static_gate(run, phases, candidate_source)
     if run.gates[-1].status == "fail":
         run.fail_rest("static")
@@ -131,37 +142,43 @@ def _run_checks(
     device: Device,
     dispatch_only: bool,
     analysis: StaticAnalysis,
+    seed: int,
 ) -> dict[str, dict[str, Any]]:
-    """The worker's phases; a crashed or hung phase becomes that phase's failure."""
-    with tempfile.TemporaryDirectory(prefix="kernelopt-verify-") as folder:
-        result = run_task(
-            "kernelopt_jupyter.verify.runtime:check_candidate",
-            {
-                "problem": problem,
-                "candidate_source": source,
-                "device": device,
-                "seeds": list(range(max(1, options.seeds))),
-                "dispatch_only": dispatch_only,
-                "cuda_graphs": analysis.uses_cuda_graphs,
-                "fp64_factor": options.fp64_factor,
-                "progress_dir": folder,
-            },
-            device=device,
-            time_limit_s=options.time_limit_s,
-        )
-        phases, running = read_progress(folder)
+    """The verification worker's phases; a crash of the worker itself fails the static gate."""
+    result = run_task(
+        "kernelopt_jupyter.verify.checker:verify_task",
+        {
+            "problem": problem,
+            "candidate_source": source,
+            "device": device,
+            "seed": seed,
+            "seeds": max(1, options.seeds),
+            "dispatch_only": dispatch_only,
+            "cuda_graphs": analysis.uses_cuda_graphs,
+            "fp64_factor": options.fp64_factor,
+            "time_limit_s": options.time_limit_s,
+        },
+        device=device,
+        time_limit_s=2 * options.time_limit_s + CHECKER_ALLOWANCE_S,
+        untrusted=True,
+        preload=PRELOAD,
+        children=CHILDREN,
+    )
+    if not result.ok:
+        if result.timed_out:
+            raise ProblemError(
+                f"{problem.path}: the verification did not finish ({_crash(result, 'reference')})"
+                "; a longer time limit (--time-limit) may help"
+            )
+        return {
+            "reference": {"ok": True},
+            "static": {"ok": False, "status": "fail", "detail": _crash(result, "static")},
+        }
+    phases: dict[str, dict[str, Any]] = result.value
     reference = phases.get("reference")
     if reference is None or "problem_error" in reference:
-        if reference is not None:
-            raise ProblemError(reference["problem_error"])
-        hint = "; a longer time limit (--time-limit) may help" if result.timed_out else ""
-        raise ProblemError(
-            f"{problem.path}: the reference could not run ({_crash(result, 'reference')}){hint}"
-        )
-    if running is not None:
-        phases[running] = {"ok": False, "status": "fail", "detail": _crash(result, running)}
-    elif not result.ok and "static" not in phases:
-        phases["static"] = {"ok": False, "status": "fail", "detail": _crash(result, "static")}
+        message = reference["problem_error"] if reference else "the reference could not run"
+        raise ProblemError(message)
     return phases
 
 
@@ -170,39 +187,44 @@ def _static_gate(run: _Cascade, phases: dict[str, dict[str, Any]], source: str) 
     if not static.get("ok"):
         run.add(GateResult("static", "fail", static["detail"], {"phase": "runtime"}))
         return
-    metrics = {
-        k: static[k] for k in ("launches", "construction_launches", "kernels", "dispatch_only")
+    metrics: dict[str, Any] = {
+        k: static[k]
+        for k in ("launches", "construction_launches", "kernels", "dispatch_only", "accounting")
+        if k in static
     }
     detail = static["detail"]
     if run.device == "cuda":
         detail += "; compiled and ran on the GPU"
-    else:
-        compiled = check_compiles(source, static["specs"], time_limit_s=COMPILE_CHECK_LIMIT_S)
-        metrics["compile"] = compiled
-        failed = [c for c in compiled if c["status"] == "fail"]
-        if failed:
-            first = failed[0]
-            run.add(
-                GateResult(
-                    "static",
-                    "fail",
-                    f"kernel {first['kernel']} does not compile for sm_90: {first['error']}",
-                    metrics,
-                )
-            )
-            return
-        unknown = [c for c in compiled if c["status"] == "unknown"]
-        unknown += [
-            {"kernel": k, "error": f"launch arguments not recordable ({e})"}
-            for k, e in static.get("spec_errors", {}).items()
-        ]
-        built = {c["kernel"] for c in compiled if c["status"] == "pass"}
-        if built:
-            detail += f"; {len(built)} kernel(s) compile for sm_90"
-        if unknown:
-            detail += "; sm_90 compile check not possible for " + "; ".join(
-                f"{u['kernel']}: {u['error']}" for u in unknown[:3]
-            )
+        run.add(GateResult("static", "pass", detail, metrics))
+        return
+    recorded = phases.get("specs", {})
+    compiled = check_compiles(
+        source, list(recorded.get("specs", [])), time_limit_s=COMPILE_CHECK_LIMIT_S
+    )
+    metrics["compile"] = compiled
+    failed = [c for c in compiled if c["status"] == "fail"]
+    if failed:
+        first = failed[0]
+        message = f"kernel {first['kernel']} does not compile for sm_90: {first['error']}"
+        run.add(GateResult("static", "fail", message, metrics))
+        return
+    # The compile check decides: a kernel it cannot build or find is not known to compile.
+    unknown = [c for c in compiled if c["status"] == "unknown"]
+    unknown += [
+        {"kernel": k, "error": f"its launch arguments cannot be recorded ({e})"}
+        for k, e in recorded.get("errors", {}).items()
+    ]
+    if unknown:
+        first = unknown[0]
+        message = (
+            f"the sm_90 compile check cannot build kernel {first['kernel']}: {first['error']} "
+            "(define kernels at module level with plain tensor and scalar arguments)"
+        )
+        run.add(GateResult("static", "fail", message, metrics))
+        return
+    built = {c["kernel"] for c in compiled if c["status"] == "pass"}
+    if built:
+        detail += f"; {len(built)} kernel(s) compile for sm_90"
     run.add(GateResult("static", "pass", detail, metrics))
 
 
@@ -212,6 +234,8 @@ def _value_gates(run: _Cascade, phases: dict[str, dict[str, Any]]) -> None:
         if data is None:  # the worker stopped after the previous phase without a verdict
             data = {"status": "fail", "detail": "the worker ended before this gate finished"}
         metrics = {k: v for k, v in data.items() if k not in ("status", "detail", "ok")}
+        if name == "correctness" and "memory" in phases:
+            metrics["memory"] = phases["memory"]
         run.add(GateResult(name, data["status"], data["detail"], metrics))
         if data["status"] == "fail":
             run.fail_rest(name)
@@ -238,6 +262,7 @@ def _performance(
         },
         device=device,
         time_limit_s=limit,
+        untrusted=True,
     )
     if not result.ok:
         return GateResult("performance", "fail", _crash(result, "performance"))

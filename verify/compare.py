@@ -1,10 +1,10 @@
-"""Comparing a candidate's outputs with the reference's: tolerances, NaN/Inf agreement, errors.
+"""Comparing a candidate's outputs with the reference's: structure, tolerances, NaN/Inf places,
+and the float64 referee's errors. Runs in the checker, on data (never on the candidate's
+objects), and in chunks: no output is ever upcast to float64 whole.
 
-Two tolerances per dtype. *Strict* is KernelBench's fp32 bar (1e-4; 1e-2 for fp16/bf16); a
-candidate that meets it passes correctness outright. *Loose* admits results that differ from
-the reference by reordered arithmetic (blocked reductions, split-K): those pass correctness
-only to face the float64 referee, which decides whether the difference is honest rounding or a
-real loss of precision (a silent fp16 downcast).
+Two tolerances per dtype. *Strict* is KernelBench's fp32 bar (1e-4; 1e-2 for fp16/bf16).
+*Loose* admits results that differ from the reference by reordered arithmetic (blocked
+reductions, split-K); either way the float64 referee rules afterwards (see ``referee_errors``).
 
 The absolute tolerance scales with the reference's magnitude (its root mean square, capped at
 1): a fixed ``atol`` would let all-zero or constant outputs pass any problem whose outputs are
@@ -13,10 +13,13 @@ small, a cheat documented in the field.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from kernelopt_jupyter.verify.wire import Opaque, Sent
 
 STRICT: dict[torch.dtype, tuple[float, float]] = {  # (rtol, atol)
     torch.float64: (1e-7, 1e-7),
@@ -30,6 +33,10 @@ LOOSE: dict[torch.dtype, tuple[float, float]] = {
     torch.float16: (5e-2, 5e-2),
     torch.bfloat16: (5e-2, 5e-2),
 }
+#: Elements per comparison chunk (float64 copies of one chunk are the largest temporaries).
+CHUNK = 1 << 24
+#: Values below this fraction of the output's RMS get the referee's relative check.
+SMALL_FRACTION = 1e-3
 
 
 def flatten(value: Any) -> list[Any]:
@@ -65,17 +72,52 @@ class Comparison:
 
 
 def _describe(value: Any) -> str:
+    if isinstance(value, Sent):
+        value = value.tensor
     if isinstance(value, torch.Tensor):
         return f"tensor{tuple(value.shape)} {str(value.dtype).removeprefix('torch.')}"
+    if isinstance(value, Opaque):
+        return value.type_name
     return type(value).__name__
 
 
-def _within(diff: torch.Tensor, ref: torch.Tensor, rtol: float, atol: float) -> torch.Tensor:
-    return diff <= atol + rtol * ref.abs()
+def _chunks(t: torch.Tensor, chunk: int, device: str | None = None) -> Any:
+    flat = t.detach().reshape(-1)
+    for start in range(0, flat.numel(), chunk):
+        part = flat[start : start + chunk]
+        if device is not None and part.device.type != device:
+            part = part.to(device)
+        if part.is_complex():
+            part = torch.view_as_real(part).reshape(-1)
+        yield start, part
 
 
-def compare_tensors(out: torch.Tensor, ref: torch.Tensor, label: str = "output") -> Comparison:
-    """Compare one tensor with its reference: shape, dtype, device, NaN/Inf pattern, values."""
+def _scale(ref: torch.Tensor, chunk: int) -> float:
+    """Root mean square of the reference's finite values (one chunked pass)."""
+    total = 0.0
+    count = 0
+    for _, part in _chunks(ref, chunk):
+        p = part.to(torch.float64)
+        finite = p[torch.isfinite(p)]
+        total += float(finite.square().sum())
+        count += finite.numel()
+    return math.sqrt(total / count) if count else 0.0
+
+
+def compare_tensors(
+    out: torch.Tensor,
+    ref: torch.Tensor,
+    label: str = "output",
+    *,
+    chunk: int = CHUNK,
+    magnitude: bool = False,
+) -> Comparison:
+    """Compare one tensor with its reference: shape, dtype, device, NaN/Inf pattern, values.
+
+    ``magnitude`` scales the absolute tolerance with the output's RMS above 1 too (the stress
+    case: inputs of large magnitude make every honest rounding error proportionally larger).
+    Chunked; the result is the same for any chunk size (tested).
+    """
     if tuple(out.shape) != tuple(ref.shape):
         return Comparison(
             error=f"{label} has shape {tuple(out.shape)}, the reference {tuple(ref.shape)}"
@@ -87,98 +129,185 @@ def compare_tensors(out: torch.Tensor, ref: torch.Tensor, label: str = "output")
         )
     if out.device.type != ref.device.type:
         return Comparison(error=f"{label} is on {out.device.type}, the reference on {ref.device}")
-    a = out.detach()
-    b = ref.detach()
-    if not (a.is_floating_point() or a.is_complex()):
-        if torch.equal(a, b):
+    if not (ref.is_floating_point() or ref.is_complex()):
+        wrong = 0
+        for (_, a), (_, b) in zip(_chunks(out, chunk), _chunks(ref, chunk)):
+            wrong += int((a != b).sum())
+        if wrong == 0:
             return Comparison()
-        wrong = int((a != b).sum())
         return Comparison(
-            error=f"{label}: {wrong} of {b.numel()} {b.dtype} elements differ (exact match needed)",
+            error=f"{label}: {wrong} of {ref.numel()} {ref.dtype} elements differ "
+            "(exact match needed)",
             strict_ok=False,
             loose_ok=False,
         )
-    if a.is_complex():
-        a, b = torch.view_as_real(a), torch.view_as_real(b)
-    a64, b64 = a.to(torch.float64), b.to(torch.float64)
-    nan_a, nan_b = torch.isnan(a64), torch.isnan(b64)
-    if not torch.equal(nan_a, nan_b):
-        return Comparison(
-            error=f"{label}: NaN pattern differs ({int(nan_a.sum())} NaN vs the reference's "
-            f"{int(nan_b.sum())})",
-            strict_ok=False,
-            loose_ok=False,
-        )
-    inf_a, inf_b = torch.isinf(a64), torch.isinf(b64)
-    if not torch.equal(inf_a, inf_b) or not torch.equal(a64[inf_a], b64[inf_b]):
-        return Comparison(
-            error=f"{label}: Inf pattern differs ({int(inf_a.sum())} Inf vs the reference's "
-            f"{int(inf_b.sum())})",
-            strict_ok=False,
-            loose_ok=False,
-        )
-    finite = ~(nan_b | inf_b)
-    fa, fb = a64[finite], b64[finite]
-    if fb.numel() == 0:
-        return Comparison()
-    diff = (fa - fb).abs()
-    scale = float(fb.square().mean().sqrt())
+    scale = _scale(ref, chunk)
     # Magnitude-aware absolute tolerance: outputs far below 1 get a proportionally smaller atol,
     # so zeros or constants cannot pass a problem whose outputs are tiny.
-    factor = min(1.0, scale) if scale > 0 else 1.0
-    rs, as_ = STRICT.get(b.dtype, STRICT[torch.float32])
-    rl, al = LOOSE.get(b.dtype, LOOSE[torch.float32])
-    strict = _within(diff, fb, rs, as_ * factor)
-    loose = _within(diff, fb, rl, al * factor)
+    factor = (scale if magnitude else min(1.0, scale)) if scale > 0 else 1.0
+    base = ref.dtype if ref.is_floating_point() else torch.float32
+    rs, as_ = STRICT.get(base, STRICT[torch.float32])
+    rl, al = LOOSE.get(base, LOOSE[torch.float32])
+    nan_out = nan_ref = inf_out = inf_ref = 0
+    inf_mismatch = False
+    max_err = 0.0
+    bad_strict = bad_loose = 0
+    worst_excess = -math.inf
+    worst_pair = (0.0, 0.0)
+    loose_excess = -math.inf
+    loose_pair = (0.0, 0.0)
+    finite_count = 0
+    for (_, a), (_, b) in zip(_chunks(out, chunk), _chunks(ref, chunk)):
+        a64, b64 = a.to(torch.float64), b.to(torch.float64)
+        na, nb = torch.isnan(a64), torch.isnan(b64)
+        nan_out += int(na.sum())
+        nan_ref += int(nb.sum())
+        if not torch.equal(na, nb):
+            return Comparison(
+                error=f"{label}: NaN pattern differs ({_count_nan(out, chunk)} NaN vs the "
+                f"reference's {_count_nan(ref, chunk)})",
+                strict_ok=False,
+                loose_ok=False,
+            )
+        ia, ib = torch.isinf(a64), torch.isinf(b64)
+        inf_out += int(ia.sum())
+        inf_ref += int(ib.sum())
+        if not torch.equal(ia, ib) or not torch.equal(a64[ia], b64[ib]):
+            inf_mismatch = True
+            continue
+        finite = ~(nb | ib)
+        fa, fb = a64[finite], b64[finite]
+        if fb.numel() == 0:
+            continue
+        finite_count += fb.numel()
+        diff = (fa - fb).abs()
+        max_err = max(max_err, float(diff.max()))
+        strict_bound = as_ * factor + rs * fb.abs()
+        bad_strict += int((diff > strict_bound).sum())
+        loose_over = diff - (al * factor + rl * fb.abs())
+        bad_loose += int((loose_over > 0).sum())
+        li = int(loose_over.argmax())
+        if float(loose_over[li]) > loose_excess:
+            loose_excess = float(loose_over[li])
+            loose_pair = (float(fa[li]), float(fb[li]))
+        excess = diff - strict_bound
+        idx = int(excess.argmax())
+        if float(excess[idx]) > worst_excess:
+            worst_excess = float(excess[idx])
+            worst_pair = (float(fa[idx]), float(fb[idx]))
+    if inf_mismatch:
+        return Comparison(
+            error=f"{label}: Inf pattern differs ({inf_out} Inf vs the reference's {inf_ref})",
+            strict_ok=False,
+            loose_ok=False,
+        )
     result = Comparison(
-        strict_ok=bool(strict.all()),
-        loose_ok=bool(loose.all()),
-        max_abs_err=float(diff.max()),
+        strict_ok=bad_strict == 0,
+        loose_ok=bad_loose == 0,
+        max_abs_err=max_err,
         tolerances={label: [rs, as_ * factor, rl, al * factor]},
     )
-    if not result.strict_ok:
-        excess = diff - (as_ * factor + rs * fb.abs())
-        idx = int(excess.argmax())
-        bad = int((~strict).sum())
+    if not result.loose_ok:
         result.worst = (
-            f"{label}: {bad} of {fb.numel()} elements outside rtol={rs:g} atol={as_ * factor:.2g}; "
-            f"worst got {float(fa[idx]):.6g} expected {float(fb[idx]):.6g}"
+            f"{label}: {bad_loose} of {finite_count} elements outside even the loose tolerance "
+            f"rtol={rl:g} atol={al * factor:.2g}; worst got {loose_pair[0]:.6g} expected "
+            f"{loose_pair[1]:.6g}"
+        )
+    elif not result.strict_ok:
+        result.worst = (
+            f"{label}: {bad_strict} of {finite_count} elements outside rtol={rs:g} "
+            f"atol={as_ * factor:.2g}; worst got {worst_pair[0]:.6g} expected {worst_pair[1]:.6g}"
         )
     return result
 
 
-def compare_outputs(out: Any, ref: Any) -> Comparison:
-    """Compare a whole output (a tensor or a nest of them) with the reference's output."""
-    outs, refs = flatten(out), flatten(ref)
-    if len(outs) != len(refs):
-        return Comparison(
-            error=f"returned {len(outs)} value(s), the reference {len(refs)}",
-            strict_ok=False,
-            loose_ok=False,
-        )
+def _count_nan(t: torch.Tensor, chunk: int) -> int:
+    return sum(int(torch.isnan(p).sum()) for _, p in _chunks(t, chunk))
+
+
+def _leaf(value: Any) -> tuple[Any, Sent | None]:
+    if isinstance(value, Sent):
+        return value.tensor, value
+    return value, None
+
+
+def compare_outputs(
+    out: Any, ref: Any, *, chunk: int = CHUNK, magnitude: bool = False
+) -> Comparison:
+    """Compare a whole output with the reference's, structure first.
+
+    The candidate's output must have the reference's structure: a tensor where the reference
+    returns a tensor (``(out,)`` is not ``out``; a list stands for a tuple), the same lengths
+    and dict keys; each tensor a plain ``torch.Tensor`` (a subclass arrives as ``Opaque``)
+    with the reference's shape, dtype, device, and contiguity where the reference is
+    contiguous. Values are compared last.
+    """
     total = Comparison()
-    for i, (o, r) in enumerate(zip(outs, refs)):
-        label = "output" if len(refs) == 1 else f"output[{i}]"
-        if isinstance(r, torch.Tensor):
-            if not isinstance(o, torch.Tensor):
-                leaf = Comparison(
-                    error=f"{label} is a {_describe(o)}, the reference a {_describe(r)}"
-                )
-            else:
-                leaf = compare_tensors(o, r, label)
-        elif isinstance(r, int | float) and not isinstance(r, bool):
-            if isinstance(o, torch.Tensor) and o.numel() == 1:
-                o = o.item()
-            if not isinstance(o, int | float):
-                leaf = Comparison(error=f"{label} is a {_describe(o)}, the reference a number")
-            else:
-                leaf = compare_tensors(torch.tensor(float(o)), torch.tensor(float(r)), label)
-        else:
-            leaf = Comparison() if o == r else Comparison(error=f"{label} is {o!r}, expected {r!r}")
-        if leaf.error is not None:
-            leaf.strict_ok = leaf.loose_ok = False
-        total.merge(leaf)
+    _compare(out, ref, "output", total, chunk, magnitude)
+    if total.error is not None:
+        total.strict_ok = total.loose_ok = False
     return total
+
+
+def _compare(
+    out: Any, ref: Any, label: str, total: Comparison, chunk: int, magnitude: bool = False
+) -> None:
+    if total.error is not None:
+        return
+    if isinstance(ref, list | tuple):
+        if not isinstance(out, list | tuple):
+            total.error = (
+                f"{label} is a {_describe(out)}, the reference a {type(ref).__name__} of "
+                f"{len(ref)} (return the reference's structure)"
+            )
+            return
+        if len(out) != len(ref):
+            total.error = f"returned {len(out)} value(s) in {label}, the reference {len(ref)}"
+            return
+        for i, (o, r) in enumerate(zip(out, ref)):
+            _compare(o, r, f"{label}[{i}]", total, chunk, magnitude)
+        return
+    if isinstance(ref, dict):
+        if not isinstance(out, dict) or sorted(map(str, out)) != sorted(map(str, ref)):
+            total.error = f"{label} is not a dict with the reference's keys {sorted(ref)}"
+            return
+        for key in ref:
+            _compare(out[key], ref[key], f"{label}[{key!r}]", total, chunk, magnitude)
+        return
+    r, r_meta = _leaf(ref)
+    o, o_meta = _leaf(out)
+    if isinstance(o, Opaque):
+        total.error = (
+            f"{label} is a {o.type_name}, not a plain torch.Tensor: return a torch.Tensor "
+            "(subclasses are not taken as outputs)"
+        )
+        return
+    if isinstance(r, torch.Tensor):
+        if not isinstance(o, torch.Tensor):
+            total.error = f"{label} is a {_describe(o)}, the reference a {_describe(r)}"
+            return
+        if o_meta is not None and r_meta is not None:
+            if o_meta.device != r_meta.device:
+                total.error = f"{label} is on {o_meta.device}, the reference on {r_meta.device}"
+                return
+            if r_meta.contiguous and not o_meta.contiguous and o.shape == r.shape:
+                total.error = (
+                    f"{label} has strides {o_meta.stride}, the reference is contiguous "
+                    f"{r_meta.stride} (return a contiguous tensor)"
+                )
+                return
+        total.merge(compare_tensors(o, r, label, chunk=chunk, magnitude=magnitude))
+        return
+    if isinstance(r, int | float) and not isinstance(r, bool):
+        if isinstance(o, torch.Tensor) and o.numel() == 1:
+            o = o.item()
+        if not isinstance(o, int | float):
+            total.error = f"{label} is a {_describe(o)}, the reference a number"
+            return
+        total.merge(compare_tensors(torch.tensor(float(o)), torch.tensor(float(r)), label))
+        return
+    if o != r:
+        total.error = f"{label} is {o!r}, expected {r!r}"
 
 
 def tensors_equal(a: Any, b: Any) -> bool:
@@ -194,38 +323,94 @@ def tensors_equal(a: Any, b: Any) -> bool:
     return bool(a is b or a == b)
 
 
-def error_vs(out: Any, ref64: Any) -> float:
-    """Largest absolute difference of an output from the float64 referee (finite places)."""
-    worst = 0.0
+# ---------------------------------------------------------------------------- the referee
+
+
+@dataclass
+class RefereeErrors:
+    """One output's errors against the float64 referee."""
+
+    max_abs: float = 0.0  # largest absolute error at finite places
+    small_rel: float = 0.0  # mean relative error where |ref64| is far below the output's RMS
+    small_count: int = 0
+
+    def merge(self, other: RefereeErrors) -> None:
+        """Fold another leaf into this one."""
+        self.max_abs = max(self.max_abs, other.max_abs)
+        n = self.small_count + other.small_count
+        if n:
+            self.small_rel = (
+                self.small_rel * self.small_count + other.small_rel * other.small_count
+            ) / n
+        self.small_count = n
+
+
+def referee_errors(out: Any, ref64: Any, *, chunk: int = CHUNK) -> RefereeErrors:
+    """Absolute and small-value relative errors of an output against the float64 referee."""
+    total = RefereeErrors()
     for o, r in zip(flatten(out), flatten(ref64)):
+        o, _ = _leaf(o)
+        r, _ = _leaf(r)
         if not (isinstance(o, torch.Tensor) and isinstance(r, torch.Tensor)):
             continue
         if not r.is_floating_point() or o.shape != r.shape:
             continue
-        r64 = r.detach().to(torch.float64)
-        o64 = o.detach().to(device=r64.device, dtype=torch.float64)
-        finite = torch.isfinite(r64) & torch.isfinite(o64)
-        if bool(finite.any()):
-            worst = max(worst, float((o64[finite] - r64[finite]).abs().max()))
-    return worst
+        scale = _scale(r, chunk)
+        small = scale * SMALL_FRACTION
+        leaf = RefereeErrors()
+        rel_sum = 0.0
+        for (_, a), (_, b) in zip(_chunks(o, chunk), _chunks(r, chunk)):
+            a64, b64 = a.to(torch.float64), b.to(torch.float64)
+            finite = torch.isfinite(a64) & torch.isfinite(b64)
+            if not bool(finite.any()):
+                continue
+            diff = (a64[finite] - b64[finite]).abs()
+            leaf.max_abs = max(leaf.max_abs, float(diff.max()))
+            mag = b64[finite].abs()
+            tiny = (mag > 0) & (mag < small)
+            if bool(tiny.any()):
+                rel_sum += float((diff[tiny] / mag[tiny]).sum())
+                leaf.small_count += int(tiny.sum())
+        if leaf.small_count:
+            leaf.small_rel = rel_sum / leaf.small_count
+        total.merge(leaf)
+    return total
 
 
-def referee_floor(ref64: Any, dtypes: list[torch.dtype]) -> float:
+def error_vs(out: Any, ref64: Any, *, chunk: int = CHUNK) -> float:
+    """Largest absolute difference of an output from the float64 referee (finite places)."""
+    return referee_errors(out, ref64, chunk=chunk).max_abs
+
+
+def referee_floor(ref64: Any, dtypes: list[torch.dtype], *, chunk: int = CHUNK) -> float:
     """A scale-relative floor for the reference's own error (a few ulps of the output's
     magnitude), so a reference that happens to be exact does not make every ratio infinite."""
     scale = 0.0
     for r in flatten(ref64):
+        r, _ = _leaf(r)
         if isinstance(r, torch.Tensor) and r.is_floating_point() and r.numel():
-            vals = r.detach().to(torch.float64)
-            vals = vals[torch.isfinite(vals)]
-            if vals.numel():
-                scale = max(scale, float(vals.abs().max()))
+            for _, part in _chunks(r, chunk):
+                vals = part.to(torch.float64)
+                vals = vals[torch.isfinite(vals)]
+                if vals.numel():
+                    scale = max(scale, float(vals.abs().max()))
     eps = max((torch.finfo(d).eps for d in dtypes if d.is_floating_point), default=2.0**-23)
     return max(2.0 * eps * scale, 1e-30)
 
 
+def relative_floor(dtypes: list[torch.dtype]) -> float:
+    """The smallest mean relative error the referee's small-value check holds against a
+    candidate: a few ulps of the output dtype (an exact reference would make any ratio
+    infinite)."""
+    eps = max((torch.finfo(d).eps for d in dtypes if d.is_floating_point), default=2.0**-23)
+    return 4.0 * eps
+
+
 def float_dtypes(value: Any) -> list[torch.dtype]:
     """The floating dtypes among an output's tensors."""
-    return [
-        v.dtype for v in flatten(value) if isinstance(v, torch.Tensor) and v.is_floating_point()
-    ]
+    out = []
+    for v in flatten(value):
+        v, _ = _leaf(v)
+        if isinstance(v, torch.Tensor) and v.is_floating_point():
+            out.append(v.dtype)
+    return out

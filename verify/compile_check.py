@@ -131,6 +131,7 @@ def check_compiles(
             {"candidate_source": candidate_source, "specs": [specs[i] for i in todo]},
             device="cuda",  # the environment of a GPU run: TRITON_INTERPRET unset
             time_limit_s=time_limit_s,
+            untrusted=True,  # the candidate's module-level code ran there
         )
         if not outcome.ok:
             reason = f"the compile worker failed ({outcome.describe()})"

@@ -10,6 +10,7 @@ the CPU) and checks that the launch goes to the stream the harness times (on the
 
 from __future__ import annotations
 
+import os
 import pickle
 import threading
 from collections import Counter
@@ -38,6 +39,9 @@ class LaunchRecorder:
         self._spec_keys: set[str] = set()
         self._binders: dict[Any, Any] = {}
         self._expected_stream: int | None = None
+        #: The dispatch-level accounting of the current call, told which storages each
+        #: launch was given (set by the candidate's process while it records a call).
+        self.accounting: Any = None
 
     # ------------------------------------------------------------------ installation
 
@@ -62,9 +66,21 @@ class LaunchRecorder:
         recorder = self
 
         def run(kernel: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
-            if recorder.active and not warmup:
-                recorder._on_launch(kernel, args, kwargs)
-            return original(kernel, *args, grid=grid, warmup=warmup, **kwargs)
+            if not recorder.active or warmup:
+                return original(kernel, *args, grid=grid, warmup=warmup, **kwargs)
+            accounting = recorder.accounting
+            if accounting is not None:
+                # The interpreter copies arguments to and from the host with ATen ops: those
+                # are the launch's own doing, not ops of the candidate.
+                accounting.suspended += 1
+            try:
+                result = original(kernel, *args, grid=grid, warmup=warmup, **kwargs)
+            finally:
+                if accounting is not None:
+                    accounting.suspended -= 1
+            # Recorded only once it returned: a launch that raised did no work.
+            recorder._on_launch(kernel, args, kwargs)
+            return result
 
         run._kernelopt_wrapped = True  # type: ignore[attr-defined]
         return run
@@ -87,6 +103,8 @@ class LaunchRecorder:
         name = str(getattr(fn, "__qualname__", None) or getattr(kernel, "__name__", "kernel"))
         self.total += 1
         self.kernels[name] += 1
+        if self.accounting is not None:
+            self.accounting.mark_kernel(_launch_tensors(list(args) + list(kwargs.values())))
         if self.device == "cuda":
             self._check_stream(name)
         elif fn is not None and self.kernels[name] <= 64 and len(self.specs) < MAX_SPECS:
@@ -116,6 +134,59 @@ class LaunchRecorder:
         if key not in self._spec_keys:
             self._spec_keys.add(key)
             self.specs.append(spec)
+
+
+def _launch_tensors(values: list[Any]) -> list[torch.Tensor]:
+    found: list[torch.Tensor] = []
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, tuple | list):
+            found.extend(_launch_tensors(list(value)))
+        else:
+            base = getattr(value, "base", None)  # TensorDescriptor, TensorWrapper
+            if isinstance(base, torch.Tensor):
+                found.append(base)
+    return found
+
+
+@contextmanager
+def program_order(mode: str, seed: int = 0) -> Iterator[None]:
+    """Run every interpreted launch's programs in ``mode`` order: ``grid`` (the interpreter's
+    own), ``reverse`` or ``shuffle``. The interpreter runs programs one after another in grid
+    order, which hides races between programs; another order exposes a kernel whose result
+    depends on it. Implemented by remapping the program index the interpreter sets."""
+    if mode == "grid":
+        yield
+        return
+    import random
+
+    from triton.runtime import interpreter as interp
+
+    builder = interp.interpreter_builder
+    set_dim, set_idx = builder.set_grid_dim, builder.set_grid_idx
+    state: dict[str, Any] = {}
+
+    def grid_dim(nx: int, ny: int, nz: int) -> None:
+        state["dims"] = (nx, ny, nz)
+        order = list(range(nx * ny * nz))
+        if mode == "reverse":
+            order.reverse()
+        else:
+            random.Random(seed).shuffle(order)
+        state["order"] = order
+        set_dim(nx, ny, nz)
+
+    def grid_idx(x: int, y: int, z: int) -> None:
+        _, ny, nz = state["dims"]
+        k = state["order"][(x * ny + y) * nz + z]
+        set_idx(k // (ny * nz), (k // nz) % ny, k % nz)
+
+    builder.set_grid_dim, builder.set_grid_idx = grid_dim, grid_idx
+    try:
+        yield
+    finally:
+        builder.set_grid_dim, builder.set_grid_idx = set_dim, set_idx
 
 
 def launch_spec(
@@ -171,25 +242,45 @@ _WATCHED_MODULES = (
     "kernelopt_jupyter.problem",
     "kernelopt_jupyter.verify.compare",
     "kernelopt_jupyter.verify.launches",
-    "kernelopt_jupyter.verify.runtime",
     "kernelopt_jupyter.verify.timing",
+    "kernelopt_jupyter.verify.sandbox",
+    "kernelopt_jupyter.verify.accounting",
+    "kernelopt_jupyter.verify.wire",
 )
 
 
-def _settings() -> dict[str, Any]:
+def flush_denormal_on() -> bool:
+    """Whether this thread flushes denormals to zero (torch has a setter but no getter)."""
+    tiny = torch.tensor([2.0**-140], dtype=torch.float32)
+    return bool(float((tiny * 1.0)[0]) == 0.0)
+
+
+def settings() -> dict[str, Any]:
+    """Process-wide numerics a candidate may not change, by value."""
     values: dict[str, Any] = {
         "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision(),
         "torch.get_default_dtype()": torch.get_default_dtype(),
+        "torch.backends.cudnn.enabled": torch.backends.cudnn.enabled,
         "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
         "torch.backends.cudnn.benchmark": torch.backends.cudnn.benchmark,
         "torch.backends.cudnn.deterministic": torch.backends.cudnn.deterministic,
+        "torch.backends.mkldnn.enabled": torch.backends.mkldnn.enabled,
         "torch.are_deterministic_algorithms_enabled()": (
             torch.are_deterministic_algorithms_enabled()
         ),
+        "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction": (
+            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction
+        ),
+        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction": (
+            torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction
+        ),
+        "flush denormals to zero (torch.set_flush_denormal)": flush_denormal_on(),
     }
-    if torch.cuda.is_available():
-        values["torch.backends.cuda.matmul.allow_tf32"] = torch.backends.cuda.matmul.allow_tf32
     return values
+
+
+_settings = settings
 
 
 class GlobalGuard:
@@ -212,6 +303,7 @@ class GlobalGuard:
                 if callable(value):
                     self._snapshot[f"{cls_name}.{key}"] = value
         self._settings = _settings()
+        self._environ = dict(os.environ)
         self._threads = set(threading.enumerate())
 
     def changes(self) -> list[str]:
@@ -232,6 +324,17 @@ class GlobalGuard:
         for key, value in _settings().items():
             if value != self._settings.get(key, value):
                 found.append(f"changed {key} to {value!r}")
+        now = dict(os.environ)
+        for key in sorted(set(now) | set(self._environ)):
+            if now.get(key) != self._environ.get(key):
+                verb = (
+                    "set"
+                    if key not in self._environ
+                    else "removed"
+                    if key not in now
+                    else "changed"
+                )
+                found.append(f"{verb} os.environ[{key!r}]")
         new = [t for t in threading.enumerate() if t not in self._threads and t.is_alive()]
         if new:
             names = ", ".join(sorted(t.name for t in new))

@@ -36,7 +36,9 @@ class VerifyOptions:
     ``dispatch_only`` admits a candidate that launches no Triton kernel (it only re-routes ops
     between vendor libraries); a candidate may also declare it with a module-level
     ``KERNELOPT_DISPATCH_ONLY = True``. ``fp64_factor`` is how many times the fp32 reference's
-    own error against float64 a candidate that misses the strict tolerance may have.
+    own error against float64 a candidate may have (whether or not it met the strict
+    tolerance). ``seed`` fixes the verification's schedule (input seeds, extra calls,
+    perturbation, reloaded weights); None draws a fresh one, written in the verdict.
     """
 
     device: str = "auto"
@@ -46,6 +48,7 @@ class VerifyOptions:
     fp64_factor: float = 10.0
     baselines: tuple[str, ...] = ("eager",)
     run_performance: bool = True
+    seed: int | None = None
 
 
 @dataclass
@@ -92,6 +95,8 @@ class VerifyReport:
     gates: list[GateResult]
     dispatch_only: bool = False
     seconds: float = 0.0
+    #: The verification's schedule seed (``--seed`` reproduces the run), None when none ran.
+    seed: int | None = None
 
     @property
     def verdict(self) -> Literal["pass", "fail"]:
@@ -125,6 +130,7 @@ class VerifyReport:
             "gates": [g.to_dict() for g in self.gates],
             "dispatch_only": self.dispatch_only,
             "seconds": round(self.seconds, 3),
+            "seed": self.seed,
         }
 
     @classmethod
@@ -141,6 +147,7 @@ class VerifyReport:
                 gates=[GateResult.from_dict(g) for g in raw["gates"]],
                 dispatch_only=bool(raw.get("dispatch_only", False)),
                 seconds=float(raw.get("seconds", 0.0)),
+                seed=int(raw["seed"]) if isinstance(raw.get("seed"), int) else None,
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"malformed verify report: {exc!r}") from None

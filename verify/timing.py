@@ -141,9 +141,9 @@ def time_candidate(
 ) -> dict[str, Any]:
     """Worker task: time the candidate against each baseline; the performance gate's result."""
     if device == "cpu" and os.environ.get("TRITON_INTERPRET") == "1":
-        from kernelopt_jupyter.verify.runtime import install_cpu_shims
+        from kernelopt_jupyter.cpu_triton import install_interpreter_shims
 
-        install_cpu_shims()
+        install_interpreter_shims()
     timer = _Timer(device)
     loaded = materialize(problem)
     ref_model = loaded.make_model(device, seed=0)

@@ -1,0 +1,255 @@
+"""Dispatch-level accounting of one candidate call (runs in the candidate's process).
+
+A ``TorchDispatchMode`` installed by the harness around ``forward`` sees every ATen op the
+call executes, however it was reached (an alias, ``getattr``, ``exec``, ``torch.ops``). Each
+op is put in a class:
+
+* ``vendor``: library compute a candidate may keep (matmul, bmm, convolution, attention);
+* ``alloc``, ``view``, ``copy``, ``fill``, ``meta``: allocation, views, copies, constant fills,
+  reads of a scalar: no arithmetic of the problem;
+* ``compute``: everything else (element-wise math, reductions, indexing...): the work a
+  candidate must do in its own Triton kernels, unless it is declared dispatch-only.
+
+It also follows which *storage* each write went to during the call, so the harness can ask
+where a returned tensor's storage was last written from: by a Triton kernel of this call
+(the launch recorder reports the storages each launch was given), by a vendor op, by a
+PyTorch compute op, only filled or allocated (``fresh``), or not at all during this call
+(``stale``: a result cached from an earlier call, or an input). Copies carry the source's
+state, so ``return cached.clone()`` is still ``stale``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+VENDOR_OPS = frozenset(
+    {
+        "mm",
+        "addmm",
+        "bmm",
+        "baddbmm",
+        "addbmm",
+        "mv",
+        "addmv",
+        "dot",
+        "vdot",
+        "_addmm_activation",
+        "_scaled_mm",
+        "_int_mm",
+        "convolution",
+        "_convolution",
+        "convolution_overrideable",
+        "cudnn_convolution",
+        "cudnn_convolution_transpose",
+        "cudnn_convolution_relu",
+        "cudnn_convolution_add_relu",
+        "mkldnn_convolution",
+        "miopen_convolution",
+        "_slow_conv2d_forward",
+        "slow_conv3d_forward",
+        "slow_conv_transpose2d",
+        "slow_conv_transpose3d",
+        "_conv_depthwise2d",
+        "conv_depthwise3d",
+        "_scaled_dot_product_flash_attention",
+        "_scaled_dot_product_flash_attention_for_cpu",
+        "_scaled_dot_product_efficient_attention",
+        "_scaled_dot_product_cudnn_attention",
+        "_flash_attention_forward",
+        "_efficient_attention_forward",
+        "_cudnn_rnn",
+        "miopen_rnn",
+    }
+)
+ALLOC_OPS = frozenset(
+    {
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "new_empty",
+        "new_empty_strided",
+        "empty_permuted",
+        "resize_",
+        "set_",
+        "lift_fresh",
+        "record_stream",
+    }
+)
+FILL_OPS = frozenset(
+    {
+        "fill",
+        "fill_",
+        "zero",
+        "zero_",
+        "zeros",
+        "zeros_like",
+        "ones",
+        "ones_like",
+        "full",
+        "full_like",
+        "new_zeros",
+        "new_ones",
+        "new_full",
+        "scalar_tensor",
+        "arange",
+    }
+)
+VIEW_OPS = frozenset(
+    {
+        "view",
+        "_unsafe_view",
+        "as_strided",
+        "t",
+        "transpose",
+        "permute",
+        "expand",
+        "squeeze",
+        "unsqueeze",
+        "select",
+        "slice",
+        "narrow",
+        "split",
+        "split_with_sizes",
+        "chunk",
+        "unbind",
+        "alias",
+        "detach",
+        "view_as_real",
+        "view_as_complex",
+        "diagonal",
+        "unfold",
+        "_reshape_alias",
+        "reshape",
+        "flatten",
+        "movedim",
+        "lift_fresh_copy",
+    }
+)
+COPY_OPS = frozenset(
+    {
+        "copy",
+        "copy_",
+        "clone",
+        "_to_copy",
+        "contiguous",
+        "_copy_from",
+        "_copy_from_and_resize",
+        "cat",
+        "stack",
+        "constant_pad_nd",
+    }
+)
+META_OPS = frozenset({"_local_scalar_dense", "is_nonzero", "sym_size", "sym_stride", "sym_numel"})
+
+#: How honestly a storage was produced; the weakest source wins for a copy of several.
+_RANK = {"stale": 0, "fresh": 1, "torch": 2, "graph": 3, "vendor": 3, "kernel": 3}
+
+
+def op_class(name: str) -> str:
+    """The accounting class of an ATen op's base name (``add`` for ``aten.add_.Tensor``)."""
+    base = name.removesuffix("_") if name not in ALLOC_OPS | FILL_OPS | COPY_OPS else name
+    if name in VENDOR_OPS or base in VENDOR_OPS:
+        return "vendor"
+    if name in ALLOC_OPS:
+        return "alloc"
+    if name in FILL_OPS or base in FILL_OPS:
+        return "fill"
+    if name in VIEW_OPS or base in VIEW_OPS:
+        return "view"
+    if name in COPY_OPS or base in COPY_OPS:
+        return "copy"
+    if name in META_OPS:
+        return "meta"
+    return "compute"
+
+
+def _op_name(func: Any) -> str:
+    packet = getattr(func, "overloadpacket", None)
+    name = getattr(packet, "__name__", None) or str(func).split(".")[-2]
+    return str(name)
+
+
+def storage_key(t: torch.Tensor) -> int | None:
+    """An id for a tensor's storage (its data pointer), or None for storage-less tensors."""
+    try:
+        ptr = int(t.untyped_storage().data_ptr())
+    except (RuntimeError, NotImplementedError, TypeError):
+        return None
+    return ptr or None
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, list | tuple):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+class Accounting(TorchDispatchMode):
+    """Counts ATen ops by class and follows which storages each call wrote, and how."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.suspended = 0
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the previous call."""
+        self.ops: Counter[str] = Counter()
+        self.classes: Counter[str] = Counter()
+        self.state: dict[int, str] = {}
+        self.graph_replays = 0
+
+    def __torch_dispatch__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        if self.suspended:
+            return out
+        name = _op_name(func)
+        kind = op_class(name)
+        self.ops[f"aten.{name}"] += 1
+        self.classes[kind] += 1
+        if kind in ("view", "meta"):
+            return out
+        written = _tensors(out)
+        if kind == "copy":
+            sources = _tensors(args[1] if name in ("copy_", "copy") and len(args) > 1 else args[0])
+            state = min((self.state_of(s) for s in sources), key=_RANK.__getitem__, default="fresh")
+        else:
+            state = {"vendor": "vendor", "alloc": "fresh", "fill": "fresh"}.get(kind, "torch")
+        for t in written:
+            key = storage_key(t)
+            if key is not None:
+                self.state[key] = state
+        return out
+
+    def state_of(self, t: torch.Tensor) -> str:
+        """How ``t``'s storage was last written during this call (``stale`` if it was not)."""
+        key = storage_key(t)
+        return self.state.get(key, "stale") if key is not None else "stale"
+
+    def mark_kernel(self, tensors: list[torch.Tensor]) -> None:
+        """A Triton launch of this call was given these tensors (it may have written them)."""
+        for t in tensors:
+            key = storage_key(t)
+            if key is not None:
+                self.state[key] = "kernel"
+
+    def compute_ops(self) -> dict[str, int]:
+        """The ``compute``-class ops of this call, by name."""
+        return {n: c for n, c in self.ops.items() if op_class(n.removeprefix("aten.")) == "compute"}
+
+    def vendor_ops(self) -> dict[str, int]:
+        """The vendor-library ops of this call, by name."""
+        return {n: c for n, c in self.ops.items() if op_class(n.removeprefix("aten.")) == "vendor"}

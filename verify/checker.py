@@ -1,0 +1,685 @@
+"""The checker: the trusted side of a verification, in the verification worker.
+
+The worker (``kernelopt_jupyter.worker`` as a fork server) imports torch and the project once,
+forks the reference's process and the candidate's process *before* it reads its task, then
+runs ``verify_task`` here. The checker draws nothing itself (the schedule comes from the seed
+the caller drew), asks the reference for each case, forwards only the case's *inputs* to the
+candidate, takes the candidate's outputs back as bytes and decides: structure and values
+against the reference, inputs and weights unchanged, the dispatch-level accounting of every
+call, the float64 referee. The candidate's process never holds the reference's outputs, the
+tolerances or this code's state, and cannot reach this process except through its socket,
+whose messages are parsed as data (never unpickled).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import signal
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from kernelopt_jupyter.verify import wire
+from kernelopt_jupyter.verify.compare import (
+    Comparison,
+    compare_outputs,
+    float_dtypes,
+    referee_errors,
+    referee_floor,
+    relative_floor,
+)
+from kernelopt_jupyter.verify.schedule import Call, draw_schedule, input_seeds
+from kernelopt_jupyter.worker import kill_tree, load_plain
+
+#: The most a candidate may send back per call beyond its expected outputs (diagnostics).
+REPLY_SLACK = 64 * 1024 * 1024
+
+
+class CandidateFailure(Exception):
+    """The candidate failed; ``gate`` says which gate the failure belongs to."""
+
+    def __init__(self, detail: str, gate: str = "correctness") -> None:
+        super().__init__(detail)
+        self.gate = gate
+
+
+class ReferenceFailure(Exception):
+    """The reference (the user's problem) could not run: a user error."""
+
+
+@dataclass
+class Child:
+    """One forked process and its socket."""
+
+    name: str
+    pid: int
+    sock: socket.socket
+    deadline: float = 0.0
+
+    def ask(
+        self, header: dict[str, Any], blobs: list[Any] | None = None, *, limit: int = 1 << 40
+    ) -> tuple[dict[str, Any], list[bytearray]]:
+        """Send a command and wait for the reply until this child's deadline."""
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        self.sock.settimeout(remaining)
+        wire.send(self.sock, header, blobs)
+        return wire.recv(self.sock, limit)
+
+    def stop(self) -> str:
+        """Kill the process and everything it forked; how it ended, in words."""
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        status = None
+        with contextlib.suppress(OSError):
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid == 0:
+                status = None
+        kill_tree(self.pid)
+        if status is None:
+            with contextlib.suppress(OSError):
+                _, status = os.waitpid(self.pid, 0)
+            return "killed"
+        return _describe_status(status)
+
+    def exit_status(self) -> str:
+        """Wait briefly for a child whose socket closed; how it ended."""
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid:
+                    return _describe_status(status)
+            time.sleep(0.02)
+        return "closed its connection"
+
+
+def _describe_status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        return f"died with {name}"
+    return f"exited with code {os.WEXITSTATUS(status)}"
+
+
+@dataclass
+class Record:
+    """What the checker learnt, phase by phase (returned to the caller as plain data)."""
+
+    phases: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+_STATE_WORDS = {
+    "stale": "was not written during this call (a result kept from an earlier call, or an "
+    "input returned as is)",
+    "fresh": "was only allocated or filled with a constant during this call (no kernel wrote it)",
+    "torch": "was written by PyTorch compute ops, not by the candidate's kernels",
+}
+
+
+class Checker:
+    """One verification: the schedule, the gates' decisions, the metrics."""
+
+    def __init__(self, kwargs: dict[str, Any], ref: Child, cand: Child) -> None:
+        self.device: str = kwargs["device"]
+        self.dispatch_only: bool = kwargs["dispatch_only"]
+        self.cuda_graphs: bool = kwargs["cuda_graphs"]
+        self.factor: float = kwargs["fp64_factor"]
+        self.seed: int = kwargs["seed"]
+        self.limit: float = kwargs["time_limit_s"]
+        self.problem = kwargs["problem"]
+        self.source: str = kwargs["candidate_source"]
+        self.calls = draw_schedule(self.seed, kwargs["seeds"], self.device)
+        self.ref = ref
+        self.cand = cand
+        self.record = Record()
+        self.construction_launches = 0
+        self.out_bytes = 0
+        self.footprint = 0
+        self.referee: list[dict[str, Any]] = []
+        self.fp64_reason: str | None = None
+        self.fp64_note = ""
+        self.strict = True
+        self.per_call: list[dict[str, Any]] = []
+        self.total = Comparison()
+        self.generalization: dict[str, Any] = {}
+        self.static_detail = ""
+        self.first_launches = 0
+        self.kernels: dict[str, int] = {}
+        self.phase = "reference"
+
+    # ------------------------------------------------------------------ driving
+
+    def run(self) -> dict[str, dict[str, Any]]:
+        """All phases; a candidate failure ends the run with that gate's verdict."""
+        phases = self.record.phases
+        self.ref.deadline = time.monotonic() + self.limit
+        try:
+            setup, setup_blobs = self._ref_ask({"cmd": "setup", **self._problem_fields()})
+        except ReferenceFailure as exc:
+            phases["reference"] = {"problem_error": str(exc)}
+            return phases
+        phases["reference"] = {"ok": True}
+        self.cand.deadline = time.monotonic() + self.limit
+        try:
+            self.phase = "static"
+            self._load(setup, setup_blobs)
+            for index, call in enumerate(self.calls):
+                self.phase = "static" if index == 0 else "correctness"
+                self._one(index, call)
+                if index == 0:
+                    phases["static"] = self._static_pass()
+            phases["correctness"] = self._correctness_verdict()
+            phases["fp64"] = self._fp64_verdict()
+        except CandidateFailure as exc:
+            gate = exc.gate
+            if gate == "static" and "static" not in phases:
+                phases["static"] = {"ok": False, "status": "fail", "detail": str(exc)}
+            else:
+                phases.setdefault("static", self._static_pass())
+                phases["correctness"] = {
+                    "status": "fail",
+                    "detail": str(exc),
+                    **self._correctness_metrics(),
+                }
+        except ReferenceFailure as exc:
+            phases["reference"] = {"problem_error": str(exc)}
+        self._finish()
+        return phases
+
+    def _problem_fields(self) -> dict[str, Any]:
+        return {"device": self.device, "weights_seed": 0}
+
+    def _ref_ask(
+        self, header: dict[str, Any], blobs: list[Any] | None = None
+    ) -> tuple[dict[str, Any], list[bytearray]]:
+        if header.get("cmd") == "setup":
+            fields, blobs = wire.pack([("problem", self.problem)], allow_pickle=True)
+            header = {**header, **fields}
+        try:
+            reply, got = self.ref.ask(header, blobs)
+        except TimeoutError:
+            raise ReferenceFailure(
+                f"{self.problem.path}: the reference could not run (timed out after "
+                f"{self.limit:.0f} s; a longer time limit (--time-limit) may help)"
+            ) from None
+        except (OSError, wire.WireError):
+            raise ReferenceFailure(
+                f"{self.problem.path}: the reference's process {self.ref.exit_status()}"
+            ) from None
+        if not reply.get("ok"):
+            raise ReferenceFailure(str(reply.get("problem_error") or reply.get("detail")))
+        return reply, got
+
+    def _cand_ask(
+        self, header: dict[str, Any], blobs: list[Any] | None = None, *, limit: int = 1 << 40
+    ) -> tuple[dict[str, Any], list[bytearray]]:
+        start = time.monotonic()
+        try:
+            return self.cand.ask(header, blobs, limit=limit)
+        except TimeoutError:
+            self.cand.stop()
+            raise CandidateFailure(
+                f"timed out after {self.limit:.0f} s in the {self.phase} phase (hang or too slow)",
+                self.phase,
+            ) from None
+        except wire.WireError as exc:
+            how = self.cand.exit_status()
+            if "closed" in str(exc):
+                raise CandidateFailure(
+                    f"the candidate's process {how} in the {self.phase} phase "
+                    f"({time.monotonic() - start:.1f} s into the call)",
+                    self.phase,
+                ) from None
+            self.cand.stop()
+            raise CandidateFailure(
+                f"the candidate's process sent a malformed reply ({exc})", self.phase
+            ) from None
+        except OSError:
+            raise CandidateFailure(
+                f"the candidate's process {self.cand.exit_status()} in the {self.phase} phase",
+                self.phase,
+            ) from None
+
+    # ------------------------------------------------------------------ phases
+
+    def _load(self, setup: dict[str, Any], blobs: list[bytearray]) -> None:
+        init, init_blobs = wire.subset(setup["init"], blobs)
+        state, state_blobs = wire.subset(setup["state"], blobs)
+        wire.shift(state, len(init_blobs))
+        self.footprint += wire.nbytes(setup["state"])
+        reply, _ = self._cand_ask(
+            {
+                "cmd": "load",
+                "device": self.device,
+                "source": self.source,
+                "kind": setup["kind"],
+                "entry": setup["entry"],
+                "init": init,
+                "state": state,
+            },
+            init_blobs + state_blobs,
+            limit=REPLY_SLACK,
+        )
+        if not reply.get("ok"):
+            raise CandidateFailure(str(reply.get("detail")), "static")
+        missing, unexpected = reply.get("missing") or [], reply.get("unexpected") or []
+        if missing or unexpected:
+            parts = []
+            # Loading the reference's state into ModelNew: "missing" keys are ModelNew's own
+            # tensors the reference does not have; "unexpected" ones the reference's it lacks.
+            if missing:
+                parts.append(f"it has its own {', '.join(map(str, missing[:6]))}")
+            if unexpected:
+                parts.append(f"it lacks the reference's {', '.join(map(str, unexpected[:6]))}")
+            raise CandidateFailure(
+                "ModelNew's parameters and buffers differ from the reference's ("
+                + "; ".join(parts)
+                + "): declare the same ones so the reference's weights load into it",
+                "static",
+            )
+        changes = reply.get("changes") or []
+        if changes:
+            raise CandidateFailure(
+                "the candidate changed the harness's environment while loading: "
+                + "; ".join(map(str, changes[:4])),
+                "static",
+            )
+        self.construction_launches = int(reply.get("construction_launches") or 0)
+
+    def _one(self, index: int, call: Call) -> None:
+        gate = "static" if index == 0 else "correctness"
+        label = f"call {index + 1} ({call.kind}, seed {call.seed})"
+        if call.reload_seed is not None:
+            reloaded, rblobs = self._ref_ask({"cmd": "reload", "seed": call.reload_seed})
+            state, sblobs = wire.subset(reloaded["state"], rblobs)
+            reply, _ = self._cand_ask({"cmd": "reload", "state": state}, sblobs, limit=REPLY_SLACK)
+            if not reply.get("ok"):
+                raise CandidateFailure(f"{label}: {reply.get('detail')}", gate)
+        case, blobs = self._ref_ask(
+            {
+                "cmd": "case",
+                "seed": call.seed,
+                "transform": call.transform,
+                "referee": call.referee and self.fp64_reason is None,
+            }
+        )
+        if "skip" in case:
+            self.generalization = {"shapes": "not checked", "reason": case["skip"]}
+            return
+        inputs, input_blobs = wire.subset(case["inputs"], blobs)
+        ref_out = wire.decode(case["out"], blobs, trusted=True)
+        out_bytes = wire.nbytes(case["out"])
+        if index == 0:
+            self.footprint += wire.nbytes(case["inputs"]) + out_bytes
+        mutated = [int(i) for i in case.get("mutated") or []]
+        header = {
+            "cmd": "call",
+            "inputs": inputs,
+            "order": call.order,
+            "order_seed": call.order_seed,
+            "return_inputs": mutated,
+        }
+        limit = 2 * out_bytes + wire.nbytes(case["inputs"]) + REPLY_SLACK
+        try:
+            reply, got = self._cand_ask(header, input_blobs, limit=limit)
+            self._judge(index, call, label, gate, case, blobs, ref_out, reply, got)
+        except CandidateFailure as exc:
+            if call.checked:
+                raise
+            self.generalization = {
+                "shapes": "specialized to the benchmark's shapes",
+                "derived": case.get("described"),
+                "reason": str(exc),
+            }
+            return
+        if not call.checked:
+            self.generalization = {"shapes": "generalizes", "derived": case.get("described")}
+
+    def _judge(
+        self,
+        index: int,
+        call: Call,
+        label: str,
+        gate: str,
+        case: dict[str, Any],
+        blobs: list[bytearray],
+        ref_out: Any,
+        reply: dict[str, Any],
+        got: list[bytearray],
+    ) -> None:
+        if not reply.get("ok"):
+            detail = str(reply.get("detail"))
+            raise CandidateFailure(f"{detail} ({label})", gate)
+        self._accounting(index, label, gate, reply)
+        if index == 0:
+            self.first_launches = int(reply.get("launches") or 0)
+            self.kernels = {str(k): int(v) for k, v in (reply.get("kernels") or {}).items()}
+        # From here on the call ran under the rules: what is wrong now is a wrong answer.
+        try:
+            out = wire.decode(reply["out"], got)
+        except wire.WireError as exc:
+            raise CandidateFailure(
+                f"{label}: the output could not be taken as data ({exc})"
+            ) from None
+        cmp = compare_outputs(out, ref_out, magnitude=call.kind == "stress")
+        if cmp.error:
+            raise CandidateFailure(f"{label}: {cmp.error}")
+        self._inputs(label, case, blobs, reply, got)
+        if not case.get("state_changed") and reply.get("state_before") != reply.get("state_after"):
+            raise CandidateFailure(
+                f"{label}: forward changed the model's parameters or buffers (the reference "
+                "leaves them unchanged)"
+            )
+        if reply.get("shared_with_previous"):
+            raise CandidateFailure(
+                f"{label}: the output shares memory with the previous call's output (a result "
+                "buffer reused between calls; a later call would overwrite earlier results)"
+            )
+        if reply.get("previous_changed"):
+            raise CandidateFailure(
+                f"{label}: the output returned by the previous call changed when the candidate "
+                "was called again (results must not be reused between calls)"
+            )
+        if not cmp.loose_ok:
+            raise CandidateFailure(f"{label}: {cmp.worst}")
+        if call.checked:
+            self.total.merge(cmp)
+            self.per_call.append(
+                {**call.describe(), "max_abs_err": cmp.max_abs_err, "strict": cmp.strict_ok}
+            )
+        if "out64" in case:
+            ref64 = wire.decode(case["out64"], blobs, trusted=True)
+            cand_err = referee_errors(out, ref64)
+            ref_err = referee_errors(ref_out, ref64)
+            dtypes = float_dtypes(ref_out)
+            self.referee.append(
+                {
+                    "call": index + 1,
+                    "kind": call.kind,
+                    "err_candidate": cand_err.max_abs,
+                    "err_reference": ref_err.max_abs,
+                    "floor": referee_floor(ref64, dtypes),
+                    "small_rel_candidate": cand_err.small_rel,
+                    "small_rel_reference": ref_err.small_rel,
+                    "small_count": cand_err.small_count,
+                    "rel_floor": relative_floor(dtypes),
+                }
+            )
+        elif case.get("fp64_reason") and self.fp64_reason is None:
+            self.fp64_reason = str(case["fp64_reason"])
+        if case.get("fp64_note"):
+            self.fp64_note = str(case["fp64_note"])
+
+    def _accounting(self, index: int, label: str, gate: str, reply: dict[str, Any]) -> None:
+        launches = int(reply.get("launches") or 0)
+        replays = int(reply.get("graph_replays") or 0)
+        graph_replay = self.cuda_graphs and replays > 0 and self.construction_launches > 0
+        if reply.get("stream_violations"):
+            raise CandidateFailure(str(reply["stream_violations"][0]), gate)
+        changes = reply.get("changes") or []
+        if changes:
+            raise CandidateFailure(
+                "the candidate changed the harness's environment: "
+                + "; ".join(map(str, changes[:4])),
+                gate,
+            )
+        if launches == 0 and not self.dispatch_only and not graph_replay:
+            where = "forward" if index == 0 else f"{label}: forward"
+            raise CandidateFailure(
+                f"{where} launched no Triton kernel, so the work ran in PyTorch ops: launch at "
+                "least one @triton.jit kernel in forward, or mark a candidate that only "
+                "re-routes ops between libraries with KERNELOPT_DISPATCH_ONLY = True",
+                gate,
+            )
+        compute = reply.get("compute_ops") or {}
+        if compute and not self.dispatch_only:
+            names = ", ".join(f"{k} x{v}" for k, v in sorted(compute.items())[:6])
+            raise CandidateFailure(
+                f"{label}: forward ran PyTorch compute ops besides its kernels ({names}): the "
+                "work must come from the candidate's Triton kernels or vendor calls (matmul, "
+                "convolution, attention); mark a candidate that only re-routes ops between "
+                "libraries with KERNELOPT_DISPATCH_ONLY = True",
+                gate,
+            )
+        allowed = {"kernel", "vendor"} | ({"torch"} if self.dispatch_only else set())
+        for i, leaf in enumerate(reply.get("provenance") or []):
+            state = str(leaf.get("state"))
+            if state in allowed or (graph_replay and state == "stale"):
+                continue
+            name = "the output" if len(reply["provenance"]) == 1 else f"output[{i}]"
+            words = _STATE_WORDS.get(state, f"has an unknown origin ({state})")
+            raise CandidateFailure(f"{label}: the memory of {name} {words}", gate)
+
+    def _inputs(
+        self,
+        label: str,
+        case: dict[str, Any],
+        blobs: list[bytearray],
+        reply: dict[str, Any],
+        got: list[bytearray],
+    ) -> None:
+        mutated = [int(i) for i in case.get("mutated") or []]
+        want = case.get("input_digests") or []
+        have = reply.get("input_digests") or []
+        for i, digest in enumerate(want):
+            if i in mutated:
+                continue
+            if i >= len(have) or have[i] != digest:
+                raise CandidateFailure(
+                    f"{label}: the candidate modified input {i} in place (the reference leaves "
+                    "it unchanged)"
+                )
+        if mutated:
+            ref_after = wire.decode(case["inputs_after"], blobs, trusted=True)
+            try:
+                cand_after = wire.decode(reply.get("inputs_after"), got)
+            except wire.WireError:
+                cand_after = None
+            cmp = compare_outputs(cand_after, ref_after)
+            if cmp.error or not cmp.loose_ok:
+                which = ", ".join(str(i) for i in mutated)
+                raise CandidateFailure(
+                    f"{label}: the reference updates input {which} in place and the candidate "
+                    "does not do the same"
+                )
+
+    def _static_pass(self) -> dict[str, Any]:
+        if self.first_launches:
+            names = ", ".join(f"{k} x{v}" for k, v in sorted(self.kernels.items()))
+            detail = f"forward launched {self.first_launches} Triton kernel(s): {names}"
+        elif self.dispatch_only:
+            detail = "dispatch-only candidate: launches no Triton kernel (counted as dispatch-only)"
+        else:
+            detail = "Triton kernels launched while building a CUDA graph that forward replays"
+        return {
+            "ok": True,
+            "detail": detail,
+            "launches": self.first_launches,
+            "construction_launches": self.construction_launches,
+            "kernels": self.kernels,
+            "dispatch_only": self.dispatch_only and self.first_launches == 0,
+            "accounting": "dispatch-level on every call",
+        }
+
+    def _correctness_metrics(self) -> dict[str, Any]:
+        return {
+            "seeds": input_seeds(self.calls),
+            "seed": self.seed,
+            "schedule": [c.describe() for c in self.calls],
+            "calls": len(self.per_call),
+            "max_abs_err": self.total.max_abs_err,
+            "strict": self.total.strict_ok,
+            "per_seed": self.per_call,
+            "tolerances": self.total.tolerances,
+            **self.generalization,
+        }
+
+    def _correctness_verdict(self) -> dict[str, Any]:
+        metrics = self._correctness_metrics()
+        self.strict = self.total.strict_ok
+        n = len(self.per_call)
+        seeds = ", ".join(str(s) for s in metrics["seeds"])
+        shapes = self.generalization.get("shapes")
+        tail = f"; {shapes}" if shapes else ""
+        if self.total.strict_ok:
+            detail = (
+                f"{n} calls (input seeds {seeds}; schedule seed {self.seed}) match the reference "
+                f"within the strict tolerance (max abs err {self.total.max_abs_err:.3g}){tail}"
+            )
+            return {"status": "pass", "detail": detail, **metrics}
+        if self.fp64_reason is None:
+            detail = (
+                f"{n} calls (schedule seed {self.seed}) match only within the loose tolerance "
+                f"({self.total.worst}); the fp64 referee decides whether that is honest "
+                f"rounding{tail}"
+            )
+            return {"status": "pass", "detail": detail, **metrics}
+        detail = (
+            f"misses the strict tolerance ({self.total.worst}) and no fp64 referee can run "
+            f"({self.fp64_reason}), so the strict tolerance applies"
+        )
+        return {"status": "fail", "detail": detail, **metrics}
+
+    def _fp64_verdict(self) -> dict[str, Any]:
+        if self.fp64_reason is not None or not self.referee:
+            reason = self.fp64_reason or "no refereed call"
+            return {"status": "skipped", "detail": f"no fp64 referee: {reason}"}
+        worst = max(
+            self.referee, key=lambda r: r["err_candidate"] / max(r["err_reference"], r["floor"])
+        )
+        ratio = worst["err_candidate"] / max(worst["err_reference"], worst["floor"])
+        rel_ratio = 0.0
+        rel_worst: dict[str, Any] | None = None
+        for r in self.referee:
+            if r["small_count"]:
+                value = r["small_rel_candidate"] / max(r["small_rel_reference"], r["rel_floor"])
+                if value >= rel_ratio:
+                    rel_ratio, rel_worst = value, r
+        metrics = {
+            "err_ratio": ratio,
+            "err_candidate": worst["err_candidate"],
+            "err_reference": worst["err_reference"],
+            "floor": worst["floor"],
+            "small_value_ratio": rel_ratio,
+            "refereed_calls": len(self.referee),
+            "limit": self.factor,
+        }
+        if self.fp64_note:
+            metrics["note"] = self.fp64_note
+        err_r, floor = worst["err_reference"], worst["floor"]
+        own = f"{err_r:.3g}" if err_r >= floor else f"{err_r:.3g}, floored at {floor:.3g}"
+        summary = (
+            f"error vs float64 {worst['err_candidate']:.3g} is {ratio:.3g}x the fp32 reference's "
+            f"own ({own}; limit {self.factor:g}x) over {len(self.referee)} refereed calls"
+        )
+        if rel_worst is not None:
+            summary += f"; values far below the output's scale: {rel_ratio:.3g}x"
+        if ratio > self.factor:
+            return {
+                "status": "fail",
+                "detail": f"far less accurate than the reference: {summary} (a silent precision "
+                "loss?)",
+                **metrics,
+            }
+        if rel_ratio > self.factor and rel_worst is not None:
+            return {
+                "status": "fail",
+                "detail": "values far below the output's scale are far less accurate than the "
+                f"reference's: mean relative error {rel_worst['small_rel_candidate']:.3g} vs "
+                f"{rel_worst['small_rel_reference']:.3g} ({summary})",
+                **metrics,
+            }
+        how = "strict tolerance met" if self.strict else "accepted by the referee"
+        return {"status": "pass", "detail": f"{how}; {summary}", **metrics}
+
+    # ------------------------------------------------------------------ the end
+
+    def _finish(self) -> None:
+        memory: dict[str, Any] = {"footprint_bytes": self.footprint}
+        specs: list[Any] = []
+        spec_errors: dict[str, str] = {}
+        with contextlib.suppress(OSError, wire.WireError):
+            stats, _ = self.ref.ask({"cmd": "stats"})
+            memory["reference_peak_bytes"] = int(stats.get("peak_bytes") or 0)
+        if self.cand.sock.fileno() >= 0:
+            try:
+                self.cand.deadline = max(self.cand.deadline, time.monotonic() + 10)
+                stats, got = self.cand.ask({"cmd": "stats"}, limit=REPLY_SLACK)
+                memory["candidate_peak_bytes"] = int(stats.get("peak_bytes") or 0)
+                spec_errors = {str(k): str(v) for k, v in (stats.get("spec_errors") or {}).items()}
+                if got:
+                    specs = load_plain(bytes(got[0]))
+            except (OSError, wire.WireError, TimeoutError, pickle.UnpicklingError, EOFError):
+                pass
+        if self.footprint and self.device == "cuda":
+            peaks = [memory.get("reference_peak_bytes", 0), memory.get("candidate_peak_bytes", 0)]
+            memory["peak_over_footprint"] = max(peaks) / self.footprint
+        phases = self.record.phases
+        phases["memory"] = memory
+        phases["specs"] = {"specs": specs if isinstance(specs, list) else [], "errors": spec_errors}
+
+
+def verify_task(
+    *,
+    problem: Any,
+    candidate_source: str,
+    device: str,
+    seed: int,
+    seeds: int,
+    dispatch_only: bool,
+    cuda_graphs: bool,
+    fp64_factor: float,
+    time_limit_s: float,
+    children: list[tuple[int, socket.socket]],
+) -> dict[str, dict[str, Any]]:
+    """Worker task: one verification (see the module docstring); the phases as plain data."""
+    (ref_pid, ref_sock), (cand_pid, cand_sock) = children
+    ref = Child("reference", ref_pid, ref_sock)
+    cand = Child("candidate", cand_pid, cand_sock)
+    kwargs = {
+        "problem": problem,
+        "candidate_source": candidate_source,
+        "device": device,
+        "seed": seed,
+        "seeds": seeds,
+        "dispatch_only": dispatch_only,
+        "cuda_graphs": cuda_graphs,
+        "fp64_factor": fp64_factor,
+        "time_limit_s": time_limit_s,
+    }
+    if device == "cpu":
+        torch.set_num_threads(1)
+    try:
+        return Checker(kwargs, ref, cand).run()
+    finally:
+        cand.stop()
+        ref.stop()
+
+
+#: Modules the verification worker imports once, before it forks (the fork server's preload).
+PRELOAD = (
+    "torch",
+    # Entering a TorchDispatchMode imports dynamo, which wraps torch.manual_seed & co.: done
+    # here, before any snapshot, so the guard does not charge it to the candidate.
+    "torch._dynamo",
+    "triton",
+    "kernelopt_jupyter.problem",
+    "kernelopt_jupyter.cpu_triton",
+    "kernelopt_jupyter.verify.sandbox",
+    "kernelopt_jupyter.verify.reference",
+    "kernelopt_jupyter.verify.checker",
+)
+CHILDREN = (
+    "kernelopt_jupyter.verify.reference:serve",
+    "kernelopt_jupyter.verify.sandbox:serve",
+)

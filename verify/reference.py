@@ -1,0 +1,259 @@
+"""The reference's process: the problem's model, its inputs and its outputs, case by case.
+
+Trusted code (the user's problem) in its own process, forked from the verification worker
+like the candidate's but never connected to it. The checker asks for one case at a time (the
+inputs of a seed, possibly perturbed, scaled or re-batched; the fp32 outputs; the float64
+referee's), so the reference's outputs of the whole schedule never sit in memory at once.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import socket
+from typing import Any
+
+import torch
+
+from kernelopt_jupyter.problem import LoadedProblem, ProblemError, materialize
+from kernelopt_jupyter.verify import wire
+from kernelopt_jupyter.verify.compare import float_dtypes, tensors_equal
+from kernelopt_jupyter.verify.sandbox import digest
+
+#: Floating inputs of the stress case are multiplied by this (large magnitudes).
+STRESS_SCALE = 1000.0
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
+
+
+def _sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def _clone(values: list[Any]) -> list[Any]:
+    return [v.clone() if isinstance(v, torch.Tensor) else copy.deepcopy(v) for v in values]
+
+
+def _to_fp64(values: list[Any], device: str | None = None) -> list[Any]:
+    out = []
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            v = v.to(device) if device is not None else v
+            v = v.to(torch.float64) if v.is_floating_point() else v
+        out.append(v)
+    return out
+
+
+def _float_inputs(inputs: list[Any]) -> list[int]:
+    return [
+        i
+        for i, v in enumerate(inputs)
+        if isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel() > 0
+    ]
+
+
+class Reference:
+    """The reference model and the cases the checker asks for."""
+
+    def __init__(self) -> None:
+        self.device = "cpu"
+        self.loaded: LoadedProblem | None = None
+        self.model: Any = None
+        self.model64: Any = None
+        self.fp64_note = ""
+
+    def setup(self, header: dict[str, Any], blobs: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        """Build the reference; answer with the constructor arguments and weights."""
+        problem = wire.decode(header["problem"], blobs, trusted=True)
+        self.device = header["device"]
+        if self.device == "cpu":
+            torch.set_num_threads(1)
+            from kernelopt_jupyter.cpu_triton import install_interpreter_shims
+
+            install_interpreter_shims()
+        self.loaded = materialize(problem)
+        self.model = self.loaded.make_model(self.device, seed=int(header.get("weights_seed", 0)))
+        fields, blobs_out = wire.pack(
+            [("init", self.loaded.init_inputs()), ("state", dict(self.model.state_dict()))],
+            allow_pickle=True,
+        )
+        return {"ok": True, "kind": problem.kind, "entry": problem.entry, **fields}, blobs_out
+
+    def reload(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+        """New weights (drawn under another seed) loaded into the reference in place."""
+        assert self.loaded is not None
+        fresh = self.loaded.make_model(self.device, seed=int(header["seed"]))
+        self.model.load_state_dict(fresh.state_dict())
+        self.model64 = None
+        state = wire.encode(dict(self.model.state_dict()))
+        return {"ok": True, "state": state.tree}, state.blobs
+
+    def case(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+        """One case: inputs (transformed), fp32 outputs, float64 outputs, what changed."""
+        assert self.loaded is not None
+        inputs = self.loaded.make_inputs(int(header["seed"]), self.device)
+        inputs, described = self._transform(inputs, header.get("transform") or {})
+        if described is None:
+            return {"ok": True, "skip": "no input has a batch dimension to change"}, []
+        work = _clone(inputs)
+        state_before = digest(list(self.model.state_dict().values()))
+        try:
+            with torch.no_grad():
+                out = self.model(*work)
+            _sync(self.device)
+        except Exception as exc:
+            if header.get("transform", {}).get("kind") == "batch":
+                return {"ok": True, "skip": f"the reference rejects it ({_one_line(exc)})"}, []
+            raise ProblemError(
+                f"{self.loaded.problem.path}: the reference's forward raised {_one_line(exc)}"
+            ) from None
+        mutated = [i for i, (a, b) in enumerate(zip(inputs, work)) if not tensors_equal(a, b)]
+        state_after = digest(list(self.model.state_dict().values()))
+        parts: list[tuple[str, Any]] = [("inputs", inputs), ("out", out)]
+        if mutated:
+            parts.append(("inputs_after", [work[i] for i in mutated]))
+        if state_after != state_before:
+            parts.append(("state_after", dict(self.model.state_dict())))
+        reason = None
+        if header.get("referee"):
+            out64, reason = self._referee(inputs, out)
+            if out64 is not None:
+                parts.append(("out64", out64))
+        reply: dict[str, Any] = {
+            "ok": True,
+            "described": described,
+            "mutated": mutated,
+            "input_digests": [digest(v) for v in inputs],
+            "state_changed": state_after != state_before,
+            "fp64_reason": reason,
+            "fp64_note": self.fp64_note,
+        }
+        fields, blobs = wire.pack(parts, allow_pickle=True)
+        return {**reply, **fields}, blobs
+
+    def stats(self) -> dict[str, Any]:
+        """Peak device memory of this process."""
+        peak = torch.cuda.max_memory_allocated() if self.device == "cuda" else 0
+        return {"ok": True, "peak_bytes": int(peak)}
+
+    # ------------------------------------------------------------------ helpers
+
+    def _transform(self, inputs: list[Any], spec: dict[str, Any]) -> tuple[list[Any], Any]:
+        kind = spec.get("kind", "fresh")
+        if kind == "fresh":
+            return inputs, {"kind": "fresh"}
+        if kind == "perturb":
+            floats = _float_inputs(inputs)
+            if not floats:
+                return inputs, {"kind": "perturb", "note": "no floating input to perturb"}
+            rng = random.Random(int(spec["pick"]))
+            which = rng.choice(floats)
+            flat = inputs[which].reshape(-1)
+            index = rng.randrange(flat.numel())
+            value = float(flat[index])
+            new = value + 1.0 + abs(value) if value == value else 0.5
+            # Only one element changes: a candidate that samples a few values to pick a
+            # cached answer returns the old one.
+            target = inputs[which].clone()
+            target.reshape(-1)[index] = new
+            inputs[which] = target
+            return inputs, {"kind": "perturb", "input": which, "index": index}
+        if kind == "stress":
+            scale = float(spec.get("scale", STRESS_SCALE))
+            for i in _float_inputs(inputs):
+                inputs[i] = inputs[i] * scale
+            return inputs, {"kind": "stress", "scale": scale}
+        if kind == "batch":
+            tensors = [v for v in inputs if isinstance(v, torch.Tensor) and v.dim() >= 1]
+            if not tensors:
+                return inputs, None
+            batch = tensors[0].shape[0]
+            size = max(1, (batch // 2) | 1)
+            if size == batch:
+                size = batch + 2
+            out = []
+            for v in inputs:
+                if isinstance(v, torch.Tensor) and v.dim() >= 1 and v.shape[0] == batch:
+                    reps = -(-size // batch)
+                    v = torch.cat([v] * reps)[:size].contiguous() if reps > 1 else v[:size].clone()
+                out.append(v)
+            return out, {"kind": "batch", "from": batch, "to": size}
+        raise ValueError(f"unknown transform {kind!r}")
+
+    def _referee(self, inputs: list[Any], out: Any) -> tuple[Any, str | None]:
+        """The float64 outputs on the same inputs and weights, or the reason there are none."""
+        assert self.loaded is not None
+        dtypes = float_dtypes(out)
+        if not dtypes:
+            return None, "the reference's output has no floating-point tensor"
+        if all(d == torch.float64 for d in dtypes):
+            return None, "the reference already computes in float64"
+        fn = self._model64()
+        if isinstance(fn, str):
+            return None, fn
+        try:
+            with torch.no_grad():
+                out64 = fn(*_to_fp64(_clone(inputs)))
+            _sync(self.device)
+        except torch.OutOfMemoryError:
+            # Retried with less: the referee on the host (slower, no device memory).
+            self.model64 = None
+            torch.cuda.empty_cache()
+            fn = self._model64(device="cpu")
+            if isinstance(fn, str):
+                return None, fn
+            with torch.no_grad():
+                out64 = fn(*_to_fp64(_clone(inputs), "cpu"))
+            self.fp64_note = "the float64 referee ran on the host (device memory was short)"
+        except Exception as exc:
+            return None, f"the reference cannot run in float64 ({_one_line(exc)})"
+        if not any(d == torch.float64 for d in float_dtypes(out64)):
+            return None, "the reference does not compute in float64 when given float64 inputs"
+        return out64, None
+
+    def _model64(self, device: str | None = None) -> Any:
+        assert self.loaded is not None
+        if self.loaded.problem.kind != "module":
+            fn = self.loaded.reference_fn()
+            if fn is None:
+                return f"the {self.loaded.problem.kind} problem defines no reference() function"
+            return fn
+        if self.model64 is None or device is not None:
+            model = copy.deepcopy(self.model)
+            self.model64 = model.to(device or self.device).to(torch.float64)
+        return self.model64
+
+
+def serve(sock: socket.socket) -> None:
+    """The reference process's loop: one reply per command until ``exit``."""
+    ref = Reference()
+    while True:
+        try:
+            header, blobs = wire.recv(sock, 1 << 40)
+        except wire.WireError:
+            return
+        cmd = header.get("cmd")
+        out: list[Any] = []
+        try:
+            if cmd == "setup":
+                reply, out = ref.setup(header, blobs)
+            elif cmd == "case":
+                reply, out = ref.case(header)
+            elif cmd == "reload":
+                reply, out = ref.reload(header)
+            elif cmd == "stats":
+                reply = ref.stats()
+            elif cmd == "exit":
+                return
+            else:
+                reply = {"ok": False, "detail": f"unknown command {cmd!r}"}
+        except ProblemError as exc:
+            reply, out = {"ok": False, "problem_error": str(exc)}, []
+        except Exception as exc:
+            path = ref.loaded.problem.path if ref.loaded is not None else "the problem"
+            reply, out = {"ok": False, "problem_error": f"{path}: {_one_line(exc)}"}, []
+        wire.send(sock, reply, out)

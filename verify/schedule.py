@@ -1,0 +1,94 @@
+"""The call schedule of one verification, drawn from one seed a candidate cannot know.
+
+``kernelopt verify`` draws the seed fresh (``secrets.randbits``) unless ``--seed`` is given,
+and writes it in the verdict, so a failure reproduces exactly and a cheat cannot plan for the
+calls it will get. From the seed: the input seeds, how many extra calls, where the special
+calls go, which element is perturbed, which weights are reloaded.
+
+Calls, all on the same input buffers in the candidate's process (refilled in place with the
+next call's values, so a result cached by address or identity shows up):
+
+* ``fresh``: the inputs of an input seed (the first call is one; ``seeds`` of them);
+* ``repeat`` then ``perturb``: one call's inputs again, then the same inputs with one element
+  changed (a fast path chosen by sampling a few values returns the old answer);
+* ``stress``: floating inputs scaled up (large magnitudes);
+* ``reload``: new weights loaded in place into both models, then a call;
+* ``reverse`` / ``shuffle`` (CPU): a call with every launch's programs run in another order
+  (the interpreter runs them in grid order, which hides races between programs);
+* ``batch`` (last, reported only): a derived input shape, for ``generalizes`` or
+  ``specialized to the benchmark's shapes``.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+def fresh_seed() -> int:
+    """A verification seed nobody can predict."""
+    return secrets.randbits(31)
+
+
+@dataclass
+class Call:
+    """One call of the schedule."""
+
+    kind: str
+    seed: int
+    transform: dict[str, Any] = field(default_factory=lambda: {"kind": "fresh"})
+    order: str = "grid"
+    order_seed: int = 0
+    reload_seed: int | None = None
+    referee: bool = True
+    checked: bool = True  # False: the outcome is reported, not a failure
+
+    def describe(self) -> dict[str, Any]:
+        """The call as plain data for the verdict's metrics."""
+        data = {k: v for k, v in asdict(self).items() if v not in (None, "grid", 0, True)}
+        data.setdefault("seed", self.seed)
+        return data
+
+
+def draw_schedule(seed: int, seeds: int, device: str) -> list[Call]:
+    """The calls of one verification (see the module docstring)."""
+    rng = random.Random(seed)
+    inputs = [rng.getrandbits(31) for _ in range(max(1, seeds))]
+    first = Call("fresh", inputs[0])
+    items: list[list[Call]] = [[Call("fresh", s)] for s in inputs[1:]]
+    for _ in range(rng.randint(0, 2)):  # a random number of calls
+        items.append([Call("fresh", rng.getrandbits(31), referee=False)])
+    picked = rng.choice(inputs)
+    items.append(
+        [
+            Call("repeat", picked, referee=False),
+            Call("perturb", picked, {"kind": "perturb", "pick": rng.getrandbits(31)}),
+        ]
+    )
+    items.append([Call("stress", rng.choice(inputs), {"kind": "stress"})])
+    items.append([Call("reload", rng.getrandbits(31), reload_seed=rng.getrandbits(31))])
+    if device == "cpu":
+        items.append([Call("reverse", rng.choice(inputs), order="reverse", referee=False)])
+        items.append(
+            [
+                Call(
+                    "shuffle",
+                    rng.choice(inputs),
+                    order="shuffle",
+                    order_seed=rng.getrandbits(31),
+                    referee=False,
+                )
+            ]
+        )
+    rng.shuffle(items)
+    calls = [first] + [call for item in items for call in item]
+    calls.append(Call("batch", rng.choice(inputs), {"kind": "batch"}, referee=False, checked=False))
+    return calls
+
+
+def input_seeds(calls: list[Call]) -> list[int]:
+    """The input seeds of the refereed fresh calls, in schedule order (the contract's
+    ``seeds``)."""
+    return [c.seed for c in calls if c.kind == "fresh" and c.referee]
