@@ -144,7 +144,9 @@ def test_table_shows_the_concrete_change_and_no_repeated_source() -> None:
     panel.feed(
         [
             Event("candidate", {"id": "c9", "parent": "c1", "agent": "tuner", "source": c2.source}),
-            Event("candidate", {"id": "c10", "parent": "c2", "agent": "tuner", "source": "x = 1\n"}),
+            Event(
+                "candidate", {"id": "c10", "parent": "c2", "agent": "tuner", "source": "x = 1\n"}
+            ),
         ]
     )
     assert "c9" not in panel.table.rows and "c10" in panel.table.rows  # a repeat gets no row
@@ -652,3 +654,32 @@ def test_accepted_cell_runs_and_names_its_origin() -> None:
     assert_golden("accepted_cell_triton.py", with_kernels)
     timed = render_accepted_cell(problem, cand, gates, (1.5, 1.4, 1.6))
     assert "1.50x vs the baseline (95% CI 1.40-1.60)" in timed
+
+
+RECORDED = Path(__file__).parent / "data" / "panel" / "row_softmax_offline.jsonl"
+
+
+def test_recorded_offline_session_in_the_panel_and_summary() -> None:
+    """A real offline CPU run (``kernelopt optimize kernelopt_jupyter/problems/row_softmax.py
+    --agents offline --budget 4 --seeds 2``, recorded) drawn by the panel and the summary."""
+    from kernelopt_jupyter.events import read_events
+    from kernelopt_jupyter.notebook.report import summary_of_events
+
+    events = read_events(RECORDED)
+    panel = SessionPanel()
+    panel.feed(events)
+    state = panel.state
+    assert state.problem == "row_softmax" and state.device == "cpu"
+    assert "finished" in panel.header.html.value
+    phases = [(p.name, p.end is not None) for p in panel.phases.phases]
+    assert [name for name, _ in phases][:3] == ["baselines", "analysis", "search"]
+    assert all(ended for _, ended in phases)  # the session finished: no phase left running
+    assert panel.phase_view.phases == panel.phases.to_data() and panel.phase_view.ended
+    sources = {c.source for c in state.candidates.values()}
+    assert len(panel.table.rows) == len(sources)
+    # Each edit's row names the launch setting it moved, not just its plan's title.
+    edits = [c for c in state.candidates.values() if c.parent and c.id in panel.table.rows]
+    assert edits and all("num_warps" in panel.table.rows[c.id]["info"].value for c in edits)
+    summary = summary_of_events(events, out_dir="runs/panel-recording")
+    assert "Profiling the reference kernel" in summary and "num_warps" in summary
+    assert_golden("summary_row_softmax.html", summary)

@@ -20,6 +20,8 @@ LABELS = {
     "search": "Agents' search: candidates through the four gates",
     "winner": "Profiling the winner",
 }
+#: A Triton or Helion problem is profiled as it is: nothing is harvested.
+KERNEL_ANALYSIS = "Profiling the reference kernel"
 
 
 @dataclass
@@ -40,13 +42,15 @@ class PhaseTracker:
     def __init__(self) -> None:
         self.phases: list[Phase] = []
         self.finished: str | None = None  # how the session ended, once it has
+        self.kind = "module"
 
     def _open(self, name: str, t: float) -> None:
         if self.phases and self.phases[-1].end is None:
             self.phases[-1].end = t
             if self.phases[-1].name == "search":
                 self.phases[-1].progress = 1.0
-        self.phases.append(Phase(name, LABELS[name], t))
+        label = KERNEL_ANALYSIS if name == "analysis" and self.kind != "module" else LABELS[name]
+        self.phases.append(Phase(name, label, t))
 
     def current(self) -> Phase | None:
         """The running phase, if any."""
@@ -58,6 +62,7 @@ class PhaseTracker:
         d, t = event.data, event.t
         if event.type == "session_started":
             self.phases, self.finished = [], None
+            self.kind = str(d.get("kind") or "module")
             self._open("baselines", t)
         elif event.type == "baseline" and names[-1:] == ["baselines"]:
             self._open("analysis", t)
