@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The benchmark suite on every visible GPU at once: problems dealt round-robin to one
+# `kernelopt bench` per GPU, then merged (benchmarks/summarize.py) and charted (plot.py).
+#   bash benchmarks/run_gpu_bench.sh                 # all 36 problems, results in bench-out/
+#   OUT=o BUDGET=8 TIME_LIMIT=60 PROBLEMS="benchmarks/problems/level2" bash benchmarks/run_gpu_bench.sh
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-bench-out}"
+mkdir -p "$OUT"
+PY="${PY:-python3}"
+unset KERNELOPT_SMALL  # full (H200) sizes
+$PY -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || { cat "$OUT/install.log"; exit 1; }
+{
+  date -u +%FT%TZ
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  $PY -c "import sys, torch, triton; print(sys.version.split()[0], torch.__version__, triton.__version__)"
+} >"$OUT/machine.txt" 2>&1
+export PYTHONUNBUFFERED=1 KERNELOPT_HOME="$OUT/home"
+GPUS=$(nvidia-smi -L | wc -l)
+mapfile -t FILES < <(find ${PROBLEMS:-benchmarks/problems} -name '*.py' ! -name '_*' | sort)
+for g in $(seq 0 $((GPUS - 1))); do
+  shard=()
+  for i in "${!FILES[@]}"; do
+    if (( i % GPUS == g )); then shard+=("${FILES[$i]}"); fi
+  done
+  (( ${#shard[@]} )) || continue
+  CUDA_VISIBLE_DEVICES=$g kernelopt bench "${shard[@]}" --device cuda --agents offline \
+    --budget "${BUDGET:-8}" --time-limit "${TIME_LIMIT:-60}" --out "$OUT/gpu$g" --json \
+    >"$OUT/gpu$g.json" 2>"$OUT/gpu$g.log" &
+done
+wait
+$PY benchmarks/summarize.py "$OUT"/gpu*.json -o "$OUT/bench.json" --markdown "$OUT/bench.md"
+$PY benchmarks/plot.py "$OUT/bench.json" -o "$OUT/bench.svg"
+cat "$OUT/bench.md"

@@ -1,0 +1,171 @@
+"""Merge ``kernelopt bench --json`` outputs and say which move made each winner.
+
+Usage::
+
+    python benchmarks/summarize.py bench-out/gpu*.json -o bench-out/bench.json --markdown bench-out/bench.md
+
+Several shards (one bench per GPU) become one JSON with every row, the per-level summary
+recomputed over all of them (``kernelopt``'s own ``summarize_rows``), and per row ``moves``: the
+chain of moves from the harvest to the winner, read from the run's ``result.json`` (each
+candidate's note names its move). ``move_kinds`` says per level how much of the total log-speedup
+over the best peer each kind of move carries (a winner's gain is split evenly over the kinds in
+its chain), so a report can tell rewrites from CUDA graphs from dispatch choices.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+#: Note prefixes -> the kind of move (the offline policy's plan titles; see docs/offline.md).
+KINDS = (
+    ("rewrite:", "graph rewrite"),
+    ("inductor config:", "inductor config"),
+    ("Inductor configuration:", "inductor config"),
+    ("CUDA graph", "CUDA graph"),
+    ("dispatch:", "dispatch"),
+    ("launch config:", "launch config"),
+    ("tune ", "launch config"),
+)
+
+
+def move_kind(note: str) -> str | None:
+    """The kind of move a candidate note names (None for the harvest itself)."""
+    for prefix, kind in KINDS:
+        if note.startswith(prefix):
+            return kind
+    return None
+
+
+def winner_chain(result: dict[str, Any]) -> list[str]:
+    """Notes from the root's child down to the best candidate (empty when none won)."""
+    by_id = {c["id"]: c for c in result.get("candidates", [])}
+    chain: list[str] = []
+    cid = result.get("best")
+    while cid in by_id and by_id[cid].get("parent") is not None:
+        chain.append(str(by_id[cid].get("note") or ""))
+        cid = by_id[cid]["parent"]
+    return list(reversed(chain))
+
+
+def _peer_gain(row: dict[str, Any]) -> float | None:
+    peers = row.get("speedup_vs_peer")
+    if not isinstance(peers, dict) or not peers.get("best_baseline"):
+        return None
+    return float(peers["best_baseline"])
+
+
+def attach_moves(row: dict[str, Any]) -> None:
+    """Add ``moves`` (the winner's chain) and ``move_kinds`` to a bench row, in place."""
+    out_dir = row.get("out_dir")
+    path = Path(out_dir) / "result.json" if out_dir else None
+    chain: list[str] = []
+    if path is not None and path.is_file():
+        chain = winner_chain(json.loads(path.read_text()))
+    row["moves"] = chain
+    kinds = []
+    for note in chain:
+        # A chained title ("CUDA graph on [rewrite: ...]") names its own move first.
+        kind = move_kind(note)
+        if kind and kind not in kinds:
+            kinds.append(kind)
+    row["move_kinds"] = kinds
+
+
+def kind_shares(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per level: the share of the summed log-speedup over the best peer carried by each kind."""
+    out: dict[str, dict[str, float]] = {}
+    for row in rows:
+        gain = _peer_gain(row)
+        kinds = row.get("move_kinds") or []
+        if gain is None or gain <= 1.0 or not kinds:
+            continue
+        level = out.setdefault(str(row.get("level")), {})
+        for kind in kinds:
+            level[kind] = level.get(kind, 0.0) + math.log(gain) / len(kinds)
+    for level, by_kind in out.items():
+        total = sum(by_kind.values())
+        out[level] = {k: round(v / total, 3) for k, v in sorted(by_kind.items())} if total else {}
+    return out
+
+
+def merge(paths: list[Path]) -> dict[str, Any]:
+    """One bench JSON from several shards, with moves attached and the summary recomputed."""
+    from kernelopt_jupyter.cli.optimize import summarize_rows
+
+    rows: list[dict[str, Any]] = []
+    broken: list[str] = []
+    for path in paths:
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:  # a shard killed mid-write: say so
+            broken.append(f"{path}: {exc}")
+            continue
+        rows.extend(data.get("rows", []))
+    rows.sort(key=lambda r: (str(r.get("level")), str(r.get("problem"))))
+    for row in rows:
+        attach_moves(row)
+    return {
+        "schema": 1,
+        "rows": rows,
+        "summary": summarize_rows(rows),
+        "move_kinds": kind_shares(rows),
+        "shards": [str(p) for p in paths],
+        "broken_shards": broken,
+    }
+
+
+def markdown(data: dict[str, Any]) -> str:
+    """A results table (one line per problem) and the per-level summary, as Markdown."""
+    lines = [
+        "| level | problem | verdict | vs eager | vs compile | vs best peer | s | moves |",
+        "|---|---|---|---:|---:|---:|---:|---|",
+    ]
+    for r in data["rows"]:
+        peers = r.get("speedup_vs_peer") if isinstance(r.get("speedup_vs_peer"), dict) else {}
+
+        def num(v: Any) -> str:
+            return f"{v:.2f}" if isinstance(v, int | float) else "-"
+
+        lines.append(
+            f"| {r.get('level')} | `{Path(str(r.get('problem'))).stem}` | {r.get('verdict')} | "
+            f"{num(r.get('speedup_vs_eager'))} | {num(r.get('speedup_vs_compile'))} | "
+            f"{num(peers.get('best_baseline'))} | {num(r.get('seconds'))} | "
+            f"{' -> '.join(r.get('moves') or []) or '-'} |"
+        )
+    lines += [
+        "",
+        "| level | count | improved | geomean vs best peer | move kinds (share of gain) |",
+    ]
+    lines.append("|---|---:|---:|---:|---|")
+    for level, s in data["summary"].items():
+        peer = s.get("geomean_speedup_vs_peer", {})
+        best = peer.get("best_baseline") if isinstance(peer, dict) else None
+        kinds = data["move_kinds"].get(level, {})
+        lines.append(
+            f"| {level} | {s['count']} | {s['improved']} | {best} | "
+            + (", ".join(f"{k} {v:.0%}" for k, v in kinds.items()) or "-")
+            + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: merge shards, write the merged JSON (and optionally Markdown)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("bench_json", type=Path, nargs="+")
+    parser.add_argument("-o", "--out", type=Path, required=True)
+    parser.add_argument("--markdown", type=Path, default=None)
+    args = parser.parse_args(argv)
+    data = merge(list(args.bench_json))
+    args.out.write_text(json.dumps(data, indent=1))
+    if args.markdown is not None:
+        args.markdown.write_text(markdown(data))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
