@@ -191,6 +191,12 @@ class ClaudePolicy:
         if client_factory is None:
             import_anthropic()
             require_key()
+        if budget_usd is not None and price_for(self.model) is None:
+            # A dollar limit on a model we cannot price would never trigger: refuse it.
+            raise ClaudeUnavailable(
+                f"--max-usd needs a known price and {self.model!r} has none in the price "
+                "table; use --max-tokens, or a listed model"
+            )
         self.meter = Meter(budget_tokens, budget_usd)
         self.client = ClaudeClient(
             self.model,

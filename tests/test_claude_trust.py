@@ -175,7 +175,9 @@ def stand_in_gates(problem: Problem, candidate: Candidate) -> VerifyReport:
     return report_of(candidate.id)
 
 
-def search(policy: ClaudePolicy, log: EventLog, **config: Any) -> BeamSearch:
+def search(
+    policy: ClaudePolicy, log: EventLog, gate_runner: Any = stand_in_gates, **config: Any
+) -> BeamSearch:
     root = Candidate("c0", (DATA / "linear_relu_fused.py").read_text(), agent="harvest")
     context = AgentContext(
         problem=problem(),
@@ -185,7 +187,7 @@ def search(policy: ClaudePolicy, log: EventLog, **config: Any) -> BeamSearch:
     )
     cfg = SearchConfig(device="cpu", iterations=3, plans=1, retries=1, beam=1, **config)
     return BeamSearch(
-        problem(), policy, log, cfg, gate_runner=stand_in_gates, context=context, root=root
+        problem(), policy, log, cfg, gate_runner=gate_runner, context=context, root=root
     )
 
 
@@ -345,3 +347,55 @@ def test_hunk_that_does_not_match_is_corrected(fake: FakeAnthropic) -> None:
     )
     assert edit.source == parent().source
     assert "does not occur in the source" in json.dumps(fake.requests[1].body["messages"][2])
+
+
+def test_a_dollar_budget_on_an_unpriced_model_is_refused(fake: FakeAnthropic) -> None:
+    with pytest.raises(ClaudeUnavailable, match=r"--max-usd needs a known price"):
+        ClaudePolicy(model="claude-unlisted-7", budget_usd=1.0)
+    assert ClaudePolicy(model="claude-unlisted-7", budget_tokens=1000).meter.max_tokens == 1000
+
+
+def test_search_retry_is_a_repair_with_the_gates_own_report(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    # In the real search loop: attempt 1 fails the correctness gate; the second Executor
+    # request continues the same conversation with that verdict's every gate.
+    good = parent().source
+    bad = good.replace("tl.maximum(y + b, 0.0)", "tl.maximum(y, 0.0)")
+
+    def gates(problem: Problem, candidate: Candidate) -> VerifyReport:
+        if "tl.maximum(y, 0.0)" in candidate.source:
+            return report_of(candidate.id, fail_at="correctness", detail="seed 2: max_abs_err 0.4")
+        return report_of(candidate.id)
+
+    def summary(cid: str) -> dict[str, Any]:
+        return {"explanations": [{"candidate": cid, "text": "t"}], "experience": []}
+
+    edit = {"explanation": "x", "dispatch_only": False}
+    plan = {"title": "t", "rationale": "r", "action": "rewrite", "targets": [], "params": []}
+    hunk = {"search": "tl.maximum(y, 0.0)", "replace": "tl.maximum(y + b, 0.0)"}
+    fake.script(
+        reply("", ("report_bottlenecks", REPORT)),
+        reply("", ("propose_plans", {"plans": [plan]})),
+        reply("", ("submit_candidate", {**edit, "source": bad})),
+        reply("", ("record_experience", summary("c1"))),
+        reply("", ("edit_candidate", {**edit, "hunks": [hunk]})),
+        reply("", ("record_experience", summary("c2"))),
+    )
+    log = EventLog(tmp_path / "events.jsonl")
+    s = search(ClaudePolicy(sleep=lambda s: None), log, gates, max_candidates=4)
+    s.config.iterations, s.config.retries = 1, 2
+    # The root differs from the repaired source, which would otherwise repeat it (a duplicate).
+    s.root = Candidate("c0", good.replace("0.0)", "0.0) * 1.0", 1), agent="harvest")
+    result = s.run()
+    assert [(g.candidate.id, g.verdict) for g in result.candidates] == [
+        ("c0", "pass"),
+        ("c1", "fail"),
+        ("c2", "pass"),
+    ], [e.data for e in log.of_type("decision", "error", "agent_failed")]
+    repair = fake.requests[4].body["messages"]
+    assert [m["role"] for m in repair] == ["user", "assistant", "user"]
+    text = repair[2]["content"][0]["content"]
+    for gate in ("static: pass", "correctness: fail", "fp64: skipped", "performance: skipped"):
+        assert gate in text
+    assert "seed 2: max_abs_err 0.4" in text and "tl.maximum(y, 0.0)" in text
