@@ -399,3 +399,19 @@ def test_search_retry_is_a_repair_with_the_gates_own_report(
     for gate in ("static: pass", "correctness: fail", "fp64: skipped", "performance: skipped"):
         assert gate in text
     assert "seed 2: max_abs_err 0.4" in text and "tl.maximum(y, 0.0)" in text
+
+
+def test_the_cli_progress_shows_retries_and_failed_steps(fake: FakeAnthropic) -> None:
+    import io as text_io
+
+    from kernelopt_jupyter.session.progress import TextProgress
+
+    fake.script(overloaded(retry_after=1.5), reply("just talk"), reply("still talk"))
+    out = text_io.StringIO()
+    log = EventLog()
+    log.subscribe(TextProgress(out), replay=False)
+    result = search(ClaudePolicy(sleep=lambda s: None), log).run()
+    printed = out.getvalue()
+    assert result.status == "failed"
+    assert "profiler: 529 overloaded; retry 1/6 in 1.5 s" in printed
+    assert "profiler step 0 failed: ClaudeNoAnswer: profiler: no usable answer" in printed

@@ -75,6 +75,13 @@ class TextProgress:
                 f"{t} paused after {d.get('agent')} step {d.get('step')}: "
                 "use the session's step controls (approve / reject / edit)"
             )
+        if event.type == "retry":
+            return (
+                f"{t} {d.get('agent')}: {d.get('reason')}; retry {d.get('attempt')}/"
+                f"{d.get('max_attempts')} in {d.get('wait_s')} s"
+            )
+        if event.type == "agent_failed":
+            return f"{t} {d.get('agent')} step {d.get('step')} failed: {d.get('error')}"
         if event.type == "error":
             return f"{t} error in {d.get('where')}: {d.get('message')}"
         if event.type == "session_finished":
