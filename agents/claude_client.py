@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from kernelopt_jupyter.secrets import redact
+from kernelopt_jupyter.secrets import redact, redact_data
 
 from .base import PolicyError
 from .search import BudgetExhausted, SearchStopped
@@ -380,7 +380,8 @@ class ClaudeClient:
         while True:
             self._check_go()
             attempt += 1
-            params = build()
+            # Nothing secret is sent, whatever a problem file or a log line held.
+            params = redact_data(build())
             left = deadline - self._clock()
             try:
                 return self._stream(sdk, params, sink, timeout=max(1.0, min(self.timeout_s, left)))

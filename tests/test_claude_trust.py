@@ -415,3 +415,14 @@ def test_the_cli_progress_shows_retries_and_failed_steps(fake: FakeAnthropic) ->
     assert result.status == "failed"
     assert "profiler: 529 overloaded; retry 1/6 in 1.5 s" in printed
     assert "profiler step 0 failed: ClaudeNoAnswer: profiler: no usable answer" in printed
+
+
+def test_a_key_in_the_problem_file_is_not_sent(fake: FakeAnthropic) -> None:
+    context = ctx()
+    context.problem = problem_from_source(
+        problem().source + f'\nTOKEN = "{FAKE_KEY}"  # pasted by mistake\n', "p.py"
+    )
+    fake.script(reply("ok", ("report_bottlenecks", REPORT)))
+    ClaudePolicy(sleep=lambda s: None).profile(context, io())
+    body = json.dumps(fake.requests[0].body)
+    assert FAKE_KEY not in body and 'TOKEN = \\"[redacted]\\"' in body
