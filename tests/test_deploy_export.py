@@ -144,6 +144,21 @@ def test_a_general_candidate_passes_at_every_shape() -> None:
     ]
 
 
+def test_a_shape_the_reference_cannot_run_at_is_skipped() -> None:
+    even_only = PROBLEM.replace(
+        "        return torch.relu(x + self.bias)",
+        "        assert x.shape[0] % 2 == 0, 'an even number of rows'\n"
+        "        return torch.relu(x + self.bias)",
+    )
+    assert even_only != PROBLEM
+    problem = problem_from_source(textwrap.dedent(even_only), "p.py")
+    shapes = [ShapeSet("as given"), ShapeSet("ROWS=129", {"ROWS": 129}, "person")]
+    report = verify_shapes(problem, CANDIDATE, shapes, VerifyOptions(device="cpu", seeds=1))
+    assert [c.verdict for c in report.checks] == ["pass", "skipped"]
+    assert "an even number of rows" in report.checks[1].detail
+    assert report.guard_set()["shapes"] == ["as given"] and not report.specialized
+
+
 def test_export_errors_are_one_line(tmp_path: Path) -> None:
     code, _, err = _cli("export", str(tmp_path), "--device", "cpu")
     assert code == 2 and "not a finished KernelOPT run" in err and err.count("\n") == 1

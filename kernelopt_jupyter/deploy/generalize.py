@@ -137,65 +137,86 @@ def verify_shapes(
     *,
     on_check: Callable[[ShapeCheck], None] | None = None,
 ) -> ShapeReport:
-    """Verify ``source`` at each shape set (the first is the problem's own) and probe the
-    passing ones' signatures and output layouts. ``options.device`` must be resolved."""
+    """Verify ``source`` at each shape set (the first is the problem's own), after one worker
+    ran the reference at each for its input signature and output layout. A shape where the
+    reference cannot run is skipped; at the own shape that is a ProblemError.
+    ``options.device`` must be resolved."""
     report = ShapeReport(device=options.device)
-    for number, shape in enumerate(shapes):
-        opts = options if number == 0 else replace(options, run_performance=False)
-        try:
-            verdict = verify_candidate(shape_problem(problem, shape), source, opts)
-        except ProblemError as exc:
+    probed = run_task(
+        "kernelopt_jupyter.deploy.probe:probe_shapes",
+        {
+            "sources": [shape_problem(problem, s).source for s in shapes],
+            "path": problem.path,
+            "device": options.device,
+        },
+        device=resolve_device(options.device),
+        time_limit_s=max(options.time_limit_s, 60.0) * max(len(shapes), 1),
+    )
+    if not probed.ok:
+        raise ProblemError(f"{problem.path}: running the reference failed: {probed.describe()}")
+    own_sizes: set[int] = set()
+    for number, (shape, found) in enumerate(zip(shapes, probed.value)):
+        if "error" in found:
             if number == 0:
-                raise
-            check = ShapeCheck(shape, "skipped", f"the reference cannot run here: {exc}")
+                raise ProblemError(f"{problem.path}: the reference fails: {found['error']}")
+            check = ShapeCheck(shape, "skipped", f"the reference cannot run here: {found['error']}")
         else:
-            failed = verdict.failed_gate
-            detail = next(
-                (g.detail for g in verdict.gates if g.name == failed), "every gate that ran passed"
-            )
-            check = ShapeCheck(
-                shape,
-                "pass" if verdict.verdict == "pass" else "fail",
-                detail,
-                failed,
-                _metric(verdict, "correctness", "max_abs_err"),
-                _metric(verdict, "fp64", "err_ratio"),
-                verdict.speedup,
-            )
+            try:
+                check = _verify_one(problem, source, shape, options, first=number == 0)
+            except ProblemError as exc:  # the verifier could not run the reference there
+                if number == 0:
+                    raise
+                check = ShapeCheck(shape, "skipped", f"the reference cannot run here: {exc}")
+            else:
+                check.signature, check.outputs = found["signature"], found["outputs"]
+                if number == 0:
+                    own_sizes = _sizes(check)
+                elif check.verdict == "pass":
+                    _hard_coded_check(check, source, own_sizes)
         report.checks.append(check)
         if on_check is not None:
             on_check(check)
-    ran = [c for c in report.checks if c.verdict != "skipped"]
-    if ran:
-        probed = run_task(
-            "kernelopt_jupyter.deploy.probe:probe_shapes",
-            {
-                "sources": [shape_problem(problem, c.shape).source for c in ran],
-                "path": problem.path,
-                "device": options.device,
-            },
-            device=resolve_device(options.device),
-            time_limit_s=max(options.time_limit_s, 60.0) * len(ran),
-        )
-        if not probed.ok:
-            raise ProblemError(f"{problem.path}: probing the reference failed: {probed.describe()}")
-        for check, found in zip(ran, probed.value):
-            check.signature = found["signature"]
-            check.outputs = found["outputs"]
-    own = report.checks[0]
-    for check in report.checks[1:]:
-        if check.verdict != "pass" or own.signature is None:
-            continue
-        fixed = hard_coded_sizes(source, _sizes(own), _sizes(check))
-        if fixed:
-            check.verdict = "fail"
-            check.failed_gate = "shape"
-            check.detail = (
-                f"the gates pass here, but the source hard-codes {', '.join(map(str, fixed))} "
-                "(sizes of the problem's own shape that differ here); out-of-bounds accesses "
-                "can go unseen, so this shape is not admitted"
-            )
     return report
+
+
+def _verify_one(
+    problem: Problem, source: str, shape: ShapeSet, options: VerifyOptions, *, first: bool
+) -> ShapeCheck:
+    opts = options if first else replace(options, run_performance=False)
+    verdict = verify_candidate(shape_problem(problem, shape), source, opts)
+    failed = verdict.failed_gate
+    max_err = _metric(verdict, "correctness", "max_abs_err")
+    ratio = _metric(verdict, "fp64", "err_ratio")
+    if failed is None:
+        parts = [f"max abs err {max_err:.3g}" if max_err is not None else "gates pass"]
+        if ratio is not None:
+            parts.append(f"{ratio:.3g}x the fp32 reference's float64 error")
+        if verdict.speedup is not None:
+            parts.append(f"{verdict.speedup:.2f}x")
+        detail = "; ".join(parts)
+    else:
+        detail = next((g.detail for g in verdict.gates if g.name == failed), "failed")
+    return ShapeCheck(
+        shape,
+        "pass" if verdict.verdict == "pass" else "fail",
+        detail,
+        failed,
+        max_err,
+        ratio,
+        verdict.speedup,
+    )
+
+
+def _hard_coded_check(check: ShapeCheck, source: str, own_sizes: set[int]) -> None:
+    fixed = hard_coded_sizes(source, own_sizes, _sizes(check))
+    if fixed:
+        check.verdict = "fail"
+        check.failed_gate = "shape"
+        check.detail = (
+            f"the gates pass here, but the source hard-codes {', '.join(map(str, fixed))} "
+            "(sizes of the problem's own shape that differ here); out-of-bounds accesses "
+            "can go unseen, so this shape is not admitted"
+        )
 
 
 #: Literal sizes below this are too common (warps, ranks, small blocks) to count as evidence.

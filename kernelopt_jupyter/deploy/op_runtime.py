@@ -151,7 +151,9 @@ class Export:
         return cls(folder, manifest, candidate, reference)
 
     def _target(self, handle: int) -> Any:
-        target = self._instances.get(handle) or self._functions.get(handle)
+        target = self._instances.get(handle)
+        if target is None:  # not `or`: an empty container module is falsy
+            target = self._functions.get(handle)
         if target is None:
             raise RuntimeError(f"KernelOPT export {self.folder.name}: model {handle} is gone")
         return target

@@ -37,16 +37,22 @@ def _tensor_layout(t: Any) -> dict[str, Any]:
 
 def probe_shapes(sources: list[str], path: str, device: str) -> list[dict[str, Any]]:
     """Per problem source (one per shape set): ``{"signature", "outputs"}`` of its seed-0
-    inputs and the reference's output on ``device``."""
+    inputs and the reference's output on ``device``, or ``{"error"}`` when the reference
+    cannot run there."""
     import torch
 
-    found = []
+    found: list[dict[str, Any]] = []
     for source in sources:
-        problem = problem_from_source(source, path, validate=False)
-        loaded = materialize(problem)
-        model = loaded.make_model(device=device)
-        inputs = loaded.make_inputs(seed=0, device=device)
-        with torch.no_grad():
-            out = model(*inputs)
-        found.append({"signature": kernelopt_signature(inputs), "outputs": output_layout(out)})
+        try:
+            problem = problem_from_source(source, path, validate=False)
+            loaded = materialize(problem)
+            model = loaded.make_model(device=device)
+            inputs = loaded.make_inputs(seed=0, device=device)
+            with torch.no_grad():
+                out = model(*inputs)
+            layout = output_layout(out)
+        except Exception as exc:  # a size the reference cannot run at: that shape is skipped
+            found.append({"error": f"{type(exc).__name__}: {exc}"})
+            continue
+        found.append({"signature": kernelopt_signature(inputs), "outputs": layout})
     return found
