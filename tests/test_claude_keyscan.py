@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -96,3 +97,42 @@ def test_no_key_in_any_file_or_request_after_a_candidate_reads_the_environment(
     assert FAKE_KEY not in captured.out and FAKE_KEY not in captured.err
     # The repair prompt carried the gate's detail (so the scan above saw it), minus the key.
     assert any("LEAK-RAISE" in json.dumps(r.body) for r in fake.requests)
+
+
+def test_session_stop_closes_the_claude_stream_in_flight(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The Profiler's answer streams in thousands of tiny pieces; stop comes after the first.
+    from kernelopt_jupyter.analysis import pipeline
+
+    # A pre-made analysis: this test is about stopping, not about measuring.
+    source = PROBLEM.read_text()
+    facts = pipeline.AnalysisFacts({"eager": None}, [], False, [], source, False, "the kernel")
+    monkeypatch.setattr(pipeline, "analyse", lambda *args, **kwargs: facts)
+    slow = reply("y" * 6000, ("report_bottlenecks", {"summary": "s", "bottlenecks": []}))
+    slow.chunk = 1
+    with FakeAnthropic(api_key=FAKE_KEY) as fake:
+        fake.script(slow)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        opts = SearchOptions(
+            agents="claude",
+            device="cpu",
+            seeds=1,
+            out_dir=tmp_path / "run",
+            memory_path=tmp_path / "memory.json",
+        )
+        session = OptimizationSession(load_problem(str(PROBLEM)), opts)
+        streaming = threading.Event()
+        session.log.subscribe(lambda e: streaming.set() if e.type == "agent_text" else None)
+        session.start()
+        assert streaming.wait(120), session.error
+        session.stop()
+        assert session.wait(60)
+        messages = [r for r in fake.requests if r.path == "/v1/messages"]
+    assert session.error is None and session.result is not None
+    assert session.result.status == "stopped"
+    said = "".join(e.data["delta"] for e in session.log.of_type("agent_text"))
+    assert 0 < len(said) < 6000 and len(messages) == 1  # cut short, and not retried
+    finished = session.log.of_type("session_finished")[-1]
+    assert finished.data["status"] == "stopped"
