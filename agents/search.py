@@ -261,6 +261,8 @@ class BeamSearch:
                 )
             )
             self._cost_usd += io.usage.get("cost_usd", 0)
+            if io.usage:
+                self._budget_event()  # a live cost meter: what this step spent, at once
         output = describe(answer)
         self.log.emit(
             "agent_finished",

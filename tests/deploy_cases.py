@@ -87,3 +87,42 @@ def make_run(folder: Path, candidate: str, problem: str = PROBLEM) -> Path:
     }
     (folder / "result.json").write_text(json.dumps(result))
     return folder
+
+
+#: A Triton problem: the user's kernel and launcher are the reference.
+TRITON_PROBLEM = """
+import torch
+import triton
+import triton.language as tl
+
+KERNELOPT_ENTRY = "scale_shift"
+N = 3000
+
+
+@triton.jit
+def _scale_shift_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0 + 1.0, mask=mask)
+
+
+def scale_shift(x):
+    out = torch.empty_like(x)
+    n = x.numel()
+    _scale_shift_kernel[(triton.cdiv(n, 128),)](x, out, n, BLOCK=128)
+    return out
+
+
+def get_inputs():
+    return [torch.randn(N)]
+
+
+def reference(x):
+    return x * 2.0 + 1.0
+"""
+
+#: Its candidate: the same kernel with a larger block (what a Tuner would change).
+TRITON_CANDIDATE = TRITON_PROBLEM.replace(
+    "[(triton.cdiv(n, 128),)](x, out, n, BLOCK=128)",
+    "[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)",
+)

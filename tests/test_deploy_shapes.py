@@ -135,6 +135,12 @@ def test_hard_coded_sizes_of_the_own_shape_are_evidence_launch_settings_are_not(
     assert hard_coded_sizes(source, own, own) == []
     clean = "def forward(x):\n    return k[(8,)](x, x.numel(), XBLOCK=8192, num_warps=4)\n"
     assert hard_coded_sizes(clean, own, {129, 128, 16512}) == []
+    # A copy of the problem's input code and a size constant only it reads are no evidence;
+    # the same constant read by the launcher is.
+    copied = "ROWS = 64\n\ndef get_inputs():\n    return [randn(ROWS, 8192)]\n"
+    assert hard_coded_sizes(copied, own, {129, 128, 16512}) == []
+    used = copied + "\ndef forward(x):\n    return k[(ROWS,)](x)\n"
+    assert hard_coded_sizes(used, own, {129, 128, 16512}) == [64]
 
 
 def test_cli_lists_the_shape_sets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

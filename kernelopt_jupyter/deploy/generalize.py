@@ -237,9 +237,35 @@ def _sizes(check: ShapeCheck) -> set[int]:
     return found
 
 
-def _tuning_constants(tree: ast.Module) -> set[int]:
-    """Ids of literal nodes that are launch settings (LAUNCH_CONFIGS, *BLOCK*, num_warps...)."""
+#: A candidate may carry a copy of the problem's input code: its sizes are no evidence.
+_PROBLEM_FUNCTIONS = {"get_inputs", "get_init_inputs", "get_shape_sets", "reference"}
+
+
+def _not_evidence(tree: ast.Module) -> set[int]:
+    """Ids of literal nodes that say nothing about the kernels' shapes: launch settings
+    (LAUNCH_CONFIGS, *BLOCK*, num_warps...), the problem's own input code, and module-level
+    size constants that nothing but that input code reads."""
     ids: set[int] = set()
+    problem_code = [
+        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in _PROBLEM_FUNCTIONS
+    ]
+    for fn in problem_code:
+        ids |= {id(n) for n in ast.walk(fn)}
+    rest = [n for n in tree.body if n not in problem_code]
+    read = {
+        n.id
+        for node in rest
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    }
+    for node in rest:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and node.targets[0].id not in read
+        ):
+            ids |= {id(n) for n in ast.walk(node.value)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and (t.id == "LAUNCH_CONFIGS" or "BLOCK" in t.id)
@@ -265,7 +291,7 @@ def hard_coded_sizes(source: str, own: set[int], here: set[int]) -> list[int]:
         tree = ast.parse(source)
     except SyntaxError:
         return []
-    tuning = _tuning_constants(tree)
+    tuning = _not_evidence(tree)
     own_only = {n for n in own - here if n >= _MIN_EVIDENCE}
     found = {
         node.value
