@@ -320,8 +320,13 @@ def _load(text: str, name: str) -> types.ModuleType:
 
 PROBLEM = '''"""A conv + BN + ReLU, then a constant scale."""
 
+import os
+
 import torch
 import torch.nn as nn
+
+# Sizes read from the environment: a problem may, a candidate may not.
+SIDE = 6 if os.environ.get("KERNELOPT_SMALL") == "1" else 8
 
 KERNELOPT_MODE = "eval"  # an inference block: BatchNorm uses its running statistics
 
@@ -341,7 +346,7 @@ class Model(nn.Module):
 
 
 def get_inputs():
-    return [torch.randn(2, 4, 8, 8)]
+    return [torch.randn(2, 4, SIDE, SIDE)]
 
 
 def get_init_inputs():
@@ -370,6 +375,9 @@ def test_scan_finds_rules_and_renders_runnable_sources() -> None:
             torch.testing.assert_close(cand(x), ref(x), rtol=1e-4, atol=1e-5)
             torch.testing.assert_close(rewritten(x), ref(x), rtol=1e-4, atol=1e-5)
         assert "\nclass Model(" not in m.eager_source  # the static gate bans the name
+        # The harness's parts stay in the problem: no input makers, no environment reads.
+        assert "get_inputs" not in m.eager_source and "environ" not in m.eager_source
+        assert "get_inputs" in m.problem_source
 
 
 def test_rendered_helper_is_self_contained() -> None:

@@ -12,6 +12,7 @@ key and the constructor is unchanged. Two texts come out:
 
 from __future__ import annotations
 
+import ast
 import builtins
 import inspect
 import math
@@ -77,6 +78,57 @@ def forward_source(gm: fx.GraphModule, problem_module: str) -> tuple[str, str]:
     return "\n".join(needed), body
 
 
+#: Module-level functions of a problem file that a candidate must not carry (the harness's).
+_PROBLEM_ONLY = {"get_inputs", "get_init_inputs", "reference"}
+
+
+def _loaded_names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _candidate_module(source: str) -> str:
+    """The problem's text minus what only the harness uses: input makers, and module-level
+    assignments no class or function needs (sizes read from the environment, conventions).
+
+    A candidate must not read the environment or mention the harness's variables; the
+    reference class and its helpers rarely need the problem's size constants.
+    """
+    tree = ast.parse(source)
+    kept_defs = [
+        n
+        for n in tree.body
+        if isinstance(n, ast.ClassDef | ast.FunctionDef) and n.name not in _PROBLEM_ONLY
+    ]
+    needed: set[str] = set().union(*(_loaded_names(d) for d in kept_defs)) if kept_defs else set()
+    assigns = [n for n in tree.body if isinstance(n, ast.Assign | ast.AnnAssign)]
+    keep: set[int] = set()
+    changed = True
+    while changed:  # assignments the kept code needs, and what those need in turn
+        changed = False
+        for node in assigns:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if id(node) not in keep and names & needed:
+                keep.add(id(node))
+                needed |= _loaded_names(node.value) if node.value is not None else set()
+                changed = True
+    lines = source.splitlines(keepends=True)
+    drop: list[tuple[int, int]] = []
+    for node in tree.body:
+        is_problem_fn = isinstance(node, ast.FunctionDef) and node.name in _PROBLEM_ONLY
+        is_unneeded = isinstance(node, ast.Assign | ast.AnnAssign) and id(node) not in keep
+        is_main = isinstance(node, ast.If)  # `if __name__ == "__main__":` demos and the like
+        if is_problem_fn or is_unneeded or is_main:
+            start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            drop.append((start - 1, node.end_lineno or node.lineno))
+    for start, end in sorted(drop, reverse=True):
+        # Comments right above a dropped statement describe it: drop them too.
+        while start > 0 and lines[start - 1].lstrip().startswith("#"):
+            start -= 1
+        del lines[start:end]
+    return re.sub(r"\n{4,}", "\n\n\n", "".join(lines))
+
+
 def _base_source(source: str) -> str:
     """The problem's source with its ``Model`` class renamed to the rewrite's base class."""
     renamed, n = re.subn(r"^class Model\b", f"class {BASE_NAME}", source, count=1, flags=re.M)
@@ -95,8 +147,9 @@ def rewritten_source(
     header, forward = forward_source(gm, problem_module)
     cls = "ModelNew" if candidate else "Model"
     what = "; ".join(titles)
+    base = _base_source(_candidate_module(source) if candidate else source)
     parts = [
-        _base_source(source).rstrip("\n"),
+        base.rstrip("\n"),
         "",
         "",
         f"{MARKER}: {what} ---",
