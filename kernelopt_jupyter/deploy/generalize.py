@@ -258,14 +258,14 @@ def _not_evidence(tree: ast.Module) -> set[int]:
         for n in ast.walk(node)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
     }
-    for node in rest:
+    for stmt in rest:
         if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id not in read
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id not in read
         ):
-            ids |= {id(n) for n in ast.walk(node.value)}
+            ids |= {id(n) for n in ast.walk(stmt.value)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and (t.id == "LAUNCH_CONFIGS" or "BLOCK" in t.id)
