@@ -114,13 +114,13 @@ def _candidate_module(source: str) -> str:
                 changed = True
     lines = source.splitlines(keepends=True)
     drop: list[tuple[int, int]] = []
-    for node in tree.body:
-        is_problem_fn = isinstance(node, ast.FunctionDef) and node.name in _PROBLEM_ONLY
-        is_unneeded = isinstance(node, ast.Assign | ast.AnnAssign) and id(node) not in keep
-        is_main = isinstance(node, ast.If)  # `if __name__ == "__main__":` demos and the like
+    for stmt in tree.body:
+        is_problem_fn = isinstance(stmt, ast.FunctionDef) and stmt.name in _PROBLEM_ONLY
+        is_unneeded = isinstance(stmt, ast.Assign | ast.AnnAssign) and id(stmt) not in keep
+        is_main = isinstance(stmt, ast.If)  # `if __name__ == "__main__":` demos and the like
         if is_problem_fn or is_unneeded or is_main:
-            start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-            drop.append((start - 1, node.end_lineno or node.lineno))
+            start = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", []))])
+            drop.append((start - 1, stmt.end_lineno or stmt.lineno))
     for start, end in sorted(drop, reverse=True):
         # Comments right above a dropped statement describe it: drop them too.
         while start > 0 and lines[start - 1].lstrip().startswith("#"):
