@@ -17,6 +17,8 @@ import pytest
 from deploy_cases import CANDIDATE, PROBLEM, SPECIALIZED, make_run
 
 from kernelopt_jupyter.cli.main import main
+from kernelopt_jupyter.deploy import export
+from kernelopt_jupyter.deploy.export import ExportError
 from kernelopt_jupyter.deploy.generalize import verify_shapes
 from kernelopt_jupyter.deploy.shapes import ShapeSet
 from kernelopt_jupyter.problem import problem_from_source
@@ -162,6 +164,8 @@ def test_a_shape_the_reference_cannot_run_at_is_skipped() -> None:
 def test_export_errors_are_one_line(tmp_path: Path) -> None:
     code, _, err = _cli("export", str(tmp_path), "--device", "cpu")
     assert code == 2 and "not a finished KernelOPT run" in err and err.count("\n") == 1
+    with pytest.raises(ExportError, match="not a finished KernelOPT run"):
+        export(tmp_path, device="cpu")  # the Python API the notebook uses
     run = make_run(tmp_path / "run", CANDIDATE)
     result = json.loads((run / "result.json").read_text())
     (run / "result.json").write_text(json.dumps({**result, "best": None}))

@@ -17,7 +17,7 @@ import pytest
 from deploy_cases import CANDIDATE, SPECIALIZED, make_run
 
 from kernelopt_jupyter.cli.main import main
-from kernelopt_jupyter.deploy import op_runtime
+from kernelopt_jupyter.deploy import op_runtime, reverify
 
 
 def _cli(*argv: str) -> tuple[int, dict[str, Any] | None, str]:
@@ -81,6 +81,8 @@ def test_unchanged_export_needs_no_reverification(copy: Path) -> None:
     code, data, _ = _cli("reverify", str(copy), "--device", "cpu", "--json")
     assert code == 0 and data is not None
     assert data["changes"] == [] and data["reverified"] is False
+    result = reverify(copy, device="cpu")  # the Python API the notebook uses
+    assert result.changes == [] and result.report is None and result.ok
 
 
 def test_changed_fingerprint_warns_once_and_reverify_restores_it(
