@@ -80,6 +80,33 @@ def k(x, n, B: tl.constexpr):
         ("async def f():\n    pass\n", "async functions"),
         ("class Model:\n    pass\n", "class named `Model`"),
         ("exec('print(1)')\n", "dynamic code"),
+        # Issue 10: the hardened rules (aliases, re-exports, reflection, environment, detection).
+        ("import os\nflag = os.environ.get('X')\n", "environment"),
+        ("import os\nos.putenv('A', 'B')\n", "environment"),
+        ("_t = torch\nf = _t.compile\n", "torch.compile"),
+        ("_t = torch\n_t.allclose = lambda *a, **k: True\n", "monkeypatching"),
+        ("mods = torch.sys.modules\n", "reaches the sys module through another module"),
+        ("b = print.__self__\n", ".__self__"),
+        ("g = k.__globals__\n", ".__globals__"),
+        ("subs = object.__subclasses__()\n", ".__subclasses__"),
+        ("f = getattr(torch, name)\n", "computed name"),
+        ("f = getattr(obj, 'f_' + 'back')\n", "computed name"),
+        ("x = getattr(fn, '__globals__')\n", "reflection"),
+        ("import runpy\n", "harness"),
+        ("import sys\nargs = sys.argv\n", "detect the harness"),
+        ("def f():\n    return __name__ == 'kernelopt'\n", "outside the main guard"),
+        ("MODE = 'TRITON_INTERPRET'\n", "must not detect"),
+        ("from triton.runtime.interpreter import InterpretedFunction\n", "interpreter"),
+        ("import os\npid = os.getppid()\n", "threads and processes"),
+        ("data = open('/proc/self/environ').read()\n", "reads and writes no files"),
+        ("import pathlib\n", "reads and writes no"),
+        (
+            "class Quiet:\n    def __enter__(self):\n        return self\n"
+            "    def __exit__(self, *exc):\n        return True\n",
+            "can return a true value",
+        ),
+        ("import signal\n", "threads and processes"),
+        ("def f(frame):\n    return frame.f_back.f_locals\n", ".f_back"),
     ],
 )
 def test_each_rule_fires_on_the_construct_it_names(snippet: str, expected: str) -> None:
@@ -103,7 +130,14 @@ def test_each_rule_fires_on_the_construct_it_names(snippet: str, expected: str) 
         "        y = fn(x)\n    torch.cuda.synchronize()\n    return g, y\n",
         # re.compile and triton's own helpers are not torch.compile.
         "import re\npat = re.compile('x')\nn = triton.cdiv(10, 3)\n",
-        "import os\nflag = os.environ.get('X')\n",
+        # The main guard (a self-test at the bottom of a kernel file) is the honest __name__.
+        "if __name__ == '__main__':\n    print(triton.cdiv(10, 3))\n",
+        # A context manager whose __exit__ lets exceptions through.
+        "class Timer:\n    def __enter__(self):\n        return self\n"
+        "    def __exit__(self, *exc):\n        return False\n",
+        # Plain attribute names that merely resemble reflection ones.
+        "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n"
+        "        return x.shape, type(self).__name__\n",
         # Reading a setting is fine (assigning it is monkeypatching).
         "tf32 = torch.backends.cuda.matmul.allow_tf32\n",
     ],

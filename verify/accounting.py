@@ -190,6 +190,15 @@ def _tensors(value: Any) -> list[torch.Tensor]:
     return []
 
 
+def _symbolic(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Ops on fake or meta tensors compute nothing: a kernel language tracing its kernel
+    (Helion on its first call) runs them, and they cannot produce an answer."""
+    for t in _tensors(list(args) + list(kwargs.values())):
+        if t.device.type == "meta" or type(t).__name__ in ("FakeTensor", "FunctionalTensor"):
+            return True
+    return False
+
+
 class Accounting(TorchDispatchMode):
     """Counts ATen ops by class and follows which storages each call wrote, and how."""
 
@@ -214,7 +223,7 @@ class Accounting(TorchDispatchMode):
     ) -> Any:
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        if self.suspended:
+        if self.suspended or _symbolic(args, kwargs):
             return out
         name = _op_name(func)
         kind = op_class(name)

@@ -58,12 +58,23 @@ def compile_kernels(*, candidate_source: str, specs: list[dict[str, Any]]) -> li
         reason = f"the candidate cannot be imported without the interpreter ({type(exc).__name__})"
         return [{"kernel": s["qualname"], "status": "unknown", "error": reason} for s in specs]
     results = []
+    generated: dict[str, Any] = {}
     for spec in specs:
         name = spec["qualname"]
         try:
-            kernel = _find_kernel(module, name)
+            home = module
+            text = spec.get("module_source")
+            if text is not None:  # a kernel a kernel language (Helion) generated
+                if text not in generated:
+                    generated[text] = load_source_module(text, "candidate_generated")
+                home = generated[text]
+            kernel = _find_kernel(home, name)
         except LookupError as exc:
             results.append({"kernel": name, "status": "unknown", "error": f"{name} {exc}"})
+            continue
+        except Exception as exc:  # the generated module does not import without the interpreter
+            reason = f"its generated module cannot be imported ({type(exc).__name__}: {exc})"
+            results.append({"kernel": name, "status": "unknown", "error": reason[:300]})
             continue
         start = time.monotonic()
         try:

@@ -130,10 +130,39 @@ class LaunchRecorder:
         except Exception as exc:  # an exotic argument: report the check as not possible
             self.spec_errors.setdefault(name, f"{type(exc).__name__}: {exc}"[:300])
             return
+        generated = _generated_source(fn)
+        if generated is not None:
+            spec["module_source"] = generated
         key = repr((spec["qualname"], spec["signature"], spec["constexprs"], spec["options"]))
         if key not in self._spec_keys:
             self._spec_keys.add(key)
             self.specs.append(spec)
+
+
+#: The candidate's own module name starts with this (``problem.load_source_module``).
+CANDIDATE_MODULE_PREFIX = "kernelopt_src_candidate"
+_MAX_GENERATED = 1 << 20
+
+
+def _generated_source(fn: Any) -> str | None:
+    """The source of the module a kernel was defined in, when a kernel language generated it
+    from the candidate (Helion writes its Triton code to a file): the compile check builds it
+    from there, since the candidate's own module does not define it."""
+    import sys
+
+    name = str(getattr(fn, "__module__", "") or "")
+    if name.startswith(CANDIDATE_MODULE_PREFIX):
+        return None
+    module = sys.modules.get(name)
+    path = getattr(module, "__file__", None)
+    if not path:
+        return None
+    try:
+        with open(path) as fh:
+            text = fh.read(_MAX_GENERATED + 1)
+    except OSError:
+        return None
+    return text if len(text) <= _MAX_GENERATED else None
 
 
 def _launch_tensors(values: list[Any]) -> list[torch.Tensor]:
@@ -249,6 +278,13 @@ _WATCHED_MODULES = (
 )
 
 
+#: Variables the kernel languages' own runtimes set on first use (Triton's and Helion's cache
+#: folders, OpenMP's fork settings): changing them gains a candidate nothing.
+_RUNTIME_OWNED_ENV = frozenset(
+    {"TRITON_CACHE_DIR", "KMP_DUPLICATE_LIB_OK", "KMP_INIT_AT_FORK", "TORCHINDUCTOR_CACHE_DIR"}
+)
+
+
 def flush_denormal_on() -> bool:
     """Whether this thread flushes denormals to zero (torch has a setter but no getter)."""
     tiny = torch.tensor([2.0**-140], dtype=torch.float32)
@@ -326,6 +362,8 @@ class GlobalGuard:
                 found.append(f"changed {key} to {value!r}")
         now = dict(os.environ)
         for key in sorted(set(now) | set(self._environ)):
+            if key in _RUNTIME_OWNED_ENV:
+                continue
             if now.get(key) != self._environ.get(key):
                 verb = (
                     "set"

@@ -106,6 +106,7 @@ class Sandbox:
         self.recorder = LaunchRecorder(self.device)
         self.recorder.install()
         self._watch_graph_replays()
+        _import_kernel_languages(header["source"])
         self.guard = GlobalGuard()
         shape = types.SimpleNamespace(kind=header["kind"], entry=header["entry"])
         with self.recorder.recording():
@@ -303,6 +304,30 @@ class Sandbox:
 
         replay._kernelopt_wrapped = True  # type: ignore[attr-defined]
         graph.replay = replay
+
+
+#: Kernel languages a candidate may import whose own import changes the process (Helion
+#: patches Triton and sets OpenMP variables): imported before the snapshot, as the platform.
+KERNEL_LANGUAGES = ("helion",)
+
+
+def _import_kernel_languages(source: str) -> None:
+    import ast
+    import importlib
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split(".")[0])
+    for name in KERNEL_LANGUAGES:
+        if name in names:
+            importlib.import_module(name)
 
 
 def _scrub_markers() -> None:

@@ -1,16 +1,22 @@
 """The static gate's source analysis: what a candidate's text may and may not do.
 
 This reads the candidate's syntax tree only (it executes nothing, so it runs in the caller).
-The run-time half of the static gate (a Triton kernel really launched in ``forward``, no new
-threads, no side streams, nothing of torch or the harness replaced) runs in the worker, see
-``runtime.py``; the sm_90 compile check in ``compile_check.py``.
+It is a fast first filter and a teaching aid, not the guarantee: the guarantees come from the
+process boundary, the dispatch-level accounting and the schedule (docs/verification.md). The
+run-time half of the static gate runs in the candidate's process (``sandbox.py``), the sm_90
+compile check in ``compile_check.py``.
 
 Rules, each as an LLM might break them: ``torch.compile`` (or dynamo/Inductor's compiler)
 inside the candidate; importing, subclassing or calling the reference ``Model``; try/except
-inside a function (a fallback to PyTorch around kernel launches); side streams; threads or
-processes; assigning attributes of torch, time, triton, builtins or other imported modules
-(monkeypatching timers, ``allclose`` or the harness); reaching into the harness (``gc``,
-``inspect``, ``sys.modules``, frames, ``kernelopt_jupyter``). CUDA graphs are allowed.
+inside a function, ``contextlib.suppress`` or a home-made context manager whose ``__exit__``
+can return a true value (a fallback to PyTorch around kernel launches); side streams; threads,
+processes, signals; assigning attributes of torch, time, triton, builtins or other imported
+modules (monkeypatching timers, ``allclose`` or the harness), also through simple aliases
+(``_t = torch``); reaching into the harness or the interpreter (``gc``, ``inspect``,
+``sys.modules`` also as ``torch.sys.modules``, frames, ``__self__``/``__globals__``/
+``__subclasses__``/``__builtins__``, ``runpy``, ``os.environ``/``putenv``, ``sys.argv``,
+``__name__`` tests outside the main guard, ``TRITON_INTERPRET``, ``kernelopt_jupyter``);
+files, sockets and dynamic code. CUDA graphs are allowed.
 """
 
 from __future__ import annotations
@@ -19,9 +25,114 @@ import ast
 from dataclasses import dataclass, field
 
 #: Module prefixes whose import means reaching outside the candidate's own code.
-_HARNESS_MODULES = ("kernelopt_jupyter", "gc", "inspect", "importlib", "ctypes")
-_THREAD_MODULES = ("threading", "_thread", "concurrent", "multiprocessing", "asyncio", "subprocess")
-_PROCESS_CALLS = {"os.fork", "os.system", "os.popen", "os.spawnv", "os.spawnl", "os.execv"}
+_HARNESS_MODULES = (
+    "kernelopt_jupyter",
+    "gc",
+    "inspect",
+    "importlib",
+    "ctypes",
+    "runpy",
+    "marshal",
+    "pickle",
+    "code",
+    "codeop",
+    "builtins",
+    "atexit",
+    "weakref",
+    "sysconfig",
+    "site",
+    "pytest",
+)
+#: Files and the network: a candidate computes on its inputs, it reads and writes nothing.
+_IO_MODULES = (
+    "pathlib",
+    "shutil",
+    "tempfile",
+    "glob",
+    "socket",
+    "http",
+    "urllib",
+    "requests",
+    "io",
+)
+_THREAD_MODULES = (
+    "threading",
+    "_thread",
+    "concurrent",
+    "multiprocessing",
+    "asyncio",
+    "subprocess",
+    "signal",
+    "resource",
+)
+_PROCESS_CALLS = {
+    "os.fork",
+    "os.forkpty",
+    "os.system",
+    "os.popen",
+    "os.posix_spawn",
+    "os.posix_spawnp",
+    "os.kill",
+    "os.killpg",
+    "os.getpid",
+    "os.getppid",
+    "os.setsid",
+    "os.setpgid",
+    "os._exit",
+    "os.abort",
+}
+_PROCESS_PREFIXES = ("os.spawn", "os.exec", "os.wait")
+#: The environment: where secrets and the harness's markers live.
+_ENV_NAMES = {"os.environ", "os.environb", "os.getenv", "os.getenvb", "os.putenv", "os.unsetenv"}
+#: Harness and interpreter detection: a candidate must not behave differently when checked.
+_DETECTION_NAMES = {
+    "sys.argv",
+    "sys.orig_argv",
+    "sys.executable",
+    "sys.flags",
+    "sys._xoptions",
+    "sys.path",
+    "sys.gettrace",
+    "sys.getprofile",
+}
+_DETECTION_STRINGS = ("TRITON_INTERPRET", "KERNELOPT", "kernelopt_jupyter", "PYTEST", "/proc/")
+#: Attributes that open a way from any object to the interpreter's internals.
+_REFLECTION_ATTRS = {
+    "__self__",
+    "__globals__",
+    "__subclasses__",
+    "__builtins__",
+    "__code__",
+    "__closure__",
+    "__mro__",
+    "__bases__",
+    "__base__",
+    "__dict__",
+    "__getattribute__",
+    "__import__",
+    "__loader__",
+    "__spec__",
+    "__reduce__",
+    "__reduce_ex__",
+    "__func__",
+    "__wrapped__",
+}
+#: Attribute prefixes of frames, tracebacks, generators and coroutines (the call stack).
+_FRAME_PREFIXES = (
+    "f_back",
+    "f_globals",
+    "f_locals",
+    "f_builtins",
+    "f_code",
+    "tb_",
+    "gi_frame",
+    "gi_code",
+    "cr_frame",
+    "cr_code",
+    "ag_frame",
+    "ag_code",
+    "co_consts",
+)
 _STREAM_NAMES = {
     "torch.cuda.Stream",
     "torch.cuda.stream",
@@ -40,6 +151,20 @@ _GLOBAL_SETTING_CALLS = {
     "torch.set_flush_denormal",
 }
 _REFLECTION = {"sys.modules", "sys._getframe", "sys.settrace", "sys.setprofile", "__import__"}
+#: Names of ``sys`` that reach other modules or the stack, also through a re-export
+#: (``torch.sys.modules``): matched as prefixes of the last part.
+_SYS_REFLECTION_PREFIXES = (
+    "modules",
+    "_getframe",
+    "settrace",
+    "setprofile",
+    "_current_frames",
+    "meta_path",
+    "path_hooks",
+    "exc_info",
+    "exception",
+    "last_",
+)
 _BUILTIN_HANDLES = {"__builtins__", "builtins"}
 
 
@@ -94,6 +219,12 @@ class _Analyzer(ast.NodeVisitor):
             self.flag(node, f"imports {module}: threads and processes are not allowed")
         if root in _HARNESS_MODULES:
             self.flag(node, f"imports {module}: a candidate may not reach into the harness")
+        if root in _IO_MODULES:
+            self.flag(
+                node,
+                f"imports {module}: a candidate computes on its inputs; it reads and writes no "
+                "files and opens no connections",
+            )
 
     def check_dotted(self, node: ast.AST, dotted: str) -> None:
         if dotted == "torch.compile" or dotted.startswith("torch.compile."):
@@ -103,6 +234,35 @@ class _Analyzer(ast.NodeVisitor):
             self.flag(node, f"uses {dotted}: side streams are not allowed (the timer misses them)")
         if dotted in _REFLECTION:
             self.flag(node, f"uses {dotted}: a candidate may not reach into the harness")
+        parts = dotted.split(".")
+        if "sys" in parts[1:] or (parts[0] == "sys" and len(parts) > 1):
+            after = parts[parts.index("sys", 1 if parts[0] != "sys" else 0) + 1 :]
+            if parts[0] != "sys":
+                self.flag(
+                    node,
+                    f"uses {dotted}: reaches the sys module through another module (the "
+                    "harness's modules and frames are behind it)",
+                )
+            elif after and after[0].startswith(_SYS_REFLECTION_PREFIXES):
+                self.flag(node, f"uses {dotted}: a candidate may not reach into the harness")
+        if dotted in _ENV_NAMES or any(dotted.startswith(n + ".") for n in _ENV_NAMES):
+            self.flag(
+                node,
+                f"uses {dotted}: a candidate does not read or change the environment (secrets "
+                "and the harness's settings live there)",
+            )
+        if dotted in _DETECTION_NAMES:
+            self.flag(
+                node,
+                f"uses {dotted}: a candidate must not detect the harness (it must behave the "
+                "same when checked and when used)",
+            )
+        if dotted.startswith("triton.runtime.interpreter"):
+            self.flag(
+                node,
+                f"uses {dotted}: a candidate must not detect Triton's interpreter (it must "
+                "behave the same on the CPU and the GPU)",
+            )
         if dotted in _GLOBAL_SETTING_CALLS:
             self.flag(
                 node, f"uses {dotted}: changes a process-wide setting the reference runs under"
@@ -139,7 +299,30 @@ class _Analyzer(ast.NodeVisitor):
 
     # ---------------------------------------------------------------- names
 
+    def visit_If(self, node: ast.If) -> None:
+        # The main guard (a self-test at the bottom of a kernel file) is the one honest test of
+        # __name__; anything else that asks who is running the module is harness detection.
+        if _is_main_guard(node.test):
+            for child in node.body + node.orelse:
+                self.visit(child)
+            return
+        self.generic_visit(node)
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and any(w in node.value for w in _DETECTION_STRINGS):
+            self.flag(
+                node,
+                f"mentions {node.value[:40]!r}: a candidate must not detect the harness or the "
+                "interpreter (it must behave the same when checked and when used)",
+            )
+
     def visit_Name(self, node: ast.Name) -> None:
+        if node.id in ("__name__", "__file__", "__spec__", "__loader__", "__package__"):
+            self.flag(
+                node,
+                f"uses {node.id} outside the main guard: a candidate must not detect how or "
+                "where it is run",
+            )
         if node.id == "Model":
             self.flag(node, "refers to `Model`, the reference; the candidate must not use it")
         if node.id in _BUILTIN_HANDLES | {"__import__"}:
@@ -149,12 +332,18 @@ class _Analyzer(ast.NodeVisitor):
             self.check_dotted(node, dotted)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in _REFLECTION_ATTRS or node.attr.startswith(_FRAME_PREFIXES):
+            self.flag(
+                node,
+                f"uses .{node.attr}: reflection reaches the interpreter's internals (modules, "
+                "frames, the harness); a candidate does not need it",
+            )
         if node.attr == "Model":
             self.flag(node, "refers to `Model`, the reference; the candidate must not use it")
         dotted = self.resolve(node)
         if dotted is not None:
             self.check_dotted(node, dotted)
-            if dotted in _PROCESS_CALLS:
+            if dotted in _PROCESS_CALLS or dotted.startswith(_PROCESS_PREFIXES):
                 self.flag(node, f"uses {dotted}: threads and processes are not allowed")
         # Do not recurse: the dotted name was checked whole (and `torch` alone is fine).
         if self.resolve(node.value) is None:
@@ -163,6 +352,17 @@ class _Analyzer(ast.NodeVisitor):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         if node.name == "Model":
             self.flag(node, "defines a class named `Model`, the reference's name; use ModelNew")
+        for item in node.body:
+            if (
+                isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+                and item.name in ("__exit__", "__aexit__")
+                and _can_return_true(item)
+            ):
+                self.flag(
+                    item,
+                    f"{node.name}.{item.name} can return a true value, which swallows the "
+                    "exception like try/except (a hidden fallback); let errors propagate",
+                )
         self.generic_visit(node)
 
     # ---------------------------------------------------------------- functions and try
@@ -224,6 +424,12 @@ class _Analyzer(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         for target in node.targets:
             self._assigned(node, target, "assigns")
+        # Follow simple aliases (``_t = torch``, ``c = torch.compile``): the rules see through.
+        dotted = self.resolve(node.value)
+        if dotted is not None:
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    self.aliases[target.id] = dotted
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
@@ -253,13 +459,51 @@ class _Analyzer(ast.NodeVisitor):
         if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2:
             base = self.resolve(node.args[0])
             name = node.args[1]
-            if base is not None and isinstance(name, ast.Constant) and isinstance(name.value, str):
-                self.check_dotted(node, f"{base}.{name.value}")
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                if base is not None:
+                    self.check_dotted(node, f"{base}.{name.value}")
+                if name.value in _REFLECTION_ATTRS or name.value.startswith(_FRAME_PREFIXES):
+                    self.flag(node, f"getattr(..., {name.value!r}): reflection is not allowed")
             elif base is not None:
                 self.flag(node, f"getattr() on {base} with a computed name is not allowed")
-        if isinstance(node.func, ast.Name) and node.func.id in {"globals", "vars", "eval", "exec"}:
+            else:
+                self.flag(
+                    node,
+                    "getattr() with a computed name is not allowed: name what you use, so the "
+                    "rules (and a reader) can see it",
+                )
+        dynamic = {"globals", "vars", "eval", "exec", "compile", "breakpoint", "locals"}
+        if (
+            isinstance(node.func, ast.Name)
+            and node.func.id in dynamic
+            and node.func.id not in self.aliases
+        ):
             self.flag(node, f"{node.func.id}() is not allowed in a candidate (dynamic code)")
+        if isinstance(node.func, ast.Name) and node.func.id == "open":
+            self.flag(node, "open(): a candidate reads and writes no files")
         self.generic_visit(node)
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+        and len(test.comparators) == 1
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value == "__main__"
+    )
+
+
+def _can_return_true(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a function has a ``return`` of anything but ``None``/``False``."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Return) and node.value is not None:
+            value = node.value
+            if isinstance(value, ast.Constant) and value.value in (None, False):
+                continue
+            return True
+    return False
 
 
 def _is_jit_decorated(node: ast.FunctionDef) -> bool:
