@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from kernelopt_jupyter.cli.main import main
+from kernelopt_jupyter.deploy import generalize
 from kernelopt_jupyter.deploy.generalize import hard_coded_sizes
 from kernelopt_jupyter.deploy.shapes import (
     DERIVED_SIZES,
@@ -20,6 +21,7 @@ from kernelopt_jupyter.deploy.shapes import (
     variable_dims,
 )
 from kernelopt_jupyter.problem import ProblemError, materialize, problem_from_source
+from kernelopt_jupyter.verify import GateResult, VerifyOptions, VerifyReport
 
 BASE = """
 import torch
@@ -156,3 +158,36 @@ def test_cli_lists_the_shape_sets(tmp_path: Path, capsys: pytest.CaptureFixture[
     with pytest.raises(SystemExit) as exit_info:
         main(["shapes", str(path), "--shape", "ROWS=zero"])
     assert exit_info.value.code == 2
+
+
+def _report(performance: str, correctness: str = "pass") -> VerifyReport:
+    gates = [
+        GateResult("static", "pass", "ok"),
+        GateResult("correctness", correctness, "seeds match", {"max_abs_err": 1e-6}),
+        GateResult("fp64", "pass", "ok", {"err_ratio": 0.5}),
+        GateResult("performance", performance, "0.91x (CI 0.88-0.93)", {"speedup": 0.91}),
+    ]
+    return VerifyReport("p.py", "<candidate>", "cuda", gates)
+
+
+@pytest.mark.parametrize(
+    ("performance", "correctness", "verdict", "failed"),
+    [
+        ("fail", "pass", "pass", None),  # correct but slower: the shape stays admitted
+        ("pass", "pass", "pass", None),
+        ("skipped", "fail", "fail", "correctness"),
+    ],
+)
+def test_a_shape_is_admitted_for_correctness_not_speed(
+    monkeypatch: pytest.MonkeyPatch, performance: str, correctness: str, verdict: str, failed: str
+) -> None:
+    # The verifier's answer is given here so the mapping of its gates to a shape's verdict is
+    # checked without a GPU (the performance gate runs only there).
+    monkeypatch.setattr(
+        generalize, "verify_candidate", lambda *a, **k: _report(performance, correctness)
+    )
+    check = generalize._verify_one(
+        _problem(), "", ShapeSet("as given"), VerifyOptions(device="cuda"), first=True
+    )
+    assert (check.verdict, check.failed_gate, check.speedup) == (verdict, failed, 0.91)
+    assert ("performance gate failed: 0.91x" in check.detail) == (performance == "fail")

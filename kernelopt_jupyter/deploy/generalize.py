@@ -187,20 +187,26 @@ def _verify_one(
     failed = verdict.failed_gate
     max_err = _metric(verdict, "correctness", "max_abs_err")
     ratio = _metric(verdict, "fp64", "err_ratio")
-    if failed is None:
+    # The guard is about correctness at a shape: a winner that is correct here but not
+    # faster than the baseline (now, on this setup) keeps the shape, and the detail says so.
+    slower = failed == "performance"
+    if failed is None or slower:
         parts = [f"max abs err {max_err:.3g}" if max_err is not None else "gates pass"]
         if ratio is not None:
             parts.append(f"{ratio:.3g}x the fp32 reference's float64 error")
         if verdict.speedup is not None:
             parts.append(f"{verdict.speedup:.2f}x")
+        if slower:
+            gate = next(g for g in verdict.gates if g.name == "performance")
+            parts.append(f"correct, but the performance gate failed: {gate.detail}")
         detail = "; ".join(parts)
     else:
         detail = next((g.detail for g in verdict.gates if g.name == failed), "failed")
     return ShapeCheck(
         shape,
-        "pass" if verdict.verdict == "pass" else "fail",
+        "pass" if verdict.verdict == "pass" or slower else "fail",
         detail,
-        failed,
+        None if slower else failed,
         max_err,
         ratio,
         verdict.speedup,
