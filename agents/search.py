@@ -53,6 +53,9 @@ class SearchConfig:
     beam: int = 4
     max_candidates: int = 16
     max_seconds: float | None = None
+    #: Whole-search deadline (a ``time.monotonic()`` value) set by the session, which counts
+    #: the analysis against ``--time-limit``; the gate runner cancels work in flight at it.
+    deadline: float | None = None
     max_tokens: int | None = None
     max_usd: float | None = None
     seeds: int = 3
@@ -146,6 +149,11 @@ class BudgetExhausted(Exception):
     """Raised inside the loop when a budget runs out; the search ends cleanly."""
 
 
+class DeadlineReached(BudgetExhausted):
+    """The whole-search deadline passed; a gate runner raises it for a verification it cut off
+    (that candidate is not decided, so it is not listed)."""
+
+
 class SearchStopped(Exception):
     """Raised inside the loop when the person (or Ctrl-C) stops the search."""
 
@@ -175,6 +183,7 @@ class BeamSearch:
         control: StepControl | None = None,
         memory: ExperienceMemory | None = None,
         known_verdicts: dict[str, VerifyReport] | None = None,
+        on_verdict: Callable[[BeamSearch], None] | None = None,
     ) -> None:
         self.problem = problem
         self.policy = policy
@@ -186,6 +195,10 @@ class BeamSearch:
         self.control = control or StepControl(enabled=False)
         self.memory = memory or ExperienceMemory(None)
         self.known = known_verdicts or {}
+        #: Called after every recorded verdict (the session rewrites result.json and best.py).
+        self.on_verdict = on_verdict
+        #: Source key -> the candidate that decided it in this run: never gated twice.
+        self._decided: dict[str, GatedCandidate] = {}
         self.gated: list[GatedCandidate] = []
         self._by_id: dict[str, GatedCandidate] = {}
         self._next_id = 1  # the root is c0
@@ -221,6 +234,8 @@ class BeamSearch:
             raise SearchStopped()
         if len(self.gated) >= self.config.max_candidates:
             raise BudgetExhausted("candidate budget used")
+        if self.config.deadline is not None and time.monotonic() >= self.config.deadline:
+            raise DeadlineReached("time limit reached")
         if self.config.max_seconds and time.monotonic() - self._t0 > self.config.max_seconds:
             raise BudgetExhausted("time budget used")
         if self.config.max_tokens and self._tokens >= self.config.max_tokens:
@@ -274,9 +289,33 @@ class BeamSearch:
         )
         return answer
 
+    def decided(self, source: str) -> GatedCandidate | None:
+        """The candidate of this run whose source is ``source`` (same source key), if any."""
+        return self._decided.get(source_key(source))
+
+    def _duplicate(self, candidate: Candidate, earlier: GatedCandidate) -> GatedCandidate:
+        self.log.emit(
+            "decision",
+            kind="duplicate",
+            candidate=earlier.candidate.id,
+            reason=(
+                f"{candidate.agent}'s candidate repeats {earlier.candidate.id} "
+                f"(same source key); not gated or listed again"
+            ),
+        )
+        return earlier
+
     def gate(self, candidate: Candidate) -> GatedCandidate:
-        """Send a candidate through the four gates (or reuse a verdict already decided)."""
+        """Send a candidate through the four gates (or reuse a verdict already decided).
+
+        A source this run already decided is not gated or listed again: the earlier candidate
+        is returned (its id differs from ``candidate.id``). A verification the deadline cut
+        off raises :class:`DeadlineReached` and leaves nothing recorded for the candidate.
+        """
         self._check_budget()
+        earlier = self.decided(candidate.source)
+        if earlier is not None:
+            return self._duplicate(candidate, earlier)
         parent_source = (
             self._by_id[candidate.parent].candidate.source
             if candidate.parent in self._by_id
@@ -299,9 +338,20 @@ class BeamSearch:
         report = self.known.get(key)
         reused = report is not None
         if report is None:
-            report = self.gate_runner(self.problem, candidate)
+            try:
+                report = self.gate_runner(self.problem, candidate)
+            except DeadlineReached:
+                self.log.emit(
+                    "decision",
+                    kind="cancelled",
+                    candidate=candidate.id,
+                    reason="the time limit was reached during its gates; not decided",
+                )
+                raise
         gated = self._record(candidate, report, reused=reused)
         self._budget_event()
+        if self.on_verdict is not None:
+            self.on_verdict(self)
         return gated
 
     def _record(
@@ -349,9 +399,11 @@ class BeamSearch:
             source_key=source_key(candidate.source),
             report=report.to_dict(),
             reused=reused,  # a verdict already decided before a resume, not gated again
+            mode=self.problem.mode,  # the semantics the verdict holds for
         )
         self.gated.append(gated)
         self._by_id[candidate.id] = gated
+        self._decided[source_key(candidate.source)] = gated
         return gated
 
     def _pause(self, agent: str, payload: dict[str, Any]) -> tuple[str, Any]:
@@ -376,6 +428,17 @@ class BeamSearch:
         return g.ms if g.ms is not None else math.inf
 
     # ------------------------------------------------------------------ the loop
+    def snapshot(self, status: str, notes: list[str] | None = None) -> SearchResult:
+        """What the search has decided so far, as a result (the session's checkpoints)."""
+        return SearchResult(
+            status=status,
+            baselines=self.ctx.baselines,
+            candidates=list(self.gated),
+            best=self.choose_best(),
+            library_dominated=self.ctx.library_dominated,
+            notes=list(notes or []),
+        )
+
     def run(self) -> SearchResult:
         """Run to completion, a budget, or a stop; never raises for candidate failures."""
         status = "finished"
@@ -511,6 +574,15 @@ class BeamSearch:
             source = str(value) if action == "edit_candidate" and value else edit.source
             if source is None:
                 return last
+            earlier = self.decided(source)
+            if earlier is not None:
+                # Nothing new to gate: say so to the Executor, which may try another edit.
+                self._duplicate(Candidate("", source, agent="executor"), earlier)
+                feedback = (
+                    f"this source is identical to {earlier.candidate.id}, already decided "
+                    f"({earlier.verdict}); make a different change"
+                )
+                continue
             candidate = Candidate(
                 id=self.new_id(),
                 source=source,
@@ -528,6 +600,10 @@ class BeamSearch:
         return last
 
     def _tune(self, candidate: GatedCandidate) -> bool:
+        if self.config.device != "cuda":
+            # Nothing is timed off the GPU, so launch-configuration variants cannot be told
+            # apart: gating them would only spend the budget (the opening message says so).
+            return False
         proposal = self._agent(
             "tuner",
             lambda io: self.policy.tune(self.ctx, candidate.candidate, io),
@@ -540,6 +616,10 @@ class BeamSearch:
             return False
         improved = False
         for label, source in proposal.variants:
+            earlier = self.decided(source)
+            if earlier is not None:
+                self._duplicate(Candidate("", source, agent="tuner"), earlier)
+                continue
             child = self.gate(
                 Candidate(
                     id=self.new_id(),

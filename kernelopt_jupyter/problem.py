@@ -31,6 +31,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 ProblemKind = Literal["module", "triton", "helion"]
+#: How the reference runs: as ``Model(*get_init_inputs())`` constructs it (training mode, as
+#: KernelBench runs it), or in inference mode (``.eval()``: BatchNorm's running statistics, no
+#: dropout). A problem file chooses with ``KERNELOPT_MODE = "eval"``; the default is the first.
+ProblemMode = Literal["as-constructed", "eval"]
+MODES: tuple[ProblemMode, ...] = ("as-constructed", "eval")
 _CONVENTION_NAMES = {"get_inputs", "get_init_inputs", "reference", "KERNELOPT_ENTRY"}
 
 
@@ -49,6 +54,7 @@ class Problem:
     name: str
     level: int | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    mode: ProblemMode = "as-constructed"
 
     @property
     def digest(self) -> str:
@@ -129,6 +135,66 @@ def _triton_entry(
     return plain[0]
 
 
+def _declared_mode(tree: ast.Module, path: str) -> ProblemMode:
+    """The ``KERNELOPT_MODE`` a file declares (default: as constructed)."""
+    mode: ProblemMode = "as-constructed"
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "KERNELOPT_MODE" for t in node.targets
+        ):
+            value = node.value.value if isinstance(node.value, ast.Constant) else None
+            if value == "eval":
+                mode = "eval"
+            elif value == "as-constructed":
+                mode = "as-constructed"
+            else:
+                raise ProblemError(f"{path}: KERNELOPT_MODE must be 'eval' or 'as-constructed'")
+    return mode
+
+
+def _source_in_mode(source: str, path: str, mode: str) -> str:
+    """``source`` declaring ``mode``: eval is written into the text itself (one appended
+    line), so every process that rebuilds the problem from its text runs the same semantics."""
+    if mode not in MODES:
+        raise ProblemError(f"{path}: unknown mode {mode!r}; use one of {list(MODES)}")
+    declared = _declared_mode(_parse(source, path), path)
+    if mode == declared:
+        return source
+    if mode == "as-constructed":
+        raise ProblemError(f"{path}: declares KERNELOPT_MODE = 'eval'; remove it to run as built")
+    note = "# --mode eval: the reference runs in inference mode (.eval())"
+    return source.rstrip("\n") + f'\n\n{note}\nKERNELOPT_MODE = "eval"\n'
+
+
+def with_mode(problem: Problem, mode: str) -> Problem:
+    """``problem`` run in ``mode`` (its source then declares it; see ``_source_in_mode``)."""
+    if mode == problem.mode:
+        return problem
+    source = _source_in_mode(problem.source, problem.path, mode)
+    return problem_from_source(source, problem.path, level=problem.level, validate=False)
+
+
+def random_in_mode(model: Any, mode: ProblemMode) -> str | None:
+    """Why the reference's output is random in ``mode`` (an active dropout), or None.
+
+    A random reference has no output to compare against: the search could not tell a correct
+    candidate from a wrong one. Dropout modules in training mode are found by walking the
+    model; functional dropout inside ``forward`` is not seen here.
+    """
+    import torch
+
+    for name, module in model.named_modules():
+        dropout = isinstance(module, torch.nn.modules.dropout._DropoutNd) and module.p > 0
+        if dropout and module.training:
+            where = f"'{name}'" if name else "the model"
+            hint = "use --mode eval" if mode == "as-constructed" else "set p=0"
+            return (
+                f"{type(module).__name__}(p={module.p}) at {where} is random in "
+                f"training mode (the mode the reference runs in); {hint}"
+            )
+    return None
+
+
 def classify_source(source: str, path: str = "<cell>") -> tuple[ProblemKind, str]:
     """Tell the problem kind and entry point from the source text alone (no execution).
 
@@ -153,11 +219,21 @@ def classify_source(source: str, path: str = "<cell>") -> tuple[ProblemKind, str
 
 
 def problem_from_source(
-    source: str, path: str = "<cell>", *, level: int | None = None, validate: bool = True
+    source: str,
+    path: str = "<cell>",
+    *,
+    level: int | None = None,
+    validate: bool = True,
+    mode: str | None = None,
 ) -> Problem:
-    """Capture a problem from source text; ``validate`` executes it once to check conventions."""
+    """Capture a problem from source text; ``validate`` executes it once to check conventions
+    (and that the reference is not random in its mode). ``mode`` overrides what the source
+    declares (``eval`` is then written into the captured source)."""
+    if mode is not None:
+        source = _source_in_mode(source, path, mode)
     kind, entry = classify_source(source, path)
     tree = _parse(source, path)
+    mode = _declared_mode(tree, path)
     defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
     if "get_inputs" not in defined:
         raise ProblemError(f"{path}: no get_inputs() function; define one returning a list")
@@ -168,16 +244,21 @@ def problem_from_source(
         entry=entry,
         name=Path(path).stem if not path.startswith("<") else "cell",
         level=level if level is not None else _level_from_path(path),
+        mode=mode,
     )
     if validate:
         # Validation runs the problem's own code: it is the user's trusted reference.
         loaded = materialize(problem)
         loaded.make_inputs(seed=0)
-        loaded.make_model()
+        random = random_in_mode(loaded.make_model(), problem.mode)
+        if random is not None:
+            raise ProblemError(f"{path}: {random}")
     return problem
 
 
-def load_problem(path: str | os.PathLike[str], *, validate: bool = True) -> Problem:
+def load_problem(
+    path: str | os.PathLike[str], *, validate: bool = True, mode: str | None = None
+) -> Problem:
     """Read and capture a problem file; raises ProblemError with a one-line cause."""
     p = Path(path)
     if not p.is_file():
@@ -186,7 +267,7 @@ def load_problem(path: str | os.PathLike[str], *, validate: bool = True) -> Prob
         source = p.read_text()
     except (OSError, UnicodeDecodeError) as exc:
         raise ProblemError(f"{p}: cannot read ({exc})") from None
-    return problem_from_source(source, str(p), validate=validate)
+    return problem_from_source(source, str(p), validate=validate, mode=mode)
 
 
 # --------------------------------------------------------------------------- source loading
@@ -301,7 +382,9 @@ class LoadedProblem:
                 raise ProblemError(
                     f"{self.problem.path}: Model(*get_init_inputs()) failed: {exc}"
                 ) from None
-            return model.to(device).eval()
+            model = model.to(device)
+            # As constructed unless the problem asks for inference (KernelBench's semantics).
+            return model.eval() if self.problem.mode == "eval" else model
         fn = getattr(self.module, self.problem.entry)
         return _entry_module(fn).to(device).eval()
 
@@ -328,7 +411,11 @@ def candidate_model(problem: Problem, module: types.ModuleType, init_inputs: Seq
     """Build the candidate's model from its module: ``ModelNew(*init)`` or the entry function."""
     new_cls = getattr(module, "ModelNew", None)
     if new_cls is not None:
-        return new_cls(*init_inputs)
+        model = new_cls(*init_inputs)
+        # The candidate runs in the reference's mode (a stand-in problem may carry no mode).
+        if getattr(problem, "mode", "as-constructed") == "eval" and hasattr(model, "eval"):
+            model.eval()
+        return model
     if problem.kind != "module" and callable(getattr(module, problem.entry, None)):
         return _entry_module(getattr(module, problem.entry))
     wanted = "class ModelNew" if problem.kind == "module" else f"ModelNew or {problem.entry}()"

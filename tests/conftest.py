@@ -16,6 +16,11 @@ def pytest_configure(config: pytest.Config) -> None:
     from kernelopt_jupyter.events import STRICT_ENV
 
     os.environ[STRICT_ENV] = "1"
+    # The analysis cache of a test session is its own: no test reads an entry an older run of
+    # the code left in ~/.cache (tests within the session may share, as users' runs do).
+    import tempfile
+
+    os.environ["KERNELOPT_CACHE_DIR"] = tempfile.mkdtemp(prefix="kernelopt-test-cache-")
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

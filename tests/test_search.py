@@ -212,3 +212,80 @@ def test_cpu_search_reports_untimed_candidates(tmp_path: Path) -> None:
     assert all(g.passed for g in result.candidates)
     # no CUDA-graph plan is proposed on the CPU
     assert not any("CUDA-graph" in g.candidate.source for g in result.candidates)
+
+
+class _RepeatingPolicy(OfflinePolicy):
+    """The offline policy, except that its Executor proposes the parent's own source again."""
+
+    def execute(self, ctx: Any, plan: Any, parent: Any, feedback: Any, io: Any) -> Any:
+        from kernelopt_jupyter.agents.base import Edit
+
+        if feedback is not None:
+            return Edit(None, "no other idea")
+        return Edit(parent.source, "the same again")
+
+
+def test_duplicates_are_never_gated_or_listed_again(tmp_path: Path) -> None:
+    gated: list[str] = []
+
+    def counting(problem: Problem, candidate: Candidate) -> VerifyReport:
+        gated.append(candidate.source)
+        return fake_gpu_gates(problem, candidate)
+
+    search = make_search(tmp_path, max_candidates=12)
+    search.policy = _RepeatingPolicy(ExperienceMemory(None))
+    search.gate_runner = counting
+    result = search.run()
+    sources = [g.candidate.source for g in result.candidates]
+    assert len(gated) == len(set(gated)) == len(sources) == len(set(sources))
+    events = read_events(tmp_path / "events.jsonl")
+    duplicates = [e for e in events if e.type == "decision" and e.data["kind"] == "duplicate"]
+    assert duplicates and duplicates[0].data["candidate"] == "c0"
+    # a duplicate is never announced as a candidate either
+    assert len([e for e in events if e.type == "candidate"]) == len(result.candidates)
+
+
+def test_a_deadline_cut_gate_is_not_listed_and_the_search_ends(tmp_path: Path) -> None:
+    from kernelopt_jupyter.agents.search import DeadlineReached
+
+    calls: list[str] = []
+    saved: list[int] = []
+
+    def cut_on_the_third(problem: Problem, candidate: Candidate) -> VerifyReport:
+        calls.append(candidate.id)
+        if len(calls) == 3:
+            raise DeadlineReached("time limit reached after 9 s of gating")
+        return fake_gpu_gates(problem, candidate)
+
+    search = make_search(tmp_path, max_candidates=30)
+    search.gate_runner = cut_on_the_third
+    search.on_verdict = lambda s: saved.append(len(s.gated))
+    result = search.run()
+    assert result.status == "finished" and any("time limit" in n for n in result.notes)
+    assert [g.candidate.id for g in result.candidates] == calls[:2]
+    assert saved == [1, 2]  # the session's checkpoint ran after every verdict
+    events = read_events(tmp_path / "events.jsonl")
+    cancelled = [e for e in events if e.type == "decision" and e.data["kind"] == "cancelled"]
+    assert [e.data["candidate"] for e in cancelled] == [calls[2]]
+
+
+def test_a_passed_deadline_gates_nothing(tmp_path: Path) -> None:
+    import time
+
+    search = make_search(tmp_path, deadline=time.monotonic() - 1.0)
+    result = search.run()
+    assert result.candidates == [] and result.best is None
+    assert any("time limit" in n for n in result.notes)
+
+
+def test_the_cpu_search_does_not_run_the_tuner(tmp_path: Path) -> None:
+    def untimed(problem: Problem, candidate: Candidate) -> VerifyReport:
+        return report_of(candidate.id, device="cpu")
+
+    search = make_search(tmp_path, device="cpu", max_candidates=3)
+    search.gate_runner = untimed
+    search.run()
+    agents = {
+        e.data["agent"] for e in read_events(tmp_path / "events.jsonl") if e.type == "agent_started"
+    }
+    assert "executor" in agents and "tuner" not in agents

@@ -1,4 +1,7 @@
-"""Baseline times: eager, torch.compile (default) and max-autotune-no-cudagraphs, plus compile time.
+"""Baseline times: eager and three torch.compile modes (the bench's peers), plus compile time.
+
+The peers: eager, ``default``, ``max-autotune-no-cudagraphs`` and ``reduce-overhead`` (CUDA
+graphs: the honest peer of a candidate that captures its forward in a graph).
 
 Measured in a worker with the performance gate's own timer (``verify.timing``: CUDA events on
 the current stream, a 256 MiB L2 flush and fresh input clones before each call, the median of
@@ -19,6 +22,7 @@ MODES: dict[str, str | None] = {
     "eager": None,
     "compile": "default",
     "max_autotune": "max-autotune-no-cudagraphs",
+    "reduce_overhead": "reduce-overhead",
 }
 
 
@@ -31,16 +35,19 @@ class Baselines:
     eager_ms: float | None = None
     compile_ms: float | None = None
     max_autotune_ms: float | None = None
+    reduce_overhead_ms: float | None = None
     compile_s: dict[str, float] = field(default_factory=dict)
     rounds: int = 0
     detail: str = ""
 
     def as_ms(self) -> dict[str, float | None]:
-        """``{"eager": ms, "compile": ms, "max_autotune": ms}`` (the agents' baselines dict)."""
+        """``{"eager": ms, "compile": ms, "max_autotune": ms, "reduce_overhead": ms}`` (the
+        agents' baselines dict)."""
         return {
             "eager": self.eager_ms,
             "compile": self.compile_ms,
             "max_autotune": self.max_autotune_ms,
+            "reduce_overhead": self.reduce_overhead_ms,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -49,7 +56,7 @@ class Baselines:
 
 
 def measure_baselines(problem: Problem, device: str, *, time_limit_s: float = 900.0) -> Baselines:
-    """Time the reference eager and under two torch.compile modes; never raises for failures."""
+    """Time the reference eager and under each torch.compile mode; never raises for failures."""
     from kernelopt_jupyter.worker import run_task
 
     if device != "cuda":
@@ -126,6 +133,7 @@ def baselines_task(source: str, path: str, rounds: int = 50) -> dict[str, Any]:
         "eager_ms": median(times.get("eager", [])),
         "compile_ms": median(times.get("compile", [])),
         "max_autotune_ms": median(times.get("max_autotune", [])),
+        "reduce_overhead_ms": median(times.get("reduce_overhead", [])),
         "compile_s": compile_s,
         "rounds": rounds,
         "detail": "; ".join(notes) or "median of interleaved rounds (performance-gate timer)",

@@ -9,9 +9,12 @@ re-measures nor re-harvests.
 from __future__ import annotations
 
 import ast
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kernelopt_jupyter.analysis.baselines import Baselines
+from kernelopt_jupyter.analysis.cache import AnalysisCache
 from kernelopt_jupyter.candidate import eager_dispatch_source
 from kernelopt_jupyter.events import Event, EventLog
 from kernelopt_jupyter.problem import Problem
@@ -68,24 +71,84 @@ def _kernel_problem_units(problem: Problem) -> list[dict[str, Any]]:
     return units
 
 
-def analyse(problem: Problem, device: str, log: EventLog) -> AnalysisFacts:
-    """Measure baselines, profile and harvest ``problem``; emits ``baseline`` and ``profile``."""
-    from kernelopt_jupyter.analysis import measure_baselines, profile_problem
-    from kernelopt_jupyter.analysis.timeline import profile_timeline
+#: Seconds an analysis step is given at most (the worker is killed past it).
+STEP_LIMIT_S = 900.0
+#: Below this many seconds before the deadline a step is not started (it could not finish).
+MIN_STEP_S = 3.0
 
-    base = measure_baselines(problem, device)
-    for name, ms in base.as_ms().items():
+
+def _limit(deadline: float | None, default: float = STEP_LIMIT_S) -> float:
+    """Seconds a step may take: the default, or what is left before ``deadline``."""
+    if deadline is None:
+        return default
+    return min(default, deadline - time.monotonic())
+
+
+def _emit_baselines(log: EventLog, base: dict[str, Any]) -> None:
+    baselines = Baselines(**base)
+    for name, ms in baselines.as_ms().items():
         log.emit(
             "baseline",
             name=name,
             ms=ms,
             ci_low=None,
             ci_high=None,
-            measured=base.measured and ms is not None,
-            detail=base.detail,
-            compile_s=base.compile_s.get(name),
+            measured=baselines.measured and ms is not None,
+            detail=baselines.detail,
+            compile_s=baselines.compile_s.get(name),
         )
+
+
+def analyse(
+    problem: Problem,
+    device: str,
+    log: EventLog,
+    *,
+    deadline: float | None = None,
+    cache: AnalysisCache | None = None,
+) -> AnalysisFacts:
+    """Measure baselines, profile and harvest ``problem``; emits ``baseline`` and ``profile``.
+
+    ``deadline`` (a ``time.monotonic()`` value) bounds every step: a step's worker is killed
+    at it and a step that cannot start is skipped, with a note. ``cache`` returns the facts of
+    an earlier complete analysis of the same problem, shapes, torch, Triton and GPU.
+    """
+    key = cache.key(problem, device) if cache is not None else None
+    saved = cache.load(key) if cache is not None and key is not None else None
+    if saved is not None:
+        _emit_baselines(log, saved["baselines"])
+        profile = dict(saved["profile"])
+        log.emit("profile", **profile, cached=True)
+        return AnalysisFacts.from_dict(profile["facts"])
+    base, profile, complete = _measure(problem, device, deadline)
+    _emit_baselines(log, base.to_dict())
+    log.emit("profile", **profile, cached=False)
+    if cache is not None and key is not None and complete:
+        cache.store(key, {"baselines": base.to_dict(), "profile": profile})
+    return AnalysisFacts.from_dict(profile["facts"])
+
+
+def _measure(
+    problem: Problem, device: str, deadline: float | None
+) -> tuple[Baselines, dict[str, Any], bool]:
+    """The analysis itself: baselines, the dispatch map with the harvest, the timeline.
+
+    Returns the ``profile`` event's fields and whether every step ran to its end (only a
+    complete analysis is worth caching).
+    """
+    from kernelopt_jupyter.analysis import measure_baselines, profile_problem
+    from kernelopt_jupyter.analysis.timeline import profile_timeline
+
     notes: list[str] = []
+    complete = True
+    if _limit(deadline) < MIN_STEP_S:
+        base = Baselines(measured=False, device=device, detail="not measured: time limit reached")
+        complete = False
+    else:
+        base = measure_baselines(problem, device, time_limit_s=_limit(deadline))
+        # A crashed or killed baselines worker is not an answer to keep.
+        complete = base.measured or device != "cuda"
+    dmap_dict: dict[str, Any] = {}
     if problem.kind != "module":
         facts = AnalysisFacts(
             baselines=base.as_ms(),
@@ -96,61 +159,92 @@ def analyse(problem: Problem, device: str, log: EventLog) -> AnalysisFacts:
             root_dispatch_only=False,
             root_note=f"the user's {problem.kind} kernel",
         )
-        timeline = profile_timeline(problem, device)
-        log.emit(
-            "profile",
-            dispatch_map={},
-            summary=facts.root_note,
-            facts=facts.to_dict(),
-            timeline=timeline["timeline"],
-            timeline_detail=timeline["detail"],
-        )
-        return facts
-    dmap = profile_problem(problem, device)
-    harvest = dmap.harvest
-    if harvest is not None and harvest.ok and harvest.source:
-        root, dispatch_only, note = harvest.source, False, "Inductor harvest"
-        if harvest.library_dominated:
-            note = "Inductor harvest (library-dominated: every op is a vendor call)"
-            dispatch_only = not harvest.kernels
+        summary = facts.root_note
+    elif _limit(deadline) < MIN_STEP_S:
+        complete = False
+        facts = _fallback_facts(problem, base, "the time limit was reached before the harvest")
+        summary = facts.root_note
     else:
-        why = (harvest.error if harvest is not None else "") or dmap.error or "harvest failed"
-        notes.append(f"harvest failed, starting from the reference's own ops: {why}")
-        try:
-            root, dispatch_only = eager_dispatch_source(problem), True
-        except ValueError:
-            root, dispatch_only = problem.source, True
-        note = "reference ops (the harvest failed)"
-    facts = AnalysisFacts(
+        dmap = profile_problem(problem, device, time_limit_s=_limit(deadline))
+        harvest = dmap.harvest
+        if harvest is not None and harvest.ok and harvest.source:
+            root, dispatch_only, note = harvest.source, False, "Inductor harvest"
+            if harvest.library_dominated:
+                note = "Inductor harvest (library-dominated: every op is a vendor call)"
+                dispatch_only = not harvest.kernels
+            facts = AnalysisFacts(
+                baselines=base.as_ms(),
+                kernels=dmap.units(),
+                library_dominated=dmap.library_dominated,
+                dispatch_variants=list(harvest.dispatch_variants),
+                root_source=root,
+                root_dispatch_only=dispatch_only,
+                root_note=note,
+                notes=list(dmap.notes),
+            )
+        else:
+            why = (harvest.error if harvest is not None else "") or dmap.error or "harvest failed"
+            # A worker killed at its limit is not the problem's answer: do not cache it.
+            complete = complete and "timed out" not in why
+            facts = _fallback_facts(problem, base, why, kernels=dmap.units(), notes=dmap.notes)
+            facts.library_dominated = dmap.library_dominated
+        dmap_dict = dmap.to_dict()
+        summary = _summary(dmap_dict, facts)
+    facts.notes = notes + facts.notes
+    if _limit(deadline, 300.0) < MIN_STEP_S:
+        timeline: dict[str, Any] = {"timeline": [], "detail": "not profiled: time limit reached"}
+        complete = False
+    else:
+        timeline = profile_timeline(problem, device, time_limit_s=_limit(deadline, 300.0))
+    profile = {
+        "dispatch_map": dmap_dict,
+        "summary": summary,
+        "facts": facts.to_dict(),
+        "timeline": timeline["timeline"],
+        "timeline_detail": timeline["detail"],
+    }
+    return base, profile, complete
+
+
+def _fallback_facts(
+    problem: Problem,
+    base: Baselines,
+    why: str,
+    *,
+    kernels: list[dict[str, Any]] | None = None,
+    notes: list[str] | None = None,
+) -> AnalysisFacts:
+    """Facts that start the search from the reference's own ops (the harvest did not run)."""
+    try:
+        root, dispatch_only = eager_dispatch_source(problem), True
+    except ValueError:
+        root, dispatch_only = problem.source, True
+    return AnalysisFacts(
         baselines=base.as_ms(),
-        kernels=dmap.units(),
-        library_dominated=dmap.library_dominated,
-        dispatch_variants=list(harvest.dispatch_variants) if harvest is not None else [],
+        kernels=kernels or [],
+        library_dominated=False,
+        dispatch_variants=[],
         root_source=root,
         root_dispatch_only=dispatch_only,
-        root_note=note,
-        notes=notes + list(dmap.notes),
+        root_note="reference ops (the harvest failed)",
+        notes=[f"harvest failed, starting from the reference's own ops: {why}", *(notes or [])],
     )
-    timeline = profile_timeline(problem, device)
-    log.emit(
-        "profile",
-        dispatch_map=dmap.to_dict(),
-        summary=_summary(dmap.to_dict(), facts),
-        facts=facts.to_dict(),
-        timeline=timeline["timeline"],
-        timeline_detail=timeline["detail"],
-    )
-    return facts
 
 
 def profile_candidate(
-    problem: Problem, device: str, candidate_id: str, source: str, log: EventLog
+    problem: Problem,
+    device: str,
+    candidate_id: str,
+    source: str,
+    log: EventLog,
+    *,
+    time_limit_s: float = 300.0,
 ) -> None:
     """The kernel timeline of one candidate (the winner), beside the reference's, for the
     panel; emitted as a ``profile`` event carrying ``candidate``."""
     from kernelopt_jupyter.analysis.timeline import profile_timeline
 
-    timeline = profile_timeline(problem, device, source)
+    timeline = profile_timeline(problem, device, source, time_limit_s=time_limit_s)
     log.emit(
         "profile",
         candidate=candidate_id,

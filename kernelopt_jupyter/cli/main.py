@@ -78,6 +78,16 @@ def _api_budget(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _mode(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--mode",
+        choices=("as-constructed", "eval"),
+        default=None,
+        help="the reference's semantics: as Model(*init) builds it (default, as KernelBench) "
+        "or eval (inference: BatchNorm running stats, no dropout); said in every verdict",
+    )
+
+
 def _device(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--device", choices=DEVICES, default="auto", help="auto = cuda when a GPU is present"
@@ -135,8 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     optimize.add_argument("--model", default=None, help="Claude model (default $KERNELOPT_MODEL)")
     optimize.add_argument(
-        "--time-limit", type=_seconds, default=None, metavar="SECONDS", help="whole-search limit"
+        "--time-limit",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="whole-search deadline, analysis included; work in flight is cancelled at it",
     )
+    _mode(optimize)
     _api_budget(optimize)
 
     bench = sub.add_parser("bench", help="optimize many problems and summarise per level")
@@ -149,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--budget", type=_positive_int, default=16, help="candidates per problem")
     bench.add_argument("--seeds", type=_positive_int, default=3, help="input seeds per gate")
     bench.add_argument("--model", default=None, help="Claude model (default $KERNELOPT_MODEL)")
+    _mode(bench)
     _api_budget(bench)
     # export, shapes, reverify (deploy): their flags live beside their handlers.
     from kernelopt_jupyter.cli.export import add_parsers

@@ -18,10 +18,15 @@ from typing import Any
 from kernelopt_jupyter.device import DeviceError
 from kernelopt_jupyter.problem import ProblemError, load_problem
 from kernelopt_jupyter.session import OptimizationSession, SearchOptions, SessionError
+from kernelopt_jupyter.session.files import write_atomic
 from kernelopt_jupyter.session.progress import TextProgress
 
 #: Below this ratio over the faster baseline a result counts as "improved" (2% past noise).
 IMPROVED_RATIO = 1.02
+#: A step silent this long gets a progress line naming its phase and elapsed time.
+HEARTBEAT_S = 20.0
+#: The bench's peers: baseline name -> how the summary names it.
+PEERS = ("eager", "compile", "max_autotune", "reduce_overhead")
 
 
 def _fail(message: str) -> int:
@@ -42,6 +47,7 @@ def _options(args: argparse.Namespace, out_dir: Path | None) -> SearchOptions:
     limit = getattr(args, "time_limit", None)
     if limit:
         opts.max_seconds = float(limit)
+    opts.mode = getattr(args, "mode", None)
     opts.max_tokens = getattr(args, "max_tokens", None)
     opts.max_usd = getattr(args, "max_usd", None)
     return opts
@@ -90,9 +96,11 @@ def optimize_one(
             raise SessionError("--resume needs --out DIR (the interrupted session's folder)")
         session = OptimizationSession.open(opts.out_dir, resume=True, options=opts)
     else:
-        session = OptimizationSession(load_problem(problem_path), opts)
-    if not quiet:
-        session.log.subscribe(TextProgress(sys.stderr), replay=False)
+        # Validated in the mode it will run in (a dropout is random only in training mode).
+        session = OptimizationSession(load_problem(problem_path, mode=opts.mode), opts)
+    progress = None if quiet else TextProgress(sys.stderr, heartbeat_s=HEARTBEAT_S)
+    if progress is not None:
+        session.log.subscribe(progress, replay=False)
     if opts.step:
         session.start()
         _terminal_step_loop(session)
@@ -104,7 +112,14 @@ def optimize_one(
             session.run()
         except KeyboardInterrupt:
             session.stop()
-            print("kernelopt: interrupted; events.jsonl keeps everything decided", file=sys.stderr)
+            print(
+                "kernelopt: interrupted; result.json lists every decided candidate "
+                f"(continue with --resume --out {session.out_dir})",
+                file=sys.stderr,
+            )
+        finally:
+            if progress is not None:
+                progress.close()
     return session
 
 
@@ -162,6 +177,9 @@ def bench_row(
     row.update(
         eager_ms=eager,
         compile_ms=compiled,
+        max_autotune_ms=result.baselines.get("max_autotune"),
+        reduce_overhead_ms=result.baselines.get("reduce_overhead"),
+        status=result.status,
         best=best.candidate.id if best else None,
         best_ms=best.ms if best else None,
         dispatch_only=best.candidate.dispatch_only if best else None,
@@ -178,30 +196,73 @@ def bench_row(
     else:
         floor = min(x for x in (eager, compiled, math.inf) if x)
         row["verdict"] = "improved" if best.ms * IMPROVED_RATIO < floor else "not improved"
+    row.update(_peer_fields(result.baselines, best.speedup_vs_eager if best else None, best))
     return row
 
 
+def _peer_fields(
+    baselines: dict[str, float | None], vs_eager: float | None, best: Any
+) -> dict[str, Any]:
+    """A row's speedup against each peer (and the best of them), or "not timed".
+
+    What runs is the best verified candidate, or eager when none was verified (the reference is
+    kept). Its ratio to eager was measured head to head; a peer's ratio to eager comes from the
+    baselines run, where they were timed interleaved (absolute times differ between processes,
+    ratios carry over). Never 1.0 for a problem nobody timed.
+    """
+    eager = baselines.get("eager")
+    timed = bool(eager) and (best is None or best.ms is not None)
+    if not timed or eager is None:
+        return {"timed": False, "speedup_vs_peer": "not timed"}
+    ours = vs_eager if best is not None and vs_eager else 1.0
+    peers: dict[str, float | None] = {}
+    for name in PEERS:
+        ms = baselines.get(name)
+        peers[name] = round(ours * ms / eager, 4) if ms else None
+    measured = [ms for ms in (baselines.get(name) for name in PEERS) if ms]
+    fastest = min(measured) if measured else None
+    peers["best_baseline"] = round(ours * fastest / eager, 4) if fastest else None
+    return {"timed": True, "speedup_vs_peer": peers}
+
+
+def _geomean(values: list[float]) -> float:
+    return round(math.exp(sum(math.log(v) for v in values) / len(values)), 4)
+
+
 def summarize_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per-level counts and geometric means; no verified improvement counts as 1.0."""
+    """Per-level counts and geometric means over the timed rows ("not timed" when none was).
+
+    ``geomean_speedup_vs_eager`` / ``_vs_compile`` keep their meaning (a verified candidate
+    slower than the baseline counts as the baseline kept, 1.0); ``geomean_speedup_vs_peer``
+    holds the plain ratio against each peer and against the fastest of them.
+    """
     levels: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         levels.setdefault(str(row.get("level")), []).append(row)
     summary: dict[str, Any] = {}
     for level, group in sorted(levels.items()):
+        timed = [r for r in group if r.get("timed")]
 
-        def geo(key: str, group: list[dict[str, Any]] = group) -> float:
+        def kept(key: str, timed: list[dict[str, Any]] = timed) -> float | str:
             # A verified candidate slower than a baseline is not used: the baseline is kept.
-            vals = [max(1.0, r.get(key) or 1.0) for r in group]
-            return round(math.exp(sum(math.log(v) for v in vals) / len(vals)), 4)
+            if not timed:
+                return "not timed"
+            return _geomean([max(1.0, r.get(key) or 1.0) for r in timed])
 
+        peers: dict[str, float | str] = {}
+        for name in (*PEERS, "best_baseline"):
+            vals = [r["speedup_vs_peer"][name] for r in timed if r["speedup_vs_peer"].get(name)]
+            peers[name] = _geomean(vals) if vals else "not timed"
         summary[level] = {
             "count": len(group),
+            "timed": len(timed),
             "improved": sum(1 for r in group if r.get("verdict") == "improved"),
             "improved_dispatch_only": sum(
                 1 for r in group if r.get("verdict") == "improved" and r.get("dispatch_only")
             ),
-            "geomean_speedup_vs_eager": geo("speedup_vs_eager"),
-            "geomean_speedup_vs_compile": geo("speedup_vs_compile"),
+            "geomean_speedup_vs_eager": kept("speedup_vs_eager"),
+            "geomean_speedup_vs_compile": kept("speedup_vs_compile"),
+            "geomean_speedup_vs_peer": peers,
         }
     return summary
 
@@ -236,14 +297,12 @@ def run_bench(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-        (out / "bench.json").write_text(
-            json.dumps(
-                {"schema": 1, "rows": rows, "summary": summarize_rows(rows)}, indent=1, default=str
-            )
-        )
+        # Each row as it finishes: a bench killed at any moment keeps every finished problem.
+        payload = {"schema": 1, "rows": rows, "summary": summarize_rows(rows), "complete": False}
+        write_atomic(out / "bench.json", json.dumps(payload, indent=1, default=str))
     summary = summarize_rows(rows)
-    payload = {"schema": 1, "rows": rows, "summary": summary}
-    (out / "bench.json").write_text(json.dumps(payload, indent=1, default=str))
+    payload = {"schema": 1, "rows": rows, "summary": summary, "complete": True}
+    write_atomic(out / "bench.json", json.dumps(payload, indent=1, default=str))
     if getattr(args, "json", False):
         print(json.dumps(payload, default=str))
     else:

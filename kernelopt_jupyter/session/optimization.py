@@ -21,6 +21,7 @@ from kernelopt_jupyter.agents.offline import OfflinePolicy
 from kernelopt_jupyter.agents.replay import ReplayPolicy
 from kernelopt_jupyter.agents.search import (
     BeamSearch,
+    DeadlineReached,
     GatedCandidate,
     SearchConfig,
     SearchResult,
@@ -30,7 +31,9 @@ from kernelopt_jupyter.agents.stepping import StepControl
 from kernelopt_jupyter.candidate import Candidate
 from kernelopt_jupyter.device import resolve_device
 from kernelopt_jupyter.events import Event, EventLog, read_events
-from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source
+from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source, with_mode
+from kernelopt_jupyter.session.files import write_atomic
+from kernelopt_jupyter.session.gating import verify_before
 from kernelopt_jupyter.verify.report import GATE_PASS, VerifyReport
 
 RESULT_SCHEMA = 1
@@ -60,6 +63,12 @@ class SearchOptions:
     retries: int = 4
     beam: int = 4
     memory_path: Path | None = field(default_factory=default_memory_path)
+    #: The reference's semantics: None keeps the problem's own ("as-constructed" unless its
+    #: source declares KERNELOPT_MODE = "eval"); "eval" optimizes for inference.
+    mode: str | None = None
+    #: Reuse a saved analysis of the same problem, shapes, torch, Triton and GPU.
+    analysis_cache: bool = True
+    cache_dir: Path | None = None  # default $KERNELOPT_CACHE_DIR or ~/.cache/kernelopt
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the session_started event."""
@@ -116,12 +125,15 @@ class OptimizationSession:
         *,
         _resume_events: list[Event] | None = None,
     ) -> None:
-        self.problem = problem
         self.options = options or SearchOptions()
+        try:
+            self.problem = with_mode(problem, self.options.mode) if self.options.mode else problem
+        except ProblemError as exc:
+            raise SessionError(str(exc)) from None
         self.device = resolve_device(self.options.device)
         self.out_dir = Path(self.options.out_dir or _default_out_dir(problem))
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        (self.out_dir / "problem.py").write_text(problem.source)
+        (self.out_dir / "problem.py").write_text(self.problem.source)
         self.log = EventLog(self.out_dir / "events.jsonl")
         self.control = StepControl(enabled=self.options.step)
         self.memory = ExperienceMemory(self.options.memory_path)
@@ -129,6 +141,9 @@ class OptimizationSession:
         self.error: str | None = None
         self._resume = _resume_events
         self._search: BeamSearch | None = None
+        self._deadline: float | None = None
+        # Checkpoints come from the search thread and from a person's submit threads.
+        self._files_lock = threading.Lock()
         self._policy: Policy | None = None
         self._thread: threading.Thread | None = None
 
@@ -174,8 +189,31 @@ class OptimizationSession:
             self.error = f"{type(exc).__name__}: {exc}"
 
     # ------------------------------------------------------------------ the run
+    def _time_left(self) -> float | None:
+        """Seconds before the whole-search deadline, or None without ``--time-limit``."""
+        return None if self._deadline is None else self._deadline - time.monotonic()
+
+    def opening_notice(self) -> str:
+        """What this run can and cannot do, said once at the start (the CPU tier's limits)."""
+        if self.device == "cuda":
+            return ""
+        return (
+            "CPU run: gates 1-3 (static, correctness, fp64) run through Triton's interpreter; "
+            "nothing is timed, so the performance gate is skipped and the Tuner's "
+            "launch-configuration variants are not tried (they could not be told apart). "
+            "Bundled benchmark problems shrink to interpreter sizes with KERNELOPT_SMALL=1."
+        )
+
     def run(self) -> SearchResult:
-        """Analyse the problem, run the agents' search, write the result files."""
+        """Analyse the problem, run the agents' search, write the result files.
+
+        ``max_seconds`` (``--time-limit``) is a deadline for all of it, analysis included:
+        work in flight is cancelled at it and the search ends with what it has. result.json
+        and best.py are rewritten (atomically) after every verdict, so a kill at any moment
+        leaves every decided candidate on disk with status ``interrupted``.
+        """
+        limit = self.options.max_seconds
+        self._deadline = time.monotonic() + limit if limit else None
         policy = make_policy(
             self.options.agents,
             self.options.model,
@@ -198,10 +236,24 @@ class OptimizationSession:
             resumed=self._resume is not None,
             name=self.problem.name,
             entry=self.problem.entry,
+            notice=self.opening_notice(),
+            mode=self.problem.mode,
         )
         status = "failed"
         try:
             context, root = self._analyse()
+            left = self._time_left()
+            if left is not None and left <= 0:
+                self.result = SearchResult(
+                    status="finished",
+                    baselines=context.baselines,
+                    candidates=[],
+                    best=None,
+                    library_dominated=context.library_dominated,
+                    notes=["time limit reached during the analysis; no candidate was gated"],
+                )
+                status = self.result.status
+                return self.result
             config = SearchConfig(
                 device=self.device,
                 iterations=self.options.iterations,
@@ -214,6 +266,7 @@ class OptimizationSession:
                 max_usd=self.options.max_usd,
                 seeds=self.options.seeds,
                 time_limit_s=self.options.time_limit_s,
+                deadline=self._deadline,
             )
             self._search = BeamSearch(
                 self.problem,
@@ -226,17 +279,19 @@ class OptimizationSession:
                 control=self.control,
                 memory=self.memory,
                 known_verdicts=known,
+                on_verdict=self._checkpoint,
             )
             self.result = self._search.run()
             if self.result.best is not None and self.device == "cuda":
                 self._final_check(self.result)
             if self.result.best is not None:
-                from kernelopt_jupyter.analysis.pipeline import profile_candidate
-
-                best = self.result.best.candidate
-                profile_candidate(self.problem, self.device, best.id, best.source, self.log)
+                self._profile_best(self.result)
             status = self.result.status
             return self.result
+        except KeyboardInterrupt:
+            # Ctrl-C: what was decided stays decided; the files say the run was cut short.
+            status = "interrupted"
+            raise
         except Exception as exc:
             self.log.emit("error", where="session", message=f"{type(exc).__name__}: {exc}")
             raise
@@ -244,12 +299,17 @@ class OptimizationSession:
             self._finish(status)
 
     def _analyse(self) -> tuple[AgentContext, Candidate]:
-        """Baselines, dispatch map and harvest: from the log when resuming, else measured."""
+        """Baselines, dispatch map and harvest: from the log when resuming, else from the
+        on-disk analysis cache, else measured (within the deadline)."""
+        from kernelopt_jupyter.analysis.cache import AnalysisCache
         from kernelopt_jupyter.analysis.pipeline import analyse, analysis_from_events
 
         facts = analysis_from_events(self._resume) if self._resume else None
         if facts is None:
-            facts = analyse(self.problem, self.device, self.log)
+            cache = AnalysisCache(self.options.cache_dir) if self.options.analysis_cache else None
+            facts = analyse(
+                self.problem, self.device, self.log, deadline=self._deadline, cache=cache
+            )
         context = AgentContext(
             problem=self.problem,
             device=self.device,
@@ -278,7 +338,14 @@ class OptimizationSession:
         """
         best = result.best
         assert best is not None
-        report = self._gate(self.problem, best.candidate, baselines=("eager", "compile"))
+        try:
+            report = self._gate(self.problem, best.candidate, baselines=("eager", "compile"))
+        except DeadlineReached:
+            result.notes.append(
+                f"the final side-by-side run of {best.candidate.id} did not fit in the time "
+                "limit: its speedups are from the search's own run (against eager)"
+            )
+            return
         perf = report.gate("performance")
         metrics = dict(perf.metrics) if perf is not None else {}
         self.log.emit(
@@ -300,6 +367,21 @@ class OptimizationSession:
         best.speedup_vs_eager = metrics.get("speedup_vs_eager", best.speedup_vs_eager)
         best.speedup_vs_compile = metrics.get("speedup_vs_compile", best.speedup_vs_compile)
 
+    def _profile_best(self, result: SearchResult) -> None:
+        """The winner's kernel timeline for the panel, when the time limit leaves room."""
+        from kernelopt_jupyter.analysis.pipeline import MIN_STEP_S, profile_candidate
+
+        assert result.best is not None
+        best = result.best.candidate
+        left = self._time_left()
+        if left is not None and left < MIN_STEP_S:
+            result.notes.append(f"{best.id}'s kernel timeline was not profiled: time limit")
+            return
+        limit = 300.0 if left is None else min(300.0, left)
+        profile_candidate(
+            self.problem, self.device, best.id, best.source, self.log, time_limit_s=limit
+        )
+
     def _gate(
         self,
         problem: Problem,
@@ -308,18 +390,25 @@ class OptimizationSession:
     ) -> VerifyReport:
         from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
 
-        report = verify_candidate(
-            problem,
-            candidate.source,
-            VerifyOptions(
-                device=self.device,
-                seeds=self.options.seeds,
-                time_limit_s=self.options.time_limit_s,
-                dispatch_only=candidate.dispatch_only,
-                baselines=baselines,
-            ),
-            candidate_path=f"{self.out_dir}/{candidate.id}.py",
+        options = VerifyOptions(
+            device=self.device,
+            seeds=self.options.seeds,
+            time_limit_s=self.options.time_limit_s,
+            dispatch_only=candidate.dispatch_only,
+            baselines=baselines,
         )
+        path = f"{self.out_dir}/{candidate.id}.py"
+        if self._deadline is None:
+            report = verify_candidate(problem, candidate.source, options, candidate_path=path)
+        else:
+            report = verify_before(
+                problem,
+                candidate.source,
+                options,
+                path,
+                device=self.device,
+                deadline=self._deadline,
+            )
         (self.out_dir / "candidates").mkdir(exist_ok=True)
         (self.out_dir / "candidates" / f"{candidate.id}.py").write_text(candidate.source)
         return report
@@ -329,6 +418,11 @@ class OptimizationSession:
         if self._search is None:
             raise SessionError("the search has not started yet; submit after it begins")
         search = self._search
+        earlier = search.decided(source)
+        if earlier is not None:
+            # Already decided: the person's edit is that candidate (never gated twice).
+            search.gate(Candidate("", source, parent, agent))
+            return earlier.candidate.id
         cid = search.new_id()
         from kernelopt_jupyter.candidate import is_dispatch_only
 
@@ -339,8 +433,33 @@ class OptimizationSession:
         return cid
 
     # ------------------------------------------------------------------ files
+    def _checkpoint(self, search: BeamSearch) -> None:
+        """After every verdict: result.json and best.py as they stand, status ``interrupted``
+        (what a reader finds if the process dies now; the last write says how it ended)."""
+        self._write_files(search.snapshot("interrupted"), "interrupted")
+
     def _finish(self, status: str) -> None:
         result = self.result
+        if result is None and self._search is not None:
+            # The search did not return (Ctrl-C, a crash): keep everything it decided.
+            result = self._search.snapshot(status)
+            if self.error:
+                result.notes.append(self.error)
+        payload = self._write_files(result, status)
+        self.log.emit(
+            "session_finished",
+            status=status,
+            best=payload["best"],
+            speedup_vs_eager=payload["speedup_vs_eager"],
+            speedup_vs_compile=payload["speedup_vs_compile"],
+        )
+
+    def _write_files(self, result: SearchResult | None, status: str) -> dict[str, Any]:
+        """Rewrite result.json (and best.py when there is a best) atomically; the payload."""
+        with self._files_lock:
+            return self._write_files_locked(result, status)
+
+    def _write_files_locked(self, result: SearchResult | None, status: str) -> dict[str, Any]:
         best = result.best if result else None
         payload = {
             "schema": RESULT_SCHEMA,
@@ -356,22 +475,19 @@ class OptimizationSession:
             "speedup_vs_eager": best.speedup_vs_eager if best else None,
             "speedup_vs_compile": best.speedup_vs_compile if best else None,
             "notes": result.notes if result else ([self.error] if self.error else []),
+            "mode": self.problem.mode,
         }
-        (self.out_dir / "result.json").write_text(json.dumps(payload, indent=1, default=str))
+        write_atomic(self.out_dir / "result.json", json.dumps(payload, indent=1, default=str))
         if best is not None:
             from kernelopt_jupyter.deploy.guard import guard_best_source
 
             # The guard admits the kernels only at the shape the search verified them at;
             # `kernelopt export` verifies more (docs/deploy.md).
-            guarded = guard_best_source(self.problem, _standalone(best), self.device)
-            (self.out_dir / "best.py").write_text(guarded)
-        self.log.emit(
-            "session_finished",
-            status=status,
-            best=payload["best"],
-            speedup_vs_eager=payload["speedup_vs_eager"],
-            speedup_vs_compile=payload["speedup_vs_compile"],
-        )
+            guarded = guard_best_source(
+                self.problem, _standalone(best, self.problem.mode), self.device
+            )
+            write_atomic(self.out_dir / "best.py", guarded)
+        return payload
 
     # ------------------------------------------------------------------ saved sessions
     @classmethod
@@ -401,6 +517,8 @@ class OptimizationSession:
             )
             if options.memory_path is not None:
                 options.memory_path = Path(options.memory_path)
+            if options.cache_dir is not None:
+                options.cache_dir = Path(options.cache_dir)
         options.out_dir = folder
         session = cls(problem, options, _resume_events=events if resume else None)
         return session
@@ -418,7 +536,14 @@ def _decided_reports(events: list[Event]) -> dict[str, VerifyReport]:
     return known
 
 
-def _standalone(best: GatedCandidate) -> str:
+#: How best.py and the progress lines name a problem's mode.
+MODE_TEXT = {
+    "as-constructed": "as constructed (the reference's own mode, as KernelBench runs it)",
+    "eval": "eval (inference: optimized and verified with the reference in .eval())",
+}
+
+
+def _standalone(best: GatedCandidate, mode: str) -> str:
     c = best.candidate
     timing = (
         f"{best.ms:.4f} ms; {best.speedup_vs_eager or 0:.2f}x eager; "
@@ -430,6 +555,7 @@ def _standalone(best: GatedCandidate) -> str:
     kind = "dispatch-only" if c.dispatch_only else "kernel"
     header = (
         f"# KernelOPT candidate {c.id} (agent: {c.agent}; plan: {c.plan_id}; {kind})\n"
+        f"# Mode: {MODE_TEXT[mode]}\n"
         f"# Gates: {gates}\n"
         f"# Timing: {timing}\n# source key {source_key(c.source)}\n"
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from typing import Any, TextIO
 
 from kernelopt_jupyter.events import Event
@@ -20,19 +21,68 @@ from kernelopt_jupyter.verify.report import GATE_NAMES as GATES
 class TextProgress:
     """An event subscriber that prints short progress lines to ``stream``."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, *, heartbeat_s: float | None = None) -> None:
         self.stream = stream or sys.stdout
         self.state = SessionState()
         self._lock = threading.Lock()
+        # A long step (an analysis, a gate) otherwise leaves the terminal silent for minutes:
+        # with ``heartbeat_s`` a line names the phase and how long it has taken so far.
+        self.heartbeat_s = heartbeat_s
+        self._phase = ""
+        self._phase_since = time.monotonic()
+        self._last_line = time.monotonic()
+        self._t_offset = 0.0  # session time of the last event, minus the local clock then
+        self._done = threading.Event()
+        self._beat: threading.Thread | None = None
 
     def __call__(self, event: Event) -> None:
         """Subscriber entry point (runs on the search's thread)."""
         with self._lock:
             self.state.apply(event)
             self.state.take_changes()
+            self._track_phase(event)
             line = self.line(event)
             if line:
                 print(line, file=self.stream, flush=True)
+                self._last_line = time.monotonic()
+        if self.heartbeat_s and self._beat is None and not self._done.is_set():
+            self._beat = threading.Thread(
+                target=self._heartbeat, name="kernelopt-beat", daemon=True
+            )
+            self._beat.start()
+
+    def _track_phase(self, event: Event) -> None:
+        d = event.data
+        now = time.monotonic()
+        self._t_offset = event.t - now
+        phase = {
+            "session_started": "analysing (baselines, dispatch map, harvest)",
+            "candidate": f"gating {d.get('id')}",
+            "agent_started": f"{d.get('agent')} step {d.get('step')}",
+        }.get(event.type)
+        if event.type == "session_finished":
+            self._done.set()
+        elif phase is not None and phase != self._phase:
+            self._phase, self._phase_since = phase, now
+
+    def _heartbeat(self) -> None:
+        assert self.heartbeat_s is not None
+        while not self._done.wait(self.heartbeat_s / 4):
+            with self._lock:
+                now = time.monotonic()
+                if not self._phase or now - self._last_line < self.heartbeat_s:
+                    continue
+                t = f"[{now + self._t_offset:7.1f}s]"
+                print(
+                    f"{t} ... still {self._phase} ({now - self._phase_since:.0f} s so far)",
+                    file=self.stream,
+                    flush=True,
+                )
+                self._last_line = now
+
+    def close(self) -> None:
+        """Stop the heartbeat (a finished session stops it by itself)."""
+        self._done.set()
 
     def _gist(self, d: dict[str, Any]) -> str:
         """One short phrase for a finished agent step: its own last words, else its summary."""
@@ -48,7 +98,10 @@ class TextProgress:
         s = self.state
         t = f"[{event.t:7.1f}s]"
         if event.type == "session_started":
-            return f"{t} KernelOPT: {s.problem} ({s.kind}) on {s.device}, agents {s.agents_option}"
+            mode = f", mode {d['mode']}" if d.get("mode") else ""
+            head = f"{t} KernelOPT: {s.problem} ({s.kind}) on {s.device}, agents {s.agents_option}"
+            notice = f"\n{t} {d['notice']}" if d.get("notice") else ""
+            return head + mode + notice
         if event.type == "baseline":
             if d.get("measured") and d.get("ms"):
                 return f"{t} baseline {d.get('name')}: {d.get('ms'):.4f} ms"

@@ -1,0 +1,67 @@
+"""``kernelopt bench``'s rows and per-level summary: geomean against each peer and the best of
+them; an untimed problem is "not timed", never 1.0."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from kernelopt_jupyter.cli.optimize import bench_row, summarize_rows
+
+PEERS = {"eager": 2.0, "compile": 1.0, "max_autotune": 0.8, "reduce_overhead": 0.5}
+
+
+def _session(baselines: dict[str, Any], ms: float | None, vs_eager: float | None) -> Any:
+    best = SimpleNamespace(
+        candidate=SimpleNamespace(id="c3", dispatch_only=False),
+        ms=ms,
+        speedup_vs_eager=vs_eager,
+        speedup_vs_compile=None if vs_eager is None else vs_eager / 2.0,
+    )
+    result = SimpleNamespace(
+        baselines=baselines,
+        best=best,
+        candidates=[best],
+        library_dominated=False,
+        status="finished",
+    )
+    return SimpleNamespace(result=result, out_dir=Path("runs/x"), error=None)
+
+
+def test_a_timed_row_against_each_peer() -> None:
+    row = bench_row(Path("level1/a.py"), _session(PEERS, 0.4, 5.0), 12.0)
+    peers = row["speedup_vs_peer"]
+    assert row["timed"] is True and row["reduce_overhead_ms"] == 0.5
+    # 5x eager measured head to head; each peer's ratio to eager from the baselines run.
+    assert peers["eager"] == 5.0 and peers["compile"] == 2.5
+    assert peers["reduce_overhead"] == 1.25 and peers["best_baseline"] == 1.25
+
+
+def test_untimed_problems_are_not_timed_never_one() -> None:
+    untimed = {name: None for name in PEERS}
+    row = bench_row(Path("level2/b.py"), _session(untimed, None, None), 3.0)
+    assert row["verdict"] == "verified (not timed)" and row["speedup_vs_peer"] == "not timed"
+    level = summarize_rows([row])["2"]
+    assert level["timed"] == 0
+    assert level["geomean_speedup_vs_compile"] == "not timed"
+    assert set(level["geomean_speedup_vs_peer"].values()) == {"not timed"}
+
+
+def test_the_summary_keeps_its_old_fields_and_adds_the_peers() -> None:
+    rows = [
+        bench_row(Path("level1/a.py"), _session(PEERS, 0.4, 5.0), 1.0),
+        bench_row(Path("level1/b.py"), _session(PEERS, 2.5, 0.8), 1.0),  # slower than eager
+        bench_row(Path("level1/c.py"), _session({n: None for n in PEERS}, None, None), 1.0),
+    ]
+    level = summarize_rows(rows)["1"]
+    assert level["count"] == 3 and level["timed"] == 2 and level["improved"] == 1
+    # old meaning: a candidate slower than eager counts as eager kept (1.0)
+    assert level["geomean_speedup_vs_eager"] == pytest.approx((5.0 * 1.0) ** 0.5, abs=1e-4)
+    # the peers: plain ratios, the untimed row left out
+    assert level["geomean_speedup_vs_peer"]["eager"] == pytest.approx((5.0 * 0.8) ** 0.5, abs=1e-4)
+    assert level["geomean_speedup_vs_peer"]["best_baseline"] == pytest.approx(
+        (1.25 * 0.2) ** 0.5, abs=1e-4
+    )

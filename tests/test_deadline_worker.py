@@ -1,0 +1,88 @@
+"""A verification in flight is cancelled at the deadline: its worker tree is killed, nothing
+survives, and the search is told (``DeadlineReached``) instead of getting a false verdict."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from kernelopt_jupyter.agents.search import DeadlineReached
+from kernelopt_jupyter.problem import problem_from_source
+from kernelopt_jupyter.session.gating import verify_before
+from kernelopt_jupyter.verify.report import VerifyOptions
+
+PROBLEM = """
+import torch
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return x * 2.0
+def get_inputs():
+    return [torch.randn(256)]
+"""
+
+# Passes the source checks, then never returns from its first forward.
+HANGS = """
+import time
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def double(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        while True:
+            time.sleep(0.05)
+"""
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (from /proc: no extra dependency)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":  # a zombie is already dead
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def test_the_deadline_kills_the_verification_in_flight() -> None:
+    problem = problem_from_source(PROBLEM, "double.py")
+    options = VerifyOptions(device="cpu", seeds=1, time_limit_s=600.0)
+    before = _descendants(os.getpid())
+    with pytest.raises(DeadlineReached, match="time limit"):
+        verify_before(
+            problem, HANGS, options, "<hangs>", device="cpu", deadline=time.monotonic() + 8.0
+        )
+    # Nothing of the cut verification outlives it (the kill takes the whole tree).
+    left = _descendants(os.getpid()) - before
+    for _ in range(50):
+        if not left:
+            break
+        time.sleep(0.1)
+        left = _descendants(os.getpid()) - before
+    assert not left, f"processes left running after the deadline: {sorted(left)}"
+
+
+def test_no_time_left_starts_nothing() -> None:
+    problem = problem_from_source(PROBLEM, "double.py")
+    options = VerifyOptions(device="cpu", seeds=1)
+    with pytest.raises(DeadlineReached, match="before the gates could start"):
+        verify_before(problem, HANGS, options, "<c>", device="cpu", deadline=time.monotonic())

@@ -1,0 +1,196 @@
+"""The session's files and semantics, with a scripted policy and stand-in gates (no workers):
+result.json and best.py after every verdict, an interrupted run that lists what it decided and
+resumes, the mode said everywhere, the CPU run's opening message, a deadline that the analysis
+used up."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _reports import report_of
+
+from kernelopt_jupyter.agents.base import Edit, Plan, ProfileReport, Summary, TuneProposal
+from kernelopt_jupyter.analysis import pipeline
+from kernelopt_jupyter.analysis.pipeline import AnalysisFacts
+from kernelopt_jupyter.candidate import Candidate
+from kernelopt_jupyter.events import EventLog, read_events
+from kernelopt_jupyter.problem import Problem, problem_from_source
+from kernelopt_jupyter.session import OptimizationSession, SearchOptions, optimization
+from kernelopt_jupyter.session.progress import TextProgress
+from kernelopt_jupyter.verify.report import VerifyReport
+
+PROBLEM = """
+import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.bn = torch.nn.BatchNorm1d(8)
+    def forward(self, x):
+        return torch.relu(self.bn(x))
+def get_inputs():
+    return [torch.randn(16, 8)]
+"""
+
+
+class Scripted:
+    """A policy whose Executor writes a new variant of the root each time (never a repeat)."""
+
+    name = "scripted"
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def profile(self, ctx: Any, io: Any) -> ProfileReport:
+        return ProfileReport([], "nothing measured")
+
+    def plan(self, ctx: Any, report: Any, parent: Any, n: int, io: Any) -> list[Plan]:
+        self.n += 1
+        return [Plan(f"{parent.id}.p{self.n}", f"variant {self.n}", "", "rewrite")]
+
+    def execute(self, ctx: Any, plan: Plan, parent: Any, feedback: Any, io: Any) -> Edit:
+        if feedback is not None:
+            return Edit(None, "no other idea")
+        return Edit(f"{ROOT}\n# {plan.title}\n", plan.title)
+
+    def tune(self, ctx: Any, candidate: Any, io: Any) -> TuneProposal:
+        return TuneProposal([], "")
+
+    def summarize(self, ctx: Any, steps: Any, io: Any) -> Summary:
+        return Summary({}, [])
+
+
+ROOT = "import torch\nclass ModelNew(torch.nn.Module):\n    pass  # stands in for a harvest\n"
+
+
+@pytest.fixture
+def stand_ins(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Scripted agents, instant analysis, no timeline worker; returns the gated sources."""
+
+    def analyse(problem: Problem, device: str, log: EventLog, **_: Any) -> AnalysisFacts:
+        facts = AnalysisFacts({"eager": None}, [], False, [], ROOT, False, "stand-in harvest")
+        log.emit("profile", dispatch_map={}, summary="stand-in", facts=facts.to_dict())
+        return facts
+
+    monkeypatch.setattr(pipeline, "analyse", analyse)
+    monkeypatch.setattr(pipeline, "profile_candidate", lambda *a, **k: None)
+    monkeypatch.setattr(optimization, "make_policy", lambda *a, **k: Scripted())
+    return []
+
+
+def _session(tmp_path: Path, gated: list[str], interrupt_at: int = 0, **opts: Any) -> Any:
+    problem = problem_from_source(PROBLEM, "bn_relu.py", validate=False)
+    opts = {"budget": 6, **opts}
+    options = SearchOptions(device="cpu", out_dir=tmp_path, memory_path=None, **opts)
+    session = OptimizationSession(problem, options)
+
+    def gate(problem: Problem, candidate: Candidate, baselines: Any = ()) -> VerifyReport:
+        gated.append(candidate.source)
+        if interrupt_at and len(gated) == interrupt_at:
+            raise KeyboardInterrupt  # Ctrl-C while this candidate is in its gates
+        return report_of(candidate.id, device="cpu")
+
+    session._gate = gate
+    return session
+
+
+def test_files_after_every_verdict_and_an_interrupted_run_resumes(
+    tmp_path: Path, stand_ins: list[str]
+) -> None:
+    seen: list[dict[str, Any]] = []
+    session = _session(tmp_path, stand_ins, interrupt_at=3)
+
+    def watch(event: Any) -> None:
+        if event.type == "session_finished":
+            return
+        if event.type == "budget":  # emitted after each verdict, before the checkpoint
+            return
+        if event.type == "agent_started" and (tmp_path / "result.json").exists():
+            seen.append(json.loads((tmp_path / "result.json").read_text()))
+
+    session.log.subscribe(watch, replay=False)
+    with pytest.raises(KeyboardInterrupt):
+        session.run()
+    # While it ran, result.json always held every candidate decided so far.
+    assert seen and all(s["status"] == "interrupted" for s in seen)
+    assert [len(s["candidates"]) for s in seen] == sorted(len(s["candidates"]) for s in seen)
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["status"] == "interrupted"
+    assert [c["id"] for c in result["candidates"]] == ["c0", "c1"]
+    assert result["best"] == "c0" and (tmp_path / "best.py").is_file()
+    assert "# Mode: as constructed" in (tmp_path / "best.py").read_text()
+    assert not list(tmp_path.glob(".*.tmp"))  # atomic writes leave no temporary behind
+
+    again: list[str] = []
+    resumed = OptimizationSession.open(tmp_path, resume=True)
+    resumed._gate = _session(tmp_path / "unused", again)._gate
+    final = resumed.run()
+    assert final.status == "finished"
+    assert ROOT not in again  # c0 was decided before the interrupt: reused, not gated again
+    ids = [g.candidate.id for g in final.candidates]
+    assert ids[:2] == ["c0", "c1"] and len(ids) == len(set(ids))
+    assert json.loads((tmp_path / "result.json").read_text())["status"] == "finished"
+
+
+def test_eval_mode_is_said_in_every_verdict_and_best_py(
+    tmp_path: Path, stand_ins: list[str]
+) -> None:
+    session = _session(tmp_path, stand_ins, mode="eval")
+    session.run()
+    assert 'KERNELOPT_MODE = "eval"' in (tmp_path / "problem.py").read_text()
+    verdicts = [e for e in read_events(tmp_path / "events.jsonl") if e.type == "verdict"]
+    assert verdicts and {e.data["mode"] for e in verdicts} == {"eval"}
+    assert "# Mode: eval (inference" in (tmp_path / "best.py").read_text()
+    assert json.loads((tmp_path / "result.json").read_text())["mode"] == "eval"
+
+
+def test_the_cpu_run_says_what_it_can_do(tmp_path: Path, stand_ins: list[str]) -> None:
+    session = _session(tmp_path, stand_ins, budget=1)
+    out = io.StringIO()
+    session.log.subscribe(TextProgress(out), replay=False)
+    session.run()
+    started = read_events(tmp_path / "events.jsonl")[0]
+    notice = started.data["notice"]
+    assert "interpreter" in notice and "nothing is timed" in notice and "not tried" in notice
+    assert "KERNELOPT_SMALL" in notice
+    assert notice in out.getvalue()
+
+
+def test_a_deadline_spent_in_the_analysis_gates_nothing(
+    tmp_path: Path, stand_ins: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slow = pipeline.analyse
+
+    def analysis_past_the_deadline(*args: Any, **kw: Any) -> AnalysisFacts:
+        deadline = kw["deadline"]
+        while time.monotonic() < deadline:  # the analysis used the whole limit
+            time.sleep(0.01)
+        return slow(*args, **kw)
+
+    monkeypatch.setattr(pipeline, "analyse", analysis_past_the_deadline)
+    session = _session(tmp_path, stand_ins, max_seconds=0.2)
+    result = session.run()
+    assert result.candidates == [] and stand_ins == []
+    assert any("during the analysis" in n for n in result.notes)
+
+
+def test_a_heartbeat_names_the_phase_of_a_long_step() -> None:
+    out = io.StringIO()
+    progress = TextProgress(out, heartbeat_s=0.05)
+    log = EventLog(None)
+    log.subscribe(progress)
+    log.emit("session_started", problem="p.py", kind="module", device="cpu", agents="offline")
+    done = threading.Event()
+    for _ in range(200):  # wait for the line, however slow the machine (no timing asserted)
+        if "still analysing" in out.getvalue():
+            done.set()
+            break
+        time.sleep(0.02)
+    progress.close()
+    assert done.is_set(), out.getvalue()
+    assert "s so far)" in out.getvalue()
