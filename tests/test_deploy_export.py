@@ -101,6 +101,12 @@ with torch.no_grad():
     handle = id(model.__dict__["_kernelopt_optimized"])
     torch.testing.assert_close(k.op([x], 0, handle)[0], model.reference(x))
     torch.library.opcheck(k.op, ([x], 0, handle))
+compiled_fallback = k.load(fallback="compile")
+with torch.no_grad():
+    x = torch.randn(129, 128)
+    torch.testing.assert_close(compiled_fallback(x), compiled_fallback.reference(x))
+    found["compile fallback 129"] = compiled_fallback.kernelopt_path
+    found["compiled reference"] = type(compiled_fallback.__dict__["_kernelopt_fallback"]).__name__
 found["op in graph"] = ["kernelopt" in g for g in graphs]
 found["op"] = k.MANIFEST["op"]
 print(json.dumps(found))
@@ -128,6 +134,8 @@ def test_exported_op_in_eager_and_under_torch_compile(
     # The compiled graph calls the custom op where the guard admits the call, and the
     # reference's own ops (compiled) elsewhere.
     assert found["op in graph"] == [True, False]
+    assert found["compile fallback 129"].startswith("reference: ")
+    assert found["compiled reference"] == "OptimizedModule"
     assert found["op"].startswith("kernelopt::p_")
 
 

@@ -73,7 +73,9 @@ def _import_warnings(folder: Path, tmp_path: Path) -> list[list[str]]:
     return list(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
-def test_unchanged_export_needs_no_reverification(copy: Path) -> None:
+def test_unchanged_export_needs_no_reverification(
+    copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert (
         op_runtime.package_changes(copy, json.loads((copy / "manifest.json").read_text()), "cpu")
         == []
@@ -83,6 +85,9 @@ def test_unchanged_export_needs_no_reverification(copy: Path) -> None:
     assert data["changes"] == [] and data["reverified"] is False
     result = reverify(copy, device="cpu")  # the Python API the notebook uses
     assert result.changes == [] and result.report is None and result.ok
+    monkeypatch.syspath_prepend(str(copy.parent))  # MODULE may be the name it imports by
+    code, data, _ = _cli("reverify", copy.name, "--device", "cpu", "--json")
+    assert code == 0 and data is not None and data["package"] == str(copy)
 
 
 def test_changed_fingerprint_warns_once_and_reverify_restores_it(

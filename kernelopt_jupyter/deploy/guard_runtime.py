@@ -191,7 +191,9 @@ class KernelOPTGuarded(torch.nn.Module):
         guard = self.__dict__["_kernelopt_guard"]
         number, _ = guard.choose(args, training=self.reference.training, needs_grad=needs_grad)
         if number < 0:
-            return self.reference(*args)
+            # A compiled reference may stand in for the eager one (set by an export).
+            fallback = self.__dict__.get("_kernelopt_fallback")
+            return self.reference(*args) if fallback is None else fallback(*args)
         kernel_call = self.__dict__["_kernelopt_kernel_call"]
         if kernel_call is not None:
             return kernel_call(args, number)
@@ -206,6 +208,7 @@ class KernelOPTGuardedFunction:
         self.optimized = optimized
         self.kernelopt_guard = guard
         self.kernel_call = kernel_call
+        self.fallback: Any = None
 
     @property
     def kernelopt_path(self) -> str:
@@ -219,7 +222,8 @@ class KernelOPTGuardedFunction:
         )
         number, _ = self.kernelopt_guard.choose(args, needs_grad=needs_grad)
         if number < 0:
-            return self.reference(*args)
+            fallback = self.fallback
+            return self.reference(*args) if fallback is None else fallback(*args)
         if self.kernel_call is not None:
             return self.kernel_call(args, number)
         return self.optimized(*args)

@@ -194,9 +194,12 @@ class Export:
 
         return call
 
-    def guard(self, reference: Any = None, *init: Any) -> Any:
+    def guard(self, reference: Any = None, *init: Any, fallback: str = "eager") -> Any:
         """Guard a reference (a ``Model`` instance, or the problem's function; default: built
-        from the packaged problem): verified calls run the kernels through the custom op."""
+        from the packaged problem): verified calls run the kernels through the custom op,
+        the others the reference, eager or (``fallback="compile"``) under torch.compile."""
+        if fallback not in ("eager", "compile"):
+            raise ValueError(f"fallback={fallback!r}: use 'eager' or 'compile'")
         entry = self.manifest["problem"]["entry"]
         kind = self.manifest["problem"]["kind"]
         optimized_name = self.manifest["candidate"]["optimized"]
@@ -215,10 +218,13 @@ class Export:
         else:
             handle = id(guarded.optimized)
             self._functions[handle] = guarded.optimized
+        compiled = torch.compile(reference) if fallback == "compile" else None
         if isinstance(guarded, torch.nn.Module):
             guarded.__dict__["_kernelopt_kernel_call"] = self._kernel_call(handle)
+            guarded.__dict__["_kernelopt_fallback"] = compiled
         else:
             guarded.kernel_call = self._kernel_call(handle)
+            guarded.fallback = compiled
         return guarded
 
     def reference_model(self, *init: Any) -> Any:
@@ -231,9 +237,9 @@ class Export:
             )
         return self.reference.Model(*args).eval()
 
-    def load(self, *init: Any) -> Any:
+    def load(self, *init: Any, fallback: str = "eager") -> Any:
         """A guarded model from the packaged reference (module problem) or the guarded
-        entry function (kernel problem)."""
+        entry function (kernel problem); ``fallback`` as for :meth:`guard`."""
         if self.manifest["problem"]["kind"] == "module":
-            return self.guard(self.reference_model(*init), *init)
-        return self.guard()
+            return self.guard(self.reference_model(*init), *init, fallback=fallback)
+        return self.guard(fallback=fallback)

@@ -9,6 +9,7 @@ never admits a shape the current setup did not verify.
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,8 +54,16 @@ class ReverifyResult:
 
 
 def export_folder(path: Path) -> Path:
-    """The export's folder from its folder, its ``__init__.py`` or its manifest."""
-    return path.parent if path.is_file() else path
+    """The export's folder from its folder, its ``__init__.py``, its manifest, or the name it
+    is imported by (found on ``sys.path`` without importing it)."""
+    if path.is_file():
+        return path.parent
+    name = str(path)
+    if not path.exists() and name.isidentifier():
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin is not None:
+            return Path(spec.origin).parent
+    return path
 
 
 def reverify(
