@@ -209,6 +209,10 @@ def test_a_dollar_budget_stops_the_search_and_cost_is_in_budget_events(
     assert spent < 0.05 + biggest
     budgets = log.of_type("budget")
     assert budgets and budgets[-1].data["cost_usd"] > 0
+    # A live meter: a budget event after every agent step too, the cost never going down.
+    assert len(budgets) > len(result.candidates) + 2
+    costs = [e.data["cost_usd"] for e in budgets]
+    assert costs == sorted(costs) and costs[-1] == pytest.approx(spent, rel=1e-3)
     # The budget counts cache reads and writes: the tokens are far more than input + output.
     counts = policy.meter.counts
     assert policy.meter.tokens > 2 * (counts["input_tokens"] + counts["output_tokens"])
