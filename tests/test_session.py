@@ -91,7 +91,14 @@ def test_interrupted_search_resumes_and_a_recording_replays(tmp_path: Path) -> N
     proc.communicate()
     before = [e for e in read_events(events_file) if e.type == "verdict"]
     assert len(before) >= 2
-    assert not (out / "result.json").exists()
+    # Killed at any moment: result.json and best.py are whole and list what was decided.
+    saved = json.loads((out / "result.json").read_text())
+    assert saved["status"] == "interrupted"
+    decided = [e.data["candidate"] for e in before]
+    assert [c["id"] for c in saved["candidates"]] == decided[: len(saved["candidates"])]
+    assert len(saved["candidates"]) >= len(decided) - 1  # a verdict may land as the kill comes
+    if saved["best"]:
+        assert (out / "best.py").read_text().startswith("# KernelOPT candidate")
 
     resumed = _kernelopt([*base, "--out", str(out), "--resume", "--json"], env)
     stdout, stderr = resumed.communicate(timeout=400)
@@ -107,7 +114,8 @@ def test_interrupted_search_resumes_and_a_recording_replays(tmp_path: Path) -> N
         assert match.data["reused"] is True
         assert match.data["source_key"] == old.data["source_key"]
     assert any(e.data["reused"] is False for e in after)
-    assert len(result["candidates"]) == 4
+    assert len(before) <= len(result["candidates"]) <= 4
+    assert len({c["id"] for c in result["candidates"]}) == len(result["candidates"])
     assert _verify(out / "best.py", env)["verdict"] == "pass"
 
     # The finished log replays: the same agent outputs, every candidate gated afresh.
@@ -162,5 +170,7 @@ def test_bench_summarises_per_level(tmp_path: Path) -> None:
     assert rows["broken.py"]["verdict"] == "error" and "defines no" in rows["broken.py"]["error"]
     assert rows["softmax_a.py"]["verdict"] == "verified (not timed)"
     assert payload["summary"]["1"]["count"] == 2
-    assert payload["summary"]["1"]["geomean_speedup_vs_compile"] == 1.0
+    # Nothing is timed on the CPU: the summary says so instead of claiming 1.0.
+    assert payload["summary"]["1"]["geomean_speedup_vs_compile"] == "not timed"
+    assert payload["summary"]["1"]["timed"] == 0 and payload["complete"] is True
     assert json.loads((out / "bench.json").read_text()) == payload
