@@ -73,7 +73,22 @@ function register(tracker: INotebookTracker, kernel: Kernel.IKernelConnection | 
 }
 
 /** Tell every KernelOPT panel of `panel` that its kernel has gone. */
+/** ipywidgets marks each dead widget with an icon; our one banner says it once instead. */
+const GONE_STYLE =
+  '.kernelopt-gone .jupyter-widgets-disconnected::before { display: none !important; }';
+
+function addGoneStyle(): void {
+  if (document.getElementById('kernelopt-gone-style')) {
+    return;
+  }
+  const style = document.createElement('style');
+  style.id = 'kernelopt-gone-style';
+  style.textContent = GONE_STYLE;
+  document.head.appendChild(style);
+}
+
 function markGone(panel: NotebookPanel, why: string): void {
+  addGoneStyle();
   markPanelsGone(panel.content.node as unknown as IElementLike, why, text => {
     const banner = document.createElement('div');
     banner.className = BANNER_CLASS;

@@ -14,6 +14,7 @@ import ipywidgets as w
 
 from kernelopt_jupyter.notebook.panel import plots
 from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, cls
+from kernelopt_jupyter.notebook.panel.progress import WidthProbe
 
 
 def profile_summary_html(profile: dict[str, Any]) -> str:
@@ -57,9 +58,17 @@ class ChartsView:
             layout=w.Layout(width="100%"),
         )
         self.chart_notes = w.HTML("")
+        self.probe = WidthProbe(layout=w.Layout(width="100%", height="0px"))
+        self.probe.observe(lambda _c: self._fit_width(), names="width")
         self.widget = cls(
             w.VBox(
-                [self.profile_summary, self.plot_box, self.chart_notes, self.timeline_candidate]
+                [
+                    self.probe,
+                    self.profile_summary,
+                    self.plot_box,
+                    self.chart_notes,
+                    self.timeline_candidate,
+                ]
             ),
             CSS_CLASSES["profile"],
         )
@@ -85,9 +94,16 @@ class ChartsView:
             return
         with self.ctx.lock:
             self.figs = {"charts": fig}
+            self._fit_width()
             self.plot_box.children = (fig,)
             self.render_profile()
             self.render_progress()
+
+    def _fit_width(self) -> None:
+        # The browser measured the tab (WidthProbe): the figure takes that width.
+        fig = self.figs.get("charts")
+        if fig is not None and self.probe.width > 0:
+            fig.layout.width = self.probe.width
 
     def render_profile(self) -> None:
         """The reference's summary, dispatch map and roofline; the timeline picker's options."""

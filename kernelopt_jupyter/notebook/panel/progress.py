@@ -71,3 +71,35 @@ class PhaseView(anywidget.AnyWidget):  # type: ignore[misc]
             if clock is not None:
                 self.clock = clock
             self.ended = tracker.finished is not None
+
+
+_WIDTH_ESM = r"""
+function render({ model, el }) {
+  // Report this element's width (the Profile tab's) to the kernel whenever it settles.
+  let timer = null;
+  const seen = new ResizeObserver(() => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const width = Math.round(el.getBoundingClientRect().width);
+      if (width > 0 && Math.abs(width - model.get("width")) > 8) {
+        model.set("width", width);
+        model.save_changes();
+      }
+    }, 150);
+  });
+  seen.observe(el);
+  return () => { clearTimeout(timer); seen.disconnect(); };
+}
+export default { render };
+"""
+
+
+class WidthProbe(anywidget.AnyWidget):  # type: ignore[misc]
+    """Invisible; ``width`` is its width in the browser, in CSS pixels (0 until shown).
+
+    A plotly figure drawn in a hidden tab sizes itself to a default 700 px and does not follow
+    its container afterwards: the charts take their width from this probe instead.
+    """
+
+    _esm = traitlets.Unicode(_WIDTH_ESM).tag(sync=True)
+    width = traitlets.Int(0).tag(sync=True)

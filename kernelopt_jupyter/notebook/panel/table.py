@@ -23,9 +23,10 @@ from kernelopt_jupyter.verify.report import GATE_NAMES as GATES
 _GATE_LABEL = {"static": "static", "correctness": "correct", "fp64": "fp64", "performance": "perf"}
 _GATE_STYLE = {"pass": "success", "fail": "danger", "running": "info"}
 _GATE_MARK = {"pass": "✓", "fail": "✗", "skipped": "–", "running": "…", "pending": "·"}
-_COLUMNS = (("id", "52px"), ("parent", "52px"), ("agent", "70px"), ("change", "376px"))
-_INFO_WIDTH = "550px"
-_BADGE_WIDTH = "76px"
+_COLUMNS = (("id", "46px"), ("parent", "46px"), ("agent", "66px"), ("change", "240px"))
+# Sized to fit a 1000 px notebook: the change wraps; the badges are compact.
+_INFO_WIDTH = "398px"
+_BADGE_WIDTH = "66px"
 
 
 def badge_look(view: Any) -> dict[str, str]:
@@ -59,7 +60,7 @@ class CandidatesTable:
             # flex "0 0 auto": a narrow notebook scrolls the row rather than squeezing it.
             "info": w.Layout(width=_INFO_WIDTH, flex="0 0 auto", overflow="hidden"),
             "badge": w.Layout(width=_BADGE_WIDTH, flex="0 0 auto", padding="0 4px"),
-            "speed": w.Layout(width="130px", flex="0 0 auto"),
+            "speed": w.Layout(width="104px", flex="0 0 auto"),
             "diff": w.Layout(width="48px", flex="0 0 auto", padding="0 4px"),
             "accept": w.Layout(width="64px", flex="0 0 auto", padding="0 4px"),
             "row": w.Layout(),
@@ -72,8 +73,8 @@ class CandidatesTable:
         header_row = w.HBox(
             [
                 w.HTML(columns, layout=w.Layout(width=_INFO_WIDTH, flex="0 0 auto")),
-                w.HTML("<b>gates</b>", layout=w.Layout(width="320px", flex="0 0 auto")),
-                w.HTML("<b>speedup</b>", layout=w.Layout(width="130px", flex="0 0 auto")),
+                w.HTML("<b>gates</b>", layout=w.Layout(width="272px", flex="0 0 auto")),
+                w.HTML("<b>speedup</b>", layout=w.Layout(width="104px", flex="0 0 auto")),
             ]
         )
         self.rows_box = cls(

@@ -236,8 +236,11 @@ class SessionPanel:
             self.controls.finished()
             fin = s.finished or {}
             best = fin.get("best")
+            ended = {"stopped": "Stopped", "failed": "Failed"}.get(
+                str(fin.get("status")), "Finished"
+            )
             self._say(
-                f"Finished ({fin.get('status', 'done')})."
+                f"{ended}."
                 + (
                     f" Best: {best}. Click its Accept button to bring it into the notebook."
                     if best
