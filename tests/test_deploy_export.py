@@ -98,7 +98,7 @@ with torch.no_grad():
             torch.testing.assert_close(compiled(x), model.reference(x))
             found[f"{getattr(backend, '__name__', backend)} {rows}"] = model.kernelopt_path
     x = torch.randn(64, 128)
-    handle = id(model.__dict__["_kernelopt_optimized"])
+    handle = id(model.kernelopt_parts.optimized)
     torch.testing.assert_close(k.op([x], 0, handle)[0], model.reference(x))
     torch.library.opcheck(k.op, ([x], 0, handle))
 compiled_fallback = k.load(fallback="compile")
@@ -106,7 +106,7 @@ with torch.no_grad():
     x = torch.randn(129, 128)
     torch.testing.assert_close(compiled_fallback(x), compiled_fallback.reference(x))
     found["compile fallback 129"] = compiled_fallback.kernelopt_path
-    found["compiled reference"] = type(compiled_fallback.__dict__["_kernelopt_fallback"]).__name__
+    found["compiled reference"] = type(compiled_fallback.kernelopt_parts.fallback).__name__
 found["op in graph"] = ["kernelopt" in g for g in graphs]
 found["op"] = k.MANIFEST["op"]
 print(json.dumps(found))

@@ -14,6 +14,7 @@ import pytest
 import torch
 from deploy_cases import CANDIDATE, PROBLEM
 
+from kernelopt_jupyter.deploy import op_runtime
 from kernelopt_jupyter.deploy.guard import guard_best_source, render_guard
 from kernelopt_jupyter.deploy.guard_runtime import (
     KernelOPTGuard,
@@ -59,13 +60,7 @@ def _verified(*shapes: tuple[int, ...], device: str = "cpu") -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-def interpreted(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The guard admits CPU kernels only under Triton's interpreter (read when it is made).
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
-
-
-def test_choose_admits_only_the_verified_signature(interpreted: None) -> None:
+def test_choose_admits_only_the_verified_signature() -> None:
     guard = KernelOPTGuard(_verified((4, 8), (5, 8)))
     assert guard.choose([torch.randn(4, 8)])[0] == 0
     assert guard.choose([torch.randn(5, 8)])[0] == 1
@@ -88,7 +83,7 @@ def test_choose_admits_only_the_verified_signature(interpreted: None) -> None:
     )
 
 
-def test_plain_values_are_part_of_the_signature(interpreted: None) -> None:
+def test_plain_values_are_part_of_the_signature() -> None:
     guard = KernelOPTGuard(
         {"device": "cpu", "signatures": [kernelopt_signature([torch.ones(3), 2])]}
     )
@@ -97,13 +92,20 @@ def test_plain_values_are_part_of_the_signature(interpreted: None) -> None:
     assert guard.choose([torch.ones(3), 2.0])[0] == -1  # a float is not the verified int
 
 
-def test_cpu_kernels_need_the_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_export_on_a_cpu_without_the_interpreter_takes_the_reference(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
-    guard = KernelOPTGuard(_verified((4, 8)))
-    assert "TRITON_INTERPRET" in guard.choose([torch.randn(4, 8)])[1]
+    why = op_runtime.unavailable_here("cpu")
+    assert why is not None and "TRITON_INTERPRET=1" in why
+    assert op_runtime.unavailable_here("cuda") is None
+    guard = KernelOPTGuard(_verified((4, 8)), why)
+    assert guard.choose([torch.randn(4, 8)]) == (-1, why)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert op_runtime.unavailable_here("cpu") is None
 
 
-def test_guarded_module_takes_each_path_and_ties_the_weights(interpreted: None) -> None:
+def test_guarded_module_takes_each_path_and_ties_the_weights() -> None:
     reference = Reference(8).eval()
     guarded = kernelopt_guard(reference, Optimized, _verified((4, 8)), [8])
     assert isinstance(guarded, KernelOPTGuarded)
@@ -125,7 +127,7 @@ def test_guarded_module_takes_each_path_and_ties_the_weights(interpreted: None) 
     assert "training mode" in guarded.kernelopt_path
 
 
-def test_guarded_function(interpreted: None) -> None:
+def test_guarded_function() -> None:
     guarded = kernelopt_guard(torch.relu, torch.nn.functional.relu, _verified((4, 8)))
     x = torch.randn(4, 8)
     torch.testing.assert_close(guarded(x), torch.relu(x))

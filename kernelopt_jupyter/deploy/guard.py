@@ -78,7 +78,7 @@ def render_guard(
         "",
         "def kernelopt_guarded(reference, *init):",
         '    """The reference (a module instance or the problem\'s function) with the verified',
-        '    kernels swapped in where the guard admits the call (see KERNELOPT_VERIFIED)."""',
+        '    kernels swapped in where the guard admits the call (the verified set above)."""',
         "    args = list(init) if init else KERNELOPT_INIT",
         f"    return kernelopt_guard(reference, {optimized}, KERNELOPT_VERIFIED, args)",
         "",

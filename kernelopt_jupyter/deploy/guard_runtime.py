@@ -1,9 +1,10 @@
-"""KernelOPT guard: the verified kernels run only where they were verified, else the reference.
+"""The guard: the verified kernels run only where they were verified, else the reference.
 
 This file is rendered verbatim into ``best.py``, an accepted notebook cell and every export
-(``kernelopt_jupyter.deploy.guard.render_guard``), so it imports only torch and the standard
-library, passes the verifier's static rules (no try/except in functions, no reflection) and
-has no ``from __future__`` import (it is appended below other code).
+(``render_guard`` in the guard module beside this one), so it imports only torch and the
+standard library, passes the verifier's static rules (no try/except in functions, no
+reflection, no reading of the environment, no string naming the harness) and has no
+``from __future__`` import (it is appended below other code).
 
 A call takes the kernel path only when every argument matches a verified *signature* (tensor
 shape, dtype and contiguity; the value of a plain argument), the tensors are on the verified
@@ -11,7 +12,6 @@ device type, the module is in eval mode and no gradient is needed (the kernels h
 backward). Anything else runs the reference, and the guard says which path it took and why.
 """
 
-import os
 from typing import Any
 
 import torch
@@ -84,19 +84,19 @@ class KernelOPTGuard:
     """Decides per call whether the verified kernels may run; remembers the last decision.
 
     ``verified`` is plain data: ``{"device": "cuda" | "cpu", "signatures": [signature, ...]}``
-    (a signature as :func:`kernelopt_signature` writes it). On the CPU the kernels run only
-    under Triton's interpreter (``TRITON_INTERPRET=1`` when this guard is made).
+    (a signature as :func:`kernelopt_signature` writes it). ``unavailable``, when given, is why
+    no call may take the kernels here (an export says so on a CPU without Triton's
+    interpreter).
     """
 
-    def __init__(self, verified: dict[str, Any]) -> None:
+    def __init__(self, verified: dict[str, Any], unavailable: str | None = None) -> None:
         self.device = verified["device"]
         self.signatures = [list(s) for s in verified["signatures"]]
         self._index: dict[tuple[Any, ...], int] = {}
         for number, signature in enumerate(self.signatures):
             key = tuple(_kernelopt_spec_key(s) for s in signature)
             self._index.setdefault(key, number)
-        # Read once: Triton itself reads the variable only when kernels are defined.
-        self._runnable = self.device != "cpu" or os.environ.get("TRITON_INTERPRET") == "1"
+        self.unavailable = unavailable
         self.last_path: str | None = None
         self.last_reason = "not called yet"
 
@@ -116,8 +116,8 @@ class KernelOPTGuard:
             )
         elif devices and devices != {self.device}:
             reason = f"tensors on {sorted(devices)}; verified on {self.device}"
-        elif not self._runnable:
-            reason = "on the CPU the kernels run only under TRITON_INTERPRET=1"
+        elif self.unavailable is not None:
+            reason = self.unavailable
         else:
             number = self._index.get(_kernelopt_call_key(args), -1)
             if number < 0:
@@ -149,37 +149,37 @@ def _kernelopt_tie(optimized: Any, reference: Any) -> None:
             owner._buffers[leaf] = tensor
 
 
-class KernelOPTGuarded(torch.nn.Module):
-    """A reference module whose calls take the verified kernels where the guard admits them.
+class KernelOPTParts:
+    """What a guarded module holds outside its module tree: the optimized module (its tensors
+    are the reference's, tied, so the state_dict stays the reference's alone), an optional
+    ``kernel_call(args, number)`` for the kernel path (an export routes it through its custom
+    op) and an optional ``fallback`` standing in for the eager reference (a compiled one)."""
 
-    ``kernelopt_path`` says which path the last call took. ``kernel_call(args, number)``, when
-    given, runs the kernel path (an export routes it through its custom op); by default the
-    optimized module is called directly.
-    """
+    def __init__(self, optimized: Any, kernel_call: Any = None, fallback: Any = None) -> None:
+        self.optimized = optimized
+        self.kernel_call = kernel_call
+        self.fallback = fallback
+
+
+class KernelOPTGuarded(torch.nn.Module):
+    """A reference module whose calls take the verified kernels where the guard admits them;
+    ``kernelopt_path`` says which path the last call took."""
 
     def __init__(self, reference: Any, optimized: Any, guard: Any, kernel_call: Any = None) -> None:
         super().__init__()
         self.reference = reference
-        # Held outside the module tree: its tensors are the reference's (tied), so the
-        # state_dict stays the reference's alone.
-        self.__dict__["_kernelopt_optimized"] = optimized
-        self.__dict__["_kernelopt_guard"] = guard
-        self.__dict__["_kernelopt_kernel_call"] = kernel_call
-
-    @property
-    def kernelopt_guard(self) -> Any:
-        """The guard deciding each call."""
-        return self.__dict__["_kernelopt_guard"]
+        self.kernelopt_guard = guard
+        self.kernelopt_parts = KernelOPTParts(optimized, kernel_call)
 
     @property
     def kernelopt_path(self) -> str:
         """The last call's path: ``kernel`` or ``reference: <why>``."""
-        return self.__dict__["_kernelopt_guard"].describe()
+        return self.kernelopt_guard.describe()
 
     def _apply(self, fn: Any, recurse: bool = True) -> Any:
         # .to()/.cuda()/.half() move the reference; the optimized module's own extra tensors
         # (anything not tied to the reference) must follow it.
-        self.__dict__["_kernelopt_optimized"]._apply(fn, recurse)
+        self.kernelopt_parts.optimized._apply(fn, recurse)
         return super()._apply(fn, recurse)
 
     def forward(self, *args: Any) -> Any:
@@ -188,16 +188,14 @@ class KernelOPTGuarded(torch.nn.Module):
             any(p.requires_grad for p in self.reference.parameters())
             or any(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
         )
-        guard = self.__dict__["_kernelopt_guard"]
-        number, _ = guard.choose(args, training=self.reference.training, needs_grad=needs_grad)
+        training = self.reference.training
+        number, _ = self.kernelopt_guard.choose(args, training=training, needs_grad=needs_grad)
+        parts = self.kernelopt_parts
         if number < 0:
-            # A compiled reference may stand in for the eager one (set by an export).
-            fallback = self.__dict__.get("_kernelopt_fallback")
-            return self.reference(*args) if fallback is None else fallback(*args)
-        kernel_call = self.__dict__["_kernelopt_kernel_call"]
-        if kernel_call is not None:
-            return kernel_call(args, number)
-        return self.__dict__["_kernelopt_optimized"](*args)
+            return self.reference(*args) if parts.fallback is None else parts.fallback(*args)
+        if parts.kernel_call is not None:
+            return parts.kernel_call(args, number)
+        return parts.optimized(*args)
 
 
 class KernelOPTGuardedFunction:
@@ -235,14 +233,16 @@ def kernelopt_guard(
     verified: dict[str, Any],
     init: Any = None,
     kernel_call: Any = None,
+    unavailable: str | None = None,
 ) -> Any:
     """Guard ``reference`` (a module instance or the problem's function) with ``optimized``
     (the candidate's ``ModelNew`` class or its entry function) and the ``verified`` set.
 
     A module reference gets ``optimized(*init)`` with the reference's weights loaded strictly
     (as the verifier loaded them) and then tied to the reference's own tensors.
+    ``unavailable`` as for :class:`KernelOPTGuard`.
     """
-    guard = KernelOPTGuard(verified)
+    guard = KernelOPTGuard(verified, unavailable)
     if not isinstance(reference, torch.nn.Module):
         if isinstance(optimized, type):
             optimized = optimized()

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from .guard_runtime import _KERNELOPT_DTYPES, kernelopt_guard
+from .guard_runtime import _KERNELOPT_DTYPES, KernelOPTGuarded, kernelopt_guard
 
 MANIFEST_NAME = "manifest.json"
 #: What a fingerprint records, in the order changes are reported.
@@ -110,6 +110,14 @@ def prepare() -> None:
         from kernelopt_jupyter.cpu_triton import install_interpreter_shims
 
         install_interpreter_shims()
+
+
+def unavailable_here(device: str) -> str | None:
+    """Why no call can take the kernels in this process, or None: on the CPU they run only
+    under Triton's interpreter, which Triton reads when kernels are defined."""
+    if device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
+        return "on the CPU the kernels run only under TRITON_INTERPRET=1"
+    return None
 
 
 def _rebuild(tensors: list[torch.Tensor], signature: list[dict[str, Any]]) -> list[Any]:
@@ -209,20 +217,22 @@ class Export:
             )
         args = list(init) if init else self.manifest["init"]
         guarded = kernelopt_guard(
-            reference, getattr(self.candidate, optimized_name), self.verified, args
+            reference,
+            getattr(self.candidate, optimized_name),
+            self.verified,
+            args,
+            unavailable=unavailable_here(self.verified["device"]),
         )
-        if isinstance(guarded, torch.nn.Module):
-            optimized = guarded.__dict__["_kernelopt_optimized"]
-            handle = id(optimized)
-            self._instances[handle] = optimized
+        compiled = torch.compile(reference) if fallback == "compile" else None
+        if isinstance(guarded, KernelOPTGuarded):
+            parts = guarded.kernelopt_parts
+            handle = id(parts.optimized)
+            self._instances[handle] = parts.optimized
+            parts.kernel_call = self._kernel_call(handle)
+            parts.fallback = compiled
         else:
             handle = id(guarded.optimized)
             self._functions[handle] = guarded.optimized
-        compiled = torch.compile(reference) if fallback == "compile" else None
-        if isinstance(guarded, torch.nn.Module):
-            guarded.__dict__["_kernelopt_kernel_call"] = self._kernel_call(handle)
-            guarded.__dict__["_kernelopt_fallback"] = compiled
-        else:
             guarded.kernel_call = self._kernel_call(handle)
             guarded.fallback = compiled
         return guarded
