@@ -199,3 +199,17 @@ def test_a_problem_that_cannot_be_described_gets_a_comment_not_a_failure() -> No
     broken = type(problem)(problem.kind, problem.path, "def get_inputs(:\n", problem.entry, "p")
     text = guard_best_source(broken, CANDIDATE, "cpu")
     assert text.rstrip().splitlines()[-1].startswith("# KernelOPT guard not added:")
+
+
+def test_a_guard_the_static_rules_refuse_is_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    # best.py must keep passing the verifier even if its rules tighten past the guard's text.
+    from kernelopt_jupyter.deploy import guard as guard_module
+    from kernelopt_jupyter.verify.static import StaticAnalysis
+
+    monkeypatch.setattr(
+        guard_module, "analyze_candidate", lambda text: StaticAnalysis(violations=["line 3: no"])
+    )
+    problem = problem_from_source(textwrap.dedent(PROBLEM), "p.py")
+    text = guard_best_source(problem, CANDIDATE, "cpu")
+    assert "KERNELOPT_VERIFIED" not in text
+    assert text.rstrip().splitlines()[-1].endswith("static rules refuse it (line 3: no)")

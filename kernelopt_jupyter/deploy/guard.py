@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelopt_jupyter.problem import Problem, materialize
+from kernelopt_jupyter.verify.static import analyze_candidate
 
 _RUNTIME = Path(__file__).with_name("guard_runtime.py")
 
@@ -123,16 +124,18 @@ def guard_best_source(problem: Problem, source: str, device: str) -> str:
             "signatures": [own_signature(problem)],
             "shapes": ["as given"],
         }
-        return (
-            source.rstrip("\n")
-            + "\n"
-            + render_guard(
-                verified,
-                optimized=optimized_name(problem, source),
-                init=init_literal(problem),
-                note="`kernelopt export` verifies more shapes (docs/deploy.md).",
-            )
+        guard = render_guard(
+            verified,
+            optimized=optimized_name(problem, source),
+            init=init_literal(problem),
+            note="`kernelopt export` verifies more shapes (docs/deploy.md).",
         )
+        # best.py must keep passing `kernelopt verify`: a guard the static rules refuse is
+        # left out (and the deploy tests fail on it) rather than breaking the result.
+        refused = analyze_candidate(guard).violations
+        if refused:
+            raise ValueError(f"the verifier's static rules refuse it ({refused[0]})")
+        return source.rstrip("\n") + "\n" + guard
     except Exception as exc:  # the search's result must be written whatever this finds
         return (
             source.rstrip("\n") + f"\n\n# KernelOPT guard not added: {type(exc).__name__}: {exc}\n"
