@@ -194,3 +194,21 @@ def test_a_heartbeat_names_the_phase_of_a_long_step() -> None:
     progress.close()
     assert done.is_set(), out.getvalue()
     assert "s so far)" in out.getvalue()
+
+
+def test_a_problem_that_can_shrink_does_so_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernelopt_jupyter.session.optimization import shrink_for_cpu
+
+    # setenv then delenv: monkeypatch restores the variable's absence after the test, even
+    # though shrink_for_cpu sets it behind monkeypatch's back.
+    monkeypatch.setenv("KERNELOPT_SMALL", "")
+    monkeypatch.delenv("KERNELOPT_SMALL")
+    source = 'import os\nSMALL = os.environ.get("KERNELOPT_SMALL") == "1"\n'
+    assert shrink_for_cpu(source, "cuda") is None  # the GPU runs the published sizes
+    assert shrink_for_cpu("import torch\n", "cpu") is None  # a problem without the switch
+    note = shrink_for_cpu(source, "cpu")
+    assert note is not None and "KERNELOPT_SMALL=1" in note
+    import os
+
+    assert os.environ["KERNELOPT_SMALL"] == "1"
+    assert shrink_for_cpu(source, "cpu") is None  # already set: said once

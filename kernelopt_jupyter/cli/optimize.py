@@ -15,10 +15,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kernelopt_jupyter.device import DeviceError
+from kernelopt_jupyter.device import DeviceError, resolve_device
 from kernelopt_jupyter.problem import ProblemError, load_problem
 from kernelopt_jupyter.session import OptimizationSession, SearchOptions, SessionError
 from kernelopt_jupyter.session.files import write_atomic
+from kernelopt_jupyter.session.optimization import shrink_for_cpu
 from kernelopt_jupyter.session.progress import TextProgress
 
 #: Below this ratio over the faster baseline a result counts as "improved" (2% past noise).
@@ -83,6 +84,18 @@ def _terminal_step_loop(session: OptimizationSession) -> None:
             print(f"step> not understood: {line.strip()!r}", file=sys.stderr)
 
 
+def _shrink_note(problem_path: str, device: str) -> None:
+    """Before loading (which draws the inputs): small sizes on the CPU, said on stderr."""
+    try:
+        source = Path(problem_path).read_text()
+        resolved = resolve_device(device)
+    except (OSError, UnicodeDecodeError, DeviceError):
+        return  # load_problem / the session report these with their own one-line errors
+    note = shrink_for_cpu(source, resolved)
+    if note:
+        print(f"kernelopt: {note}", file=sys.stderr)
+
+
 def optimize_one(
     problem_path: str, opts: SearchOptions, *, quiet: bool = False, resume: bool = False
 ) -> OptimizationSession:
@@ -96,6 +109,7 @@ def optimize_one(
             raise SessionError("--resume needs --out DIR (the interrupted session's folder)")
         session = OptimizationSession.open(opts.out_dir, resume=True, options=opts)
     else:
+        _shrink_note(problem_path, opts.device)
         # Validated in the mode it will run in (a dropout is random only in training mode).
         session = OptimizationSession(load_problem(problem_path, mode=opts.mode), opts)
     progress = None if quiet else TextProgress(sys.stderr, heartbeat_s=HEARTBEAT_S)

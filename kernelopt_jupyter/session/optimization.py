@@ -9,6 +9,7 @@ caller's thread (:meth:`run`) or a background thread (:meth:`start`) so a notebo
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -110,6 +111,23 @@ def make_policy(
     raise SessionError(f"unknown agents {spec!r}; use offline, claude or replay:FILE")
 
 
+#: A problem that reads this variable shrinks its sizes to what Triton's interpreter can run.
+SMALL_ENV = "KERNELOPT_SMALL"
+
+
+def shrink_for_cpu(source: str, device: str) -> str | None:
+    """On the CPU, turn on ``KERNELOPT_SMALL=1`` for a problem that supports it (its source
+    reads the variable: the bundled benchmark problems do) and say so; None when nothing
+    changed. Call it before the problem is loaded: loading draws its inputs."""
+    if device != "cpu" or SMALL_ENV not in source or os.environ.get(SMALL_ENV):
+        return None
+    os.environ[SMALL_ENV] = "1"  # workers inherit it (KERNELOPT_* passes their env filter)
+    return (
+        f"{SMALL_ENV}=1 set: on the CPU this problem runs at its small sizes (Triton's "
+        "interpreter runs one program at a time); unset it by setting it to 0"
+    )
+
+
 def _default_out_dir(problem: Problem) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     return Path("runs") / f"{problem.name}-{stamp}"
@@ -197,11 +215,16 @@ class OptimizationSession:
         """What this run can and cannot do, said once at the start (the CPU tier's limits)."""
         if self.device == "cuda":
             return ""
+        small = os.environ.get(SMALL_ENV) == "1" and SMALL_ENV in self.problem.source
         return (
             "CPU run: gates 1-3 (static, correctness, fp64) run through Triton's interpreter; "
             "nothing is timed, so the performance gate is skipped and the Tuner's "
             "launch-configuration variants are not tried (they could not be told apart). "
-            "Bundled benchmark problems shrink to interpreter sizes with KERNELOPT_SMALL=1."
+            + (
+                "This problem runs at its small sizes (KERNELOPT_SMALL=1)."
+                if small
+                else "Bundled benchmark problems shrink to interpreter sizes (KERNELOPT_SMALL=1)."
+            )
         )
 
     def run(self) -> SearchResult:
