@@ -212,3 +212,18 @@ def test_a_problem_that_can_shrink_does_so_on_the_cpu(monkeypatch: pytest.Monkey
 
     assert os.environ["KERNELOPT_SMALL"] == "1"
     assert shrink_for_cpu(source, "cpu") is None  # already set: said once
+
+
+def test_the_state_keeps_a_row_that_a_duplicate_names() -> None:
+    from kernelopt_jupyter.session.state import SessionState
+
+    log = EventLog(None)
+    state = SessionState()
+    log.subscribe(state.apply)
+    log.emit("candidate", id="c0", parent=None, agent="harvest", plan_id=None, source="s")
+    log.emit("decision", kind="best", candidate="c0", reason="fastest")
+    log.emit("decision", kind="duplicate", candidate="c0", reason="repeats c0")
+    log.emit("candidate", id="c1", parent="c0", agent="executor", plan_id=None, source="t")
+    log.emit("decision", kind="cancelled", candidate="c1", reason="time limit")
+    assert state.candidates["c0"].decision == "best" and state.best == "c0"
+    assert state.candidates["c1"].decision == "cancelled" and state.candidates["c1"].verdict is None

@@ -298,8 +298,10 @@ class SessionState:
 
     def _on_decision(self, d: dict[str, Any], t: float) -> None:
         cand = self._candidate(d.get("candidate"))
-        if cand is None:
+        if cand is None or d.get("kind") == "duplicate":
+            # A duplicate names the earlier candidate it repeats: that row does not change.
             return
+        # "cancelled": the time limit cut this candidate's gates; it stays undecided.
         cand.decision = str(d.get("kind") or "")
         if cand.decision == "best":
             self._set_best(cand.id)
