@@ -127,6 +127,40 @@ def test_guarded_module_takes_each_path_and_ties_the_weights() -> None:
     assert "training mode" in guarded.kernelopt_path
 
 
+class WithBuffer(Reference):
+    def __init__(self, cols: int) -> None:
+        super().__init__(cols)
+        self.register_buffer("shift", torch.zeros(cols))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x + self.bias + self.shift)
+
+
+class OptimizedWithBuffer(Optimized):
+    def __init__(self, cols: int) -> None:
+        super().__init__(cols)
+        self.register_buffer("shift", torch.ones(cols))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x + self.bias + self.shift).clamp_min(0)
+
+
+def test_buffers_stay_tied_after_a_conversion() -> None:
+    reference = WithBuffer(8).eval()
+    guarded = kernelopt_guard(reference, OptimizedWithBuffer, _verified((4, 8)), [8])
+    guarded.to(torch.float64)  # buffers come back as new tensors: the tie is made again
+    optimized = guarded.kernelopt_parts.optimized
+    assert optimized.shift is reference.shift and optimized.bias is reference.bias
+    reference.shift.fill_(3.0)  # what a training step of the reference would do
+    verified = _verified((4, 8))
+    verified["signatures"][0][0]["dtype"] = "torch.float64"
+    guarded.kernelopt_guard = KernelOPTGuard(verified)
+    x = torch.randn(4, 8, dtype=torch.float64)
+    with torch.no_grad():
+        torch.testing.assert_close(guarded(x), reference(x))
+    assert guarded.kernelopt_path == "kernel"
+
+
 def test_guarded_function() -> None:
     guarded = kernelopt_guard(torch.relu, torch.nn.functional.relu, _verified((4, 8)))
     x = torch.randn(4, 8)

@@ -178,9 +178,12 @@ class KernelOPTGuarded(torch.nn.Module):
 
     def _apply(self, fn: Any, recurse: bool = True) -> Any:
         # .to()/.cuda()/.half() move the reference; the optimized module's own extra tensors
-        # (anything not tied to the reference) must follow it.
+        # (anything not tied to the reference) must follow it, and buffers come back as new
+        # tensor objects, so the tie is made again.
         self.kernelopt_parts.optimized._apply(fn, recurse)
-        return super()._apply(fn, recurse)
+        out = super()._apply(fn, recurse)
+        _kernelopt_tie(self.kernelopt_parts.optimized, self.reference)
+        return out
 
     def forward(self, *args: Any) -> Any:
         """Run the kernels on a verified call, the reference otherwise."""
