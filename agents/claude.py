@@ -283,6 +283,15 @@ class ClaudePolicy:
                 prompts.report_text(report),
                 prompts.memory_text(ctx.memory or self._remembered(ctx)),
                 self._budget(ctx),
+                *(
+                    [
+                        "A person reviewing this search rejected these plans, with their reasons"
+                        " (do not propose them again; take the reasons into account): "
+                        + "; ".join(ctx.rejections)
+                    ]
+                    if ctx.rejections
+                    else []
+                ),
                 prompts.ROLE_PLANNER.format(n=n),
             ]
         )
@@ -387,7 +396,7 @@ class ClaudePolicy:
             return Summary(explanations={}, experience=[])
         tags = ", ".join(sorted(patterns_of(ctx)))
         task = (
-            f"{prompts.steps_text(steps)}\n\n{prompts.ROLE_SUMMARIZER}\n"
+            f"{prompts.steps_text(steps)}\n\n{self._budget(ctx)}\n\n{prompts.ROLE_SUMMARIZER}\n"
             f"This problem's pattern tags: {tags}. Use one of them as an item's `pattern` when "
             "it fits, so that every kind of agent can find the lesson again."
         )
