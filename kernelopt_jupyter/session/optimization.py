@@ -22,6 +22,7 @@ from kernelopt_jupyter.agents.offline import OfflinePolicy
 from kernelopt_jupyter.agents.replay import ReplayPolicy
 from kernelopt_jupyter.agents.search import (
     BeamSearch,
+    BudgetExhausted,
     DeadlineReached,
     GatedCandidate,
     SearchConfig,
@@ -452,7 +453,14 @@ class OptimizationSession:
         candidate = Candidate(
             cid, source, parent, agent, None, is_dispatch_only(source), "edited by a person"
         )
-        threading.Thread(target=search.gate, args=(candidate,), daemon=True).start()
+
+        def gate() -> None:
+            try:
+                search.gate(candidate)
+            except BudgetExhausted as exc:  # the deadline or a budget came first: say so
+                self.log.emit("error", where="submit", message=f"{cid} not gated: {exc}")
+
+        threading.Thread(target=gate, name=f"kernelopt-submit-{cid}", daemon=True).start()
         return cid
 
     # ------------------------------------------------------------------ files
