@@ -107,6 +107,13 @@ with torch.no_grad():
     torch.testing.assert_close(compiled_fallback(x), compiled_fallback.reference(x))
     found["compile fallback 129"] = compiled_fallback.kernelopt_path
     found["compiled reference"] = type(compiled_fallback.kernelopt_parts.fallback).__name__
+import importlib
+k = importlib.reload(k)  # a notebook re-running its import: the op stays, calls still work
+again = k.load()
+with torch.no_grad():
+    x = torch.randn(64, 128)
+    torch.testing.assert_close(again(x), again.reference(x))
+    found["after reload"] = again.kernelopt_path
 found["op in graph"] = ["kernelopt" in g for g in graphs]
 found["op"] = k.MANIFEST["op"]
 print(json.dumps(found))
@@ -135,6 +142,7 @@ def test_exported_op_in_eager_and_under_torch_compile(
     # reference's own ops (compiled) elsewhere.
     assert found["op in graph"] == [True, False]
     assert found["compile fallback 129"].startswith("reference: ")
+    assert found["after reload"] == "kernel"
     assert found["compiled reference"] == "OptimizedModule"
     assert found["op"].startswith("kernelopt::p_")
 

@@ -136,6 +136,12 @@ def _rebuild(tensors: list[torch.Tensor], signature: list[dict[str, Any]]) -> li
     return args
 
 
+#: Registered ops and the Export each name now belongs to (this module is not reloaded
+#: with the package's ``__init__``, so both outlive a reload).
+_OPS: dict[str, Any] = {}
+_OPENED: dict[str, "Export"] = {}
+
+
 class Export:
     """One imported export: its manifest, custom op and guard factory."""
 
@@ -167,25 +173,31 @@ class Export:
         return target
 
     def _register(self, qualname: str) -> Any:
-        signatures = self.verified["signatures"]
-        outputs = self.verified["outputs"]
-        target = self._target
+        # A reload of the package (a notebook re-running its import) opens the export again:
+        # the op stays registered, and calls go to the newest Export of that name.
+        _OPENED[qualname] = self
+        if qualname in _OPS:
+            return _OPS[qualname]
 
         @torch.library.custom_op(qualname, mutates_args=())
         def kernel(tensors: list[torch.Tensor], signature: int, handle: int) -> list[torch.Tensor]:
-            out = target(handle)(*_rebuild(list(tensors), signatures[signature]))
+            export = _OPENED[qualname]
+            args = _rebuild(list(tensors), export.verified["signatures"][signature])
+            out = export._target(handle)(*args)
             return [out] if isinstance(out, torch.Tensor) else list(out)
 
         @kernel.register_fake
         def _(tensors: list[torch.Tensor], signature: int, handle: int) -> list[torch.Tensor]:
-            device = tensors[0].device if tensors else torch.device(self.verified["device"])
+            verified = _OPENED[qualname].verified
+            device = tensors[0].device if tensors else torch.device(verified["device"])
             return [
                 torch.empty_strided(
                     t["shape"], t["stride"], dtype=_KERNELOPT_DTYPES[t["dtype"]], device=device
                 )
-                for t in outputs[signature]["tensors"]
+                for t in verified["outputs"][signature]["tensors"]
             ]
 
+        _OPS[qualname] = kernel
         return kernel
 
     def _kernel_call(self, handle: int) -> Any:
