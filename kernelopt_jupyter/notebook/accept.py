@@ -15,8 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kernelopt_jupyter.problem import Problem
-
-GATE_ORDER = ("static", "correctness", "fp64", "performance")
+from kernelopt_jupyter.verify.report import GATE_NAMES as GATE_ORDER
 
 
 _INTERPRETER_PREAMBLE = """from kernelopt_jupyter.notebook.interpreter import use_cpu_interpreter
