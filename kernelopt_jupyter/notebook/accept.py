@@ -17,7 +17,6 @@ from typing import Any
 from kernelopt_jupyter.problem import Problem
 from kernelopt_jupyter.verify.report import GATE_NAMES as GATE_ORDER
 
-
 _INTERPRETER_PREAMBLE = """from kernelopt_jupyter.notebook.interpreter import use_cpu_interpreter
 
 use_cpu_interpreter()  # no GPU: the Triton kernels below run in Triton's interpreter
