@@ -15,10 +15,12 @@ STATIC_CASES = [
     ("bad_unused_kernel", "static", "forward launched no Triton kernel"),
     ("bad_own_weights", "static", "its own weight"),
     ("bad_import_error", "static", "ModuleNotFoundError"),
-    ("bad_crash", "static", "SIGABRT"),
+    # The hardened source rules (issue 10) now see these two from their text; the run-time
+    # crash and the run-time guard are exercised by tests/test_verify_adversarial.py.
+    ("bad_crash", "static", "uses os.abort"),
     ("bad_illegal_address", "static", "SIGSEGV"),
     ("bad_sys_exit", "static", "forward raised SystemExit"),
-    ("bad_monkeypatch_hidden", "static", "replaced time.perf_counter"),
+    ("bad_monkeypatch_hidden", "static", "uses .__dict__"),
     ("bad_not_pow2_block", "static", "power of 2"),
     ("bad_plain_helper_in_kernel", "static", "does not compile for sm_90"),
 ]

@@ -19,7 +19,14 @@ if TYPE_CHECKING:
     from kernelopt_jupyter.problem import Problem
     from kernelopt_jupyter.verify.cascade import GateCallback
 
-__all__ = ["GATE_NAMES", "GateResult", "VerifyOptions", "VerifyReport", "verify_candidate"]
+__all__ = [
+    "GATE_NAMES",
+    "GateResult",
+    "VerifyOptions",
+    "VerifyReport",
+    "verify_candidate",
+    "verify_candidates",
+]
 
 
 def verify_candidate(
@@ -34,3 +41,16 @@ def verify_candidate(
     from kernelopt_jupyter.verify.cascade import verify_candidate as _verify
 
     return _verify(problem, candidate_source, options, candidate_path, on_gate=on_gate)
+
+
+def verify_candidates(
+    problem: Problem,
+    sources: list[str],
+    options: VerifyOptions | None = None,
+    paths: list[str] | None = None,
+) -> list[VerifyReport]:
+    """The four gates on several candidates with one fork server, each candidate in its own
+    fresh process (see ``cascade.verify_candidates``)."""
+    from kernelopt_jupyter.verify.cascade import verify_candidates as _verify_many
+
+    return _verify_many(problem, sources, options, paths)

@@ -25,7 +25,7 @@ from typing import Any
 
 from kernelopt_jupyter.device import Device, resolve_device
 from kernelopt_jupyter.problem import Problem, ProblemError
-from kernelopt_jupyter.verify.checker import CHILDREN, PRELOAD
+from kernelopt_jupyter.verify.checker import PRELOAD, REFERENCE_ROLE, SANDBOX_ROLE
 from kernelopt_jupyter.verify.compile_check import check_compiles
 from kernelopt_jupyter.verify.report import (
     GATE_NAMES,
@@ -107,62 +107,98 @@ def verify_candidate(
     Raises ``ProblemError`` when the *reference* cannot run (a user error in the problem) and
     ``DeviceError`` for an unusable device; every candidate failure is a failed gate.
     """
+    callback = None if on_gate is None else (lambda _index, gate: on_gate(gate))
+    return verify_candidates(problem, [candidate_source], options, [candidate_path], callback)[0]
+
+
+def verify_candidates(
+    problem: Problem,
+    sources: list[str],
+    options: VerifyOptions | None = None,
+    paths: list[str] | None = None,
+    on_gate: Callable[[int, GateResult], None] | None = None,
+) -> list[VerifyReport]:
+    """The four gates on several candidates of one problem, with one fork server: each
+    candidate still runs in its own fresh process (forked for it alone, gone before the next
+    starts) and gets its own schedule seed; the reference's process serves them all.
+
+    ``options.seed``, when set, is the first candidate's seed (the next get seed + 1, ...).
+    Raises like ``verify_candidate``.
+    """
     options = options or VerifyOptions()
     device = resolve_device(options.device)
+    paths = paths or [f"<candidate {i}>" for i in range(len(sources))]
     start = time.monotonic()
-    run = _Cascade(options, device, on_gate)
-    analysis = analyze_candidate(candidate_source, kind=problem.kind, entry=problem.entry)
-    dispatch_only = options.dispatch_only or analysis.dispatch_only_declared
-    report = VerifyReport(problem.path, candidate_path, device, run.gates, dispatch_only)
-    failure = _source_failure(analysis, problem, dispatch_only)
-    if failure is not None:
-        run.add(GateResult("static", "fail", failure, {"phase": "source"}))
-        run.fail_rest("static")
-        report.seconds = time.monotonic() - start
-        return report
-    seed = options.seed if options.seed is not None else fresh_seed()
-    report.seed = seed
-    phases = _run_checks(problem, candidate_source, options, device, dispatch_only, analysis, seed)
-    _static_gate(run, phases, candidate_source)
-    if run.gates[-1].status == "fail":
-        run.fail_rest("static")
-    else:
-        report.dispatch_only = bool(phases["static"].get("dispatch_only", False))
-        _value_gates(run, phases)
-    if len(run.gates) == 3:
-        run.add(_performance(problem, candidate_source, options, device))
-    report.seconds = time.monotonic() - start
-    return report
+    runs: list[_Cascade] = []
+    reports: list[VerifyReport] = []
+    todo: list[tuple[int, dict[str, Any]]] = []
+    for index, (source, path) in enumerate(zip(sources, paths)):
+        callback = None if on_gate is None else (lambda gate, i=index: on_gate(i, gate))
+        run = _Cascade(options, device, callback)
+        analysis = analyze_candidate(source, kind=problem.kind, entry=problem.entry)
+        dispatch_only = options.dispatch_only or analysis.dispatch_only_declared
+        report = VerifyReport(problem.path, path, device, run.gates, dispatch_only)
+        runs.append(run)
+        reports.append(report)
+        failure = _source_failure(analysis, problem, dispatch_only)
+        if failure is not None:
+            run.add(GateResult("static", "fail", failure, {"phase": "source"}))
+            run.fail_rest("static")
+            report.seconds = time.monotonic() - start
+            continue
+        seed = options.seed + index if options.seed is not None else fresh_seed()
+        report.seed = seed
+        todo.append(
+            (
+                index,
+                {
+                    "source": source,
+                    "seed": seed,
+                    "dispatch_only": dispatch_only,
+                    "cuda_graphs": analysis.uses_cuda_graphs,
+                },
+            )
+        )
+    if not todo:
+        return reports
+    all_phases = _run_checks(problem, [spec for _, spec in todo], options, device)
+    for (index, spec), phases in zip(todo, all_phases):
+        started = time.monotonic()
+        run, report = runs[index], reports[index]
+        _static_gate(run, phases, spec["source"])
+        if run.gates[-1].status == "fail":
+            run.fail_rest("static")
+        else:
+            report.dispatch_only = bool(phases["static"].get("dispatch_only", False))
+            _value_gates(run, phases)
+        if len(run.gates) == 3:
+            run.add(_performance(problem, spec["source"], options, device))
+        # A batch's checks ran together: each report gets its share plus its own gates.
+        report.seconds = (started - start) / len(todo) + time.monotonic() - started
+    return reports
 
 
 def _run_checks(
-    problem: Problem,
-    source: str,
-    options: VerifyOptions,
-    device: Device,
-    dispatch_only: bool,
-    analysis: StaticAnalysis,
-    seed: int,
-) -> dict[str, dict[str, Any]]:
-    """The verification worker's phases; a crash of the worker itself fails the static gate."""
+    problem: Problem, specs: list[dict[str, Any]], options: VerifyOptions, device: Device
+) -> list[dict[str, dict[str, Any]]]:
+    """The verification worker's phases per candidate; a crash of the worker itself fails
+    the static gate of every candidate it had not finished."""
+    limit = options.time_limit_s
     result = run_task(
         "kernelopt_jupyter.verify.checker:verify_task",
         {
             "problem": problem,
-            "candidate_source": source,
+            "candidates": specs,
             "device": device,
-            "seed": seed,
             "seeds": max(1, options.seeds),
-            "dispatch_only": dispatch_only,
-            "cuda_graphs": analysis.uses_cuda_graphs,
             "fp64_factor": options.fp64_factor,
-            "time_limit_s": options.time_limit_s,
+            "time_limit_s": limit,
         },
         device=device,
-        time_limit_s=2 * options.time_limit_s + CHECKER_ALLOWANCE_S,
+        time_limit_s=(len(specs) + 1) * limit + CHECKER_ALLOWANCE_S,
         untrusted=True,
         preload=PRELOAD,
-        children=CHILDREN,
+        children=(REFERENCE_ROLE,) + (SANDBOX_ROLE,) * len(specs),
     )
     if not result.ok:
         if result.timed_out:
@@ -170,16 +206,18 @@ def _run_checks(
                 f"{problem.path}: the verification did not finish ({_crash(result, 'reference')})"
                 "; a longer time limit (--time-limit) may help"
             )
-        return {
+        crashed: dict[str, dict[str, Any]] = {
             "reference": {"ok": True},
             "static": {"ok": False, "status": "fail", "detail": _crash(result, "static")},
         }
-    phases: dict[str, dict[str, Any]] = result.value
-    reference = phases.get("reference")
-    if reference is None or "problem_error" in reference:
-        message = reference["problem_error"] if reference else "the reference could not run"
-        raise ProblemError(message)
-    return phases
+        return [crashed for _ in specs]
+    done: list[dict[str, dict[str, Any]]] = list(result.value)
+    for phases in done:
+        reference = phases.get("reference")
+        if reference is None or "problem_error" in reference:
+            message = reference["problem_error"] if reference else "the reference could not run"
+            raise ProblemError(message)
+    return done
 
 
 def _static_gate(run: _Cascade, phases: dict[str, dict[str, Any]], source: str) -> None:

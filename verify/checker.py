@@ -632,38 +632,48 @@ class Checker:
 def verify_task(
     *,
     problem: Any,
-    candidate_source: str,
+    candidates: list[dict[str, Any]],
     device: str,
-    seed: int,
     seeds: int,
-    dispatch_only: bool,
-    cuda_graphs: bool,
     fp64_factor: float,
     time_limit_s: float,
     children: list[tuple[int, socket.socket]],
-) -> dict[str, dict[str, Any]]:
-    """Worker task: one verification (see the module docstring); the phases as plain data."""
-    (ref_pid, ref_sock), (cand_pid, cand_sock) = children
+) -> list[dict[str, dict[str, Any]]]:
+    """Worker task: verify each candidate (``source``, ``seed``, ``dispatch_only``,
+    ``cuda_graphs``) in its own forked process against one reference process; the phases of
+    each as plain data. A candidate's process serves that candidate only and is gone before
+    the next one starts."""
+    (ref_pid, ref_sock), *forks = children
     ref = Child("reference", ref_pid, ref_sock)
-    cand = Child("candidate", cand_pid, cand_sock)
-    kwargs = {
-        "problem": problem,
-        "candidate_source": candidate_source,
-        "device": device,
-        "seed": seed,
-        "seeds": seeds,
-        "dispatch_only": dispatch_only,
-        "cuda_graphs": cuda_graphs,
-        "fp64_factor": fp64_factor,
-        "time_limit_s": time_limit_s,
-    }
     if device == "cpu":
         torch.set_num_threads(1)
+    results: list[dict[str, dict[str, Any]]] = []
     try:
-        return Checker(kwargs, ref, cand).run()
+        for spec, (pid, sock) in zip(candidates, forks):
+            cand = Child("candidate", pid, sock)
+            kwargs = {
+                "problem": problem,
+                "candidate_source": spec["source"],
+                "device": device,
+                "seed": spec["seed"],
+                "seeds": seeds,
+                "dispatch_only": spec["dispatch_only"],
+                "cuda_graphs": spec["cuda_graphs"],
+                "fp64_factor": fp64_factor,
+                "time_limit_s": time_limit_s,
+            }
+            try:
+                phases = Checker(kwargs, ref, cand).run()
+            finally:
+                cand.stop()
+            results.append(phases)
+            if "problem_error" in phases.get("reference", {}):
+                break  # the reference cannot run: no later candidate can be judged either
     finally:
-        cand.stop()
+        for pid, sock in forks[len(results) :]:
+            Child("candidate", pid, sock).stop()
         ref.stop()
+    return results
 
 
 #: Modules the verification worker imports once, before it forks (the fork server's preload).
@@ -679,7 +689,6 @@ PRELOAD = (
     "kernelopt_jupyter.verify.reference",
     "kernelopt_jupyter.verify.checker",
 )
-CHILDREN = (
-    "kernelopt_jupyter.verify.reference:serve",
-    "kernelopt_jupyter.verify.sandbox:serve",
-)
+#: The fork server's children: one reference process, then one process per candidate.
+REFERENCE_ROLE = "kernelopt_jupyter.verify.reference:serve"
+SANDBOX_ROLE = "kernelopt_jupyter.verify.sandbox:serve"
