@@ -152,6 +152,7 @@ def test_cli_lists_the_shape_sets(tmp_path: Path, capsys: pytest.CaptureFixture[
     data = json.loads(capsys.readouterr().out)
     assert data["variable"] == {"ROWS": 64} and data["fixed_shape"] is True
     assert [s["name"] for s in data["shape_sets"]] == ["as given", "ROWS=5"]
+    assert [s["inputs"] for s in data["shape_sets"]] == [[[64, 128]], [[5, 128]]]
     assert main(["shapes", str(path), "--shape", "COLS=5"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("kernelopt shapes: ") and "COLS" in err and "\n" not in err

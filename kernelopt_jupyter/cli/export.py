@@ -127,7 +127,13 @@ def _export(args: argparse.Namespace, out: TextIO, sink: list[dict[str, Any]]) -
 
 
 def _shapes(args: argparse.Namespace, out: TextIO, sink: list[dict[str, Any]]) -> int:
-    from kernelopt_jupyter.deploy.shapes import is_fixed_shape, shape_sets, variable_dims
+    from kernelopt_jupyter.deploy.guard import own_signature
+    from kernelopt_jupyter.deploy.shapes import (
+        is_fixed_shape,
+        shape_problem,
+        shape_sets,
+        variable_dims,
+    )
     from kernelopt_jupyter.problem import ProblemError, load_problem
 
     try:
@@ -139,15 +145,22 @@ def _shapes(args: argparse.Namespace, out: TextIO, sink: list[dict[str, Any]]) -
         return _error("shapes", str(exc))
     varying = ", ".join(f"{k}={v}" for k, v in dims.items()) or "none"
     print(f"sizes only get_inputs() reads: {varying}{' (fixed-shape)' if fixed else ''}", file=out)
+    rows = []
     for shape in sets:
-        print(f"{shape.name:<20} {shape.origin}", file=out)
+        # The inputs each set makes (on the meta device: nothing is allocated).
+        shapes = [
+            s["shape"] if s["kind"] == "tensor" else s.get("value", s.get("type"))
+            for s in own_signature(shape_problem(problem, shape))
+        ]
+        rows.append({**shape.to_dict(), "inputs": shapes})
+        print(f"{shape.name:<20} {shape.origin:<9} inputs {shapes}", file=out)
     sink.append(
         {
             "schema": 1,
             "problem": problem.path,
             "variable": dims,
             "fixed_shape": fixed,
-            "shape_sets": [s.to_dict() for s in sets],
+            "shape_sets": rows,
         }
     )
     return 0
