@@ -247,3 +247,44 @@ def test_a_guard_the_static_rules_refuse_is_left_out(monkeypatch: pytest.MonkeyP
     text = guard_best_source(problem, CANDIDATE, "cpu")
     assert "KERNELOPT_VERIFIED" not in text
     assert text.rstrip().splitlines()[-1].endswith("static rules refuse it (line 3: no)")
+
+
+NOTEBOOK = """
+import runpy, sys, torch
+# A notebook: the problem's cell, then the accepted cell, in one namespace.
+ns = runpy.run_path(sys.argv[1])
+ns = runpy.run_path(sys.argv[2], init_globals=ns)
+guarded = ns["scale_shift"]
+for n in (3000, 7):
+    x = torch.randn(n)
+    torch.testing.assert_close(guarded(x), x * 2.0 + 1.0)
+    print(n, guarded.kernelopt_path)
+print(guarded.reference is ns["_kernelopt_reference_scale_shift"])
+"""
+
+
+def test_accepted_cell_of_a_kernel_problem_guards_the_persons_function(tmp_path: Path) -> None:
+    from deploy_cases import TRITON_CANDIDATE, TRITON_PROBLEM
+
+    from kernelopt_jupyter.deploy.guard import accepted_cell_source
+
+    problem = problem_from_source(textwrap.dedent(TRITON_PROBLEM), "p.py")
+    cell = accepted_cell_source(problem, TRITON_CANDIDATE, "cpu")
+    assert cell.rstrip().endswith(
+        "scale_shift = kernelopt_guarded(_kernelopt_reference_scale_shift)"
+    )
+    (tmp_path / "problem_cell.py").write_text(textwrap.dedent(TRITON_PROBLEM))
+    (tmp_path / "accepted_cell.py").write_text(cell)
+    (tmp_path / "nb.py").write_text(NOTEBOOK)
+    proc = subprocess.run(
+        [sys.executable, str(tmp_path / "nb.py"), str(tmp_path / "problem_cell.py"),
+         str(tmp_path / "accepted_cell.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TRITON_INTERPRET": "1"},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "3000 kernel" and lines[1].startswith("7 reference: these shapes")
+    assert lines[2] == "True"

@@ -140,3 +140,40 @@ def guard_best_source(problem: Problem, source: str, device: str) -> str:
         return (
             source.rstrip("\n") + f"\n\n# KernelOPT guard not added: {type(exc).__name__}: {exc}\n"
         )
+
+
+def accepted_cell_source(
+    problem: Problem, source: str, device: str, verified: dict[str, Any] | None = None
+) -> str:
+    """The text of a notebook cell that accepts ``source`` guarded (for ``notebook/accept.py``).
+
+    The cell runs below the problem's own cell. For a module problem it defines the candidate
+    and ``kernelopt_guarded``; the person wraps their model: ``kernelopt_guarded(Model(...))``.
+    For a kernel problem the candidate redefines the entry function, so the cell keeps the
+    person's function first and ends by binding the entry name to the guarded function.
+    ``verified`` defaults to the problem's own shape (what the search verified).
+    """
+    data = verified or {
+        "device": device,
+        "signatures": [own_signature(problem)],
+        "shapes": ["as given"],
+    }
+    guard = render_guard(
+        data, optimized=optimized_name(problem, source), init=init_literal(problem)
+    )
+    if problem.kind == "module":
+        return (
+            source.rstrip("\n")
+            + "\n"
+            + guard
+            + "\n# model = kernelopt_guarded(Model(*get_init_inputs()))  # your instance\n"
+        )
+    entry = problem.entry
+    return (
+        f"# The person's {entry} stays the reference of the guard below.\n"
+        f"_kernelopt_reference_{entry} = {entry}\n\n"
+        + source.rstrip("\n")
+        + "\n"
+        + guard
+        + f"\n{entry} = kernelopt_guarded(_kernelopt_reference_{entry})\n"
+    )
