@@ -91,3 +91,13 @@ def test_event_log_redacts_every_string_it_writes(
     text = (tmp_path / "events.jsonl").read_text()
     assert "live-key" not in text and "live-key" not in str(event.data)
     assert event.data["metrics"]["stderr"] == [f"env: {REDACTED}"]
+
+
+def test_session_files_are_written_redacted(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from kernelopt_jupyter.session.files import write_atomic
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-live-key-1111111111")
+    write_atomic(tmp_path / "result.json", '{"detail": "sk-ant-api03-live-key-1111111111"}')
+    assert (tmp_path / "result.json").read_text() == f'{{"detail": "{REDACTED}"}}'
