@@ -187,3 +187,8 @@ def test_export_errors_are_one_line(tmp_path: Path) -> None:
     (run / "result.json").write_text(json.dumps({**result, "best": None}))
     code, _, err = _cli("export", str(run), "--device", "cpu")
     assert code == 1 and "verified no candidate" in err
+    (run / "result.json").write_text(json.dumps(result))
+    (run / "export" / "kernelopt_p").mkdir(parents=True)  # a folder that is not an export
+    code, _, err = _cli("export", str(run), "--device", "cpu", "--json")
+    assert code == 2 and "exists and is not a KernelOPT export" in err
+    assert (run / "export" / "kernelopt_p").is_dir()

@@ -231,6 +231,10 @@ def export_run(
         ast.parse(winner.source)
     except SyntaxError as exc:
         raise ExportError(f"{run_dir}: the winner does not parse ({exc.msg})") from None
+    package = (dest or run_dir / "export") / package_name(winner.problem)
+    # Only an earlier export is replaced: never a folder of the person's that shares the name.
+    if package.exists() and not (package / op_runtime.MANIFEST_NAME).is_file():
+        raise ExportError(f"{package}: exists and is not a KernelOPT export; choose --out")
     shape_sets = shapes(winner.problem)
     report = verify_shapes(winner.problem, winner.source, shape_sets, options, on_check=on_check)
     if not report.own_passed:
@@ -240,8 +244,7 @@ def export_run(
             f"({own.failed_gate}: {own.detail})",
             code=1,
         )
-    name = package_name(winner.problem)
-    package = (dest or run_dir / "export") / name
+    name = package.name
     if package.exists():
         shutil.rmtree(package)
     package.mkdir(parents=True)
