@@ -154,13 +154,16 @@ def test_retry_after_beyond_the_call_deadline_gives_up_at_once(fake: FakeAnthrop
 
 
 def test_stream_cut_mid_tool_input_is_retried_and_counted(fake: FakeAnthropic) -> None:
-    full = reply("Reading.", ("report_bottlenecks", REPORT))
+    long_report = {"summary": "The epilogue is memory-bound. " * 8, "bottlenecks": []}
+    full = reply("Reading.", ("report_bottlenecks", long_report))
+    pieces = len(json.dumps(long_report)) // 64 + 1
+    assert pieces >= 3  # the tool input streams in several deltas
     # Events: start, ping, text start/delta/stop, tool start, first input delta -> cut.
     fake.script(CutStream(full, after_events=7), full)
     log = EventLog()
     agent_io = io(log)
     report = ClaudePolicy(sleep=lambda s: None).profile(ctx(), agent_io)
-    assert report.summary == "s" and len(fake.requests) == 2
+    assert report.summary == long_report["summary"] and len(fake.requests) == 2
     assert [e.data["status"] for e in log.of_type("retry")] == ["stream"]
     assert len(log.of_type("tool_call")) == 1
     # The cut request was billed too: it wrote the cache that the second one read.
