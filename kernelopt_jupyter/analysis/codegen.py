@@ -612,15 +612,20 @@ def _free_names(body_lines: list[str]) -> set[str]:
     return used - assigned
 
 
-def build_candidate(
-    output_code: str,
-    launches: dict[str, LaunchInfo],
-    facts: ModelFacts,
-    *,
-    title: str = "",
-    device_note: str = "",
-) -> HarvestedCode:
-    """The editable candidate for ``output_code`` (one Inductor graph) and its parts."""
+@dataclass
+class _Parts:
+    """What the renderers below need: the parsed kernels and the rewritten ``call()``."""
+
+    raw: dict[str, _Kernel]
+    plain: dict[str, _PlainKernel]
+    rewriter: _CallRewriter
+    body: list[str]
+    used_kernels: list[str]
+    helper_text: str
+
+
+def _parse_parts(output_code: str, launches: dict[str, LaunchInfo], facts: ModelFacts) -> _Parts:
+    """Parse the generated module, rewrite ``call()``, and refuse what cannot be mapped."""
     tree = ast.parse(output_code)
     lines = output_code.splitlines()
     raw = _kernel_sources(tree, lines)
@@ -641,89 +646,111 @@ def build_candidate(
     unknown = _free_names(body) - _known_names(plain) - set(rewriter.arg_names)
     if unknown:
         raise HarvestError(f"generated code uses {sorted(unknown)}, which the harvest cannot map")
-
     used_kernels = [n for n in plain if n in set(rewriter.launched)]
-    needs_helpers = any(plain[n].uses_helpers for n in used_kernels)
     helper_names: set[str] = set().union(*(plain[n].helpers for n in used_kernels))
-    helper_text = helpers_source(helper_names)
-    state_is_param = {key: is_param for key, _s, _d, is_param in facts.state}
+    return _Parts(raw, plain, rewriter, body, used_kernels, helpers_source(helper_names))
 
-    out: list[str] = []
-    out.append(f'"""{title or "Harvested from torch.compile (Inductor)"}.')
-    out.append("")
-    out.append(
-        "Editable candidate: each Triton kernel below is Inductor's generated code as a plain"
-    )
-    out.append("@triton.jit function; vendor-library calls (cuBLAS/cuDNN) are kept and labelled.")
-    out.append("Shapes are static: the code is specialised to the problem's input shapes.")
+
+def _render_docstring(title: str, device_note: str) -> list[str]:
+    out = [
+        f'"""{title or "Harvested from torch.compile (Inductor)"}.',
+        "",
+        "Editable candidate: each Triton kernel below is Inductor's generated code as a plain",
+        "@triton.jit function; vendor-library calls (cuBLAS/cuDNN) are kept and labelled.",
+        "Shapes are static: the code is specialised to the problem's input shapes.",
+    ]
     if device_note:
         out.append(device_note)
-    out.append('"""')
-    out.append("")
-    out.append("import torch")
-    out.append("import torch.nn as nn")
-    out.append("import triton")
-    out.append("import triton.language as tl")
-    if uses_libdevice(helper_text) or any(uses_libdevice(plain[n].source) for n in used_kernels):
+    return [*out, '"""', ""]
+
+
+def _render_imports(parts: _Parts) -> list[str]:
+    out = ["import torch", "import torch.nn as nn", "import triton", "import triton.language as tl"]
+    kernels = [parts.plain[n] for n in parts.used_kernels]
+    if uses_libdevice(parts.helper_text) or any(uses_libdevice(k.source) for k in kernels):
         out.append("from triton.language.extra import libdevice")
-    if needs_helpers:
+    if any(k.uses_helpers for k in kernels):
         # An Inductor runtime helper with no plain-tl version here (random numbers, sorts).
         out.append("from torch._inductor.runtime import triton_helpers")
-    out.append("")
-    out.append("aten = torch.ops.aten")
-    configs = {n: rewriter.configs[n] for n in used_kernels}
-    out.append("")
-    out.append("# Launch configurations (block sizes, warps, stages) per kernel: the Tuner edits")
-    out.append("# only this dict; grids follow the block sizes through `meta`.")
-    out.append(format_launch_configs(configs))
-    if helper_text:
-        out.append("")
-        out.append("")
-        out.append("# ---- helpers the kernels call (plain tl, NaN- and tie-exact as Inductor's)")
-        out.append(helper_text)
-    kernels_out: list[dict[str, Any]] = []
-    for name in used_kernels:
-        pk = plain[name]
-        ops = raw[name].ops
-        out.append("")
-        out.append("")
-        out.append(f"# ---- Triton kernel {name}" + (f" <- {', '.join(ops)}" if ops else ""))
+    return [*out, "", "aten = torch.ops.aten"]
+
+
+def _render_launch_configs(parts: _Parts) -> list[str]:
+    configs = {n: parts.rewriter.configs[n] for n in parts.used_kernels}
+    return [
+        "",
+        "# Launch configurations (block sizes, warps, stages) per kernel: the Tuner edits",
+        "# only this dict; grids follow the block sizes through `meta`.",
+        format_launch_configs(configs),
+    ]
+
+
+def _render_helpers(parts: _Parts) -> list[str]:
+    if not parts.helper_text:
+        return []
+    return [
+        "",
+        "",
+        "# ---- helpers the kernels call (plain tl, NaN- and tie-exact as Inductor's)",
+        parts.helper_text,
+    ]
+
+
+def _render_kernels(parts: _Parts) -> tuple[list[str], list[dict[str, Any]]]:
+    """One section per launched kernel, and the kernel records the agents see."""
+    out: list[str] = []
+    records: list[dict[str, Any]] = []
+    for name in parts.used_kernels:
+        pk, ops = parts.plain[name], parts.raw[name].ops
+        out += ["", "", f"# ---- Triton kernel {name}" + (f" <- {', '.join(ops)}" if ops else "")]
         out.append(pk.source)
-        kernels_out.append(
+        records.append(
             {
                 "name": name,
                 "kind": "triton",
                 "source": pk.source,
                 "ops": ops,
-                "launches": rewriter.launched.count(name),
-                "heuristic": raw[name].heuristic,
-                "elements": rewriter.elements.get(name),
+                "launches": parts.rewriter.launched.count(name),
+                "heuristic": parts.raw[name].heuristic,
+                "elements": parts.rewriter.elements.get(name),
             }
         )
-    out.append(_HELPERS)
-    out.append("")
-    out.append("def _harvested_forward(args):")
-    out.append('    """Inductor\'s call(), rewritten with plain launches and torch calls."""')
-    out.append(f"    {', '.join(rewriter.arg_names)}, = args")
-    first_tensor = _first_tensor_arg(facts, rewriter.arg_names)
-    out.append(f"    _device = {first_tensor}.device")
-    out.extend(body)
-    out.append("")
-    out.append("")
-    out.append("class ModelNew(nn.Module):")
-    out.append('    """The harvested model: the reference\'s parameters, Inductor\'s kernels."""')
-    out.append("")
-    out.append("    def __init__(self, *args, **kwargs):")
-    out.append("        super().__init__()")
+    return out, records
+
+
+def _render_forward_function(parts: _Parts, facts: ModelFacts) -> list[str]:
+    names = parts.rewriter.arg_names
+    return [
+        _HELPERS,
+        "",
+        "def _harvested_forward(args):",
+        '    """Inductor\'s call(), rewritten with plain launches and torch calls."""',
+        f"    {', '.join(names)}, = args",
+        f"    _device = {_first_tensor_arg(facts, names)}.device",
+        *parts.body,
+    ]
+
+
+def _render_model_class(facts: ModelFacts) -> list[str]:
+    """``ModelNew``: the reference's state declared under its keys, forward calling the graph."""
+    out = [
+        "",
+        "",
+        "class ModelNew(nn.Module):",
+        '    """The harvested model: the reference\'s parameters, Inductor\'s kernels."""',
+        "",
+        "    def __init__(self, *args, **kwargs):",
+        "        super().__init__()",
+    ]
     for key, shape, dtype, is_param in facts.state:
         out.append(f"        _declare(self, {key!r}, {tuple(shape)!r}, torch.{dtype}, {is_param})")
-    params = facts.forward_params
-    if params is None:
+    if facts.forward_params is None:
         sig = "self, *inputs"
         names = [f"inputs[{i}]" for i in range(facts.n_inputs)]
     else:
-        sig = ", ".join(["self", *params])
-        names = list(params)
+        sig = ", ".join(["self", *facts.forward_params])
+        names = list(facts.forward_params)
+    state_is_param = {key: is_param for key, _s, _d, is_param in facts.state}
     exprs = []
     for kind, ref in facts.arg_sources:
         if kind == "input":
@@ -731,10 +758,12 @@ def build_candidate(
             exprs.append(names[ref])
         else:
             exprs.append(_access(str(ref), state_is_param.get(str(ref), kind == "param")))
-    out.append("")
-    out.append(f"    def forward({sig}):")
-    out.append("        with torch.no_grad():")
-    out.append(f"            outs = _harvested_forward([{', '.join(exprs)}])")
+    out += [
+        "",
+        f"    def forward({sig}):",
+        "        with torch.no_grad():",
+        f"            outs = _harvested_forward([{', '.join(exprs)}])",
+    ]
     kind, n = facts.outputs
     if kind == "tensor":
         out.append("        return outs[0]")
@@ -742,15 +771,47 @@ def build_candidate(
         out.append(f"        return tuple(outs[:{n}])")
     else:
         out.append(f"        return list(outs[:{n}])")
+    return out
+
+
+def _notes(parts: _Parts) -> list[str]:
+    unmapped = sorted(set().union(*(parts.plain[n].unmapped for n in parts.used_kernels)))
+    if not unmapped:
+        return []
+    return [
+        "kernels call Inductor runtime helper(s) with no plain-tl version here "
+        f"({', '.join(unmapped)}); the candidate imports torch._inductor.runtime.triton_helpers"
+    ]
+
+
+def build_candidate(
+    output_code: str,
+    launches: dict[str, LaunchInfo],
+    facts: ModelFacts,
+    *,
+    title: str = "",
+    device_note: str = "",
+) -> HarvestedCode:
+    """The editable candidate for ``output_code`` (one Inductor graph) and its parts.
+
+    The text is rendered section by section, top to bottom: docstring, imports, the
+    ``LAUNCH_CONFIGS`` dict, plain-``tl`` helpers, one section per kernel, the rewritten
+    ``call()`` and the ``ModelNew`` class (tests/test_analysis_codegen_golden.py pins each).
+    """
+    parts = _parse_parts(output_code, launches, facts)
+    kernel_lines, records = _render_kernels(parts)
+    out = [
+        *_render_docstring(title, device_note),
+        *_render_imports(parts),
+        *_render_launch_configs(parts),
+        *_render_helpers(parts),
+        *kernel_lines,
+        *_render_forward_function(parts, facts),
+        *_render_model_class(facts),
+    ]
     source = "\n".join(out) + "\n"
-    notes = []
-    unmapped = sorted(set().union(*(plain[n].unmapped for n in used_kernels)))
-    if unmapped:
-        notes.append(
-            "kernels call Inductor runtime helper(s) with no plain-tl version here "
-            f"({', '.join(unmapped)}); the candidate imports torch._inductor.runtime.triton_helpers"
-        )
-    return HarvestedCode(source, kernels_out, rewriter.vendor_calls, rewriter.other_calls, notes)
+    vendor, other = parts.rewriter.vendor_calls, parts.rewriter.other_calls
+    return HarvestedCode(source, records, vendor, other, _notes(parts))
 
 
 def _first_tensor_arg(facts: ModelFacts, arg_names: list[str]) -> str:
