@@ -129,3 +129,14 @@ def test_an_edited_candidate_is_a_change_and_a_shape_it_loses_leaves_the_guard(
 def test_reverify_of_something_else_is_a_one_line_error(tmp_path: Path) -> None:
     code, _, err = _cli("reverify", str(tmp_path), "--device", "cpu")
     assert code == 2 and "not a KernelOPT export" in err and err.count("\n") == 1
+
+
+def test_a_winner_wrong_at_its_own_shape_leaves_nothing_to_admit(copy: Path) -> None:
+    wrong = CANDIDATE.replace("tl.maximum(x + b, 0.0)", "x + b")  # the relu forgotten
+    assert wrong != CANDIDATE
+    (copy / "candidate.py").write_text(wrong)
+    code, data, _ = _cli("reverify", str(copy), "--device", "cpu", "--json")
+    assert code == 1 and data is not None and data["ok"] is False
+    assert data["shapes"]["checks"][0]["failed_gate"] == "correctness"
+    verified = json.loads((copy / "manifest.json").read_text())["verified"]
+    assert verified["signatures"] == [] and verified["shapes"] == []  # every call: the reference
