@@ -26,6 +26,7 @@ from kernelopt_jupyter.agents.base import (
 )
 from kernelopt_jupyter.agents.memory import ExperienceMemory, worth_keeping
 from kernelopt_jupyter.agents.rewrites.moves import (
+    GEMM_REMOVING,
     INDUCTOR_MOVES,
     cost_shares,
     inductor_moves,
@@ -36,8 +37,10 @@ from kernelopt_jupyter.agents.transforms import (
     TransformError,
     config_neighbours,
     describe_config_change,
+    eviction_hints,
     helion_config_variants,
     lift_launch_configs,
+    streamed_loads,
     wrap_cuda_graph,
 )
 from kernelopt_jupyter.analysis.capture import knob_exists
@@ -161,6 +164,8 @@ class OfflinePolicy:
         self, ctx: AgentContext, report: ProfileReport, parent: Candidate, n: int, io: AgentIO
     ) -> list[Plan]:
         """Concrete plans from the rule table, ordered by memory, minus those already tried."""
+        if ctx.rejections:  # rejected plans count as tried: they are not proposed again
+            io.text("Rejected in step mode: " + "; ".join(ctx.rejections) + ".\n")
         patterns = patterns_of(ctx)
         graphed = "KernelOPT: CUDA-graph capture" in parent.source
         parent_dispatch = parent.dispatch_only or is_dispatch_only(parent.source)
@@ -313,11 +318,14 @@ class OfflinePolicy:
         out = []
         for match in self._scan(ctx, io).matches:
             priority = rewrite_priority(match.names, shares)
+            # Where the rewrite leaves a vendor call plus a little elementwise work (a GEMM
+            # turned into a broadcast or a matrix-vector product), the eager forward costs no
+            # compile and Inductor has little left to fuse: try it first. Otherwise Inductor's
+            # harvest fuses what the rewrite exposed (a folded conv's activation) and leads.
+            eager_first = match.eager_only or bool(set(match.names) & GEMM_REMOVING)
             if not match.eager_only:
-                out.append((priority, match, "harvest"))
-            # The rewritten forward on the vendor libraries: the route for vendor epilogues,
-            # and a second chance where Inductor's lowering of the rewritten graph loses.
-            out.append((priority - (0.0 if match.eager_only else 0.4), match, "eager"))
+                out.append((priority - (0.1 if eager_first else 0.0), match, "harvest"))
+            out.append((priority - (0.0 if eager_first else 0.4), match, "eager"))
         return out
 
     def _graph_rewrite(self, ctx: AgentContext, plan: Plan, io: AgentIO) -> Edit:
@@ -399,6 +407,17 @@ class OfflinePolicy:
         shares = {k.name: k.share or 0.0 for k in ctx.kernels}
         order = sorted(configs, key=lambda name: -shares.get(name, 0.0))
         variants: list[tuple[str, str]] = []
+        # A kernel-body move among the launch settings: cache hints on the heaviest kernel's
+        # streamed loads (bit-exact; measured like any other variant).
+        for name in order[:1]:
+            try:
+                loads = streamed_loads(source, name)
+                if loads:
+                    hinted = eviction_hints(source, name)
+                    label = f"kernel {name}: evict_first on {loads} streamed load(s)"
+                    variants.append((label, hinted))
+            except TransformError:
+                pass  # a name in LAUNCH_CONFIGS without a kernel of its own: nothing to hint
         for name in order:
             for label, new in config_neighbours(configs[name]):
                 variants.append(

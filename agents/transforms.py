@@ -39,9 +39,10 @@ def config_neighbours(cfg: dict[str, int], *, limit: int = 6) -> list[tuple[str,
     """Nearby launch configurations: each block size doubled or halved, warps and stages moved.
 
     Ordered so the moves that most often pay on memory-bound generated kernels come first
-    (bigger blocks, more warps); the caller measures them, nothing here guesses a winner.
+    (a 2-D tile's shape, bigger blocks, more warps); the caller measures them, nothing here
+    guesses a winner.
     """
-    moves: list[tuple[str, dict[str, int]]] = []
+    moves: list[tuple[str, dict[str, int]]] = tile_aspect_moves(cfg)
     for key, value in cfg.items():
         if not _is_block_key(key):
             continue
@@ -58,6 +59,71 @@ def config_neighbours(cfg: dict[str, int], *, limit: int = 6) -> list[tuple[str,
         if 1 <= new <= 5:
             moves.append((f"num_stages {stages}->{new}", {**cfg, "num_stages": new}))
     return moves[:limit]
+
+
+def tile_aspect_moves(cfg: dict[str, int]) -> list[tuple[str, dict[str, int]]]:
+    """A 2-D tile reshaped with its size kept: ``YBLOCK`` doubled and ``XBLOCK`` halved, and back.
+
+    A transposing or broadcasting kernel over a 2-D tile reads along one axis and writes along
+    the other; which shape keeps both sides in whole cache lines depends on the strides, so the
+    Tuner measures both. The work per program (the tile's size) stays the same.
+    """
+    if "YBLOCK" not in cfg or "XBLOCK" not in cfg:
+        return []
+    y, x = cfg["YBLOCK"], cfg["XBLOCK"]
+    moves = []
+    for ny, nx in ((y * 2, x // 2), (y // 2, x * 2)):
+        if ny >= 1 and nx >= 1 and ny * nx == y * x and max(ny, nx) <= 4096:
+            label = f"tile {y}x{x}->{ny}x{nx} (YBLOCK x XBLOCK)"
+            moves.append((label, {**cfg, "YBLOCK": ny, "XBLOCK": nx}))
+    return moves
+
+
+def _kernel_def(tree: ast.Module, kernel: str) -> ast.FunctionDef:
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == kernel:
+            return node
+    raise TransformError(f"no kernel named {kernel} in the candidate")
+
+
+def _is_tl_call(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Call) and ast.unparse(node.func) in (f"tl.{name}", name)
+
+
+def _unhinted_loads(fn: ast.FunctionDef) -> list[ast.Call]:
+    return [
+        n
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Call)
+        and _is_tl_call(n, "load")
+        and not any(kw.arg == "eviction_policy" for kw in n.keywords)
+    ]
+
+
+def streamed_loads(source: str, kernel: str) -> int:
+    """How many ``tl.load`` calls of ``kernel`` carry no eviction hint."""
+    return len(_unhinted_loads(_kernel_def(ast.parse(source), kernel)))
+
+
+def eviction_hints(source: str, kernel: str) -> str:
+    """``kernel``'s unhinted loads marked ``eviction_policy='evict_first'``.
+
+    Inductor already marks the loads it expects to reuse (broadcast weights, statistics) with
+    ``evict_last``; the loads it left unmarked stream through the kernel once. Telling the cache
+    to evict them first keeps the reused lines resident in L2. Bit-exact: a cache hint changes
+    no value. Raises :class:`TransformError` when every load is already hinted.
+    """
+    calls = _unhinted_loads(_kernel_def(ast.parse(source), kernel))
+    if not calls:
+        raise TransformError(f"every load of {kernel} already has an eviction hint")
+    lines = source.splitlines(keepends=True)
+    text = source
+    for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset), reverse=True):
+        _start, end = _span(lines, call)
+        # ``end`` is just past the closing parenthesis of this call.
+        comma = "" if text[: end - 1].rstrip().endswith(",") else ", "
+        text = text[: end - 1] + comma + "eviction_policy='evict_first'" + text[end - 1 :]
+    return text
 
 
 def wrap_cuda_graph(source: str) -> str:

@@ -28,6 +28,7 @@ KINDS = (
     ("CUDA graph", "CUDA graph"),
     ("dispatch:", "dispatch"),
     ("launch config:", "launch config"),
+    ("tune kernel ", "kernel body"),
     ("tune ", "launch config"),
 )
 

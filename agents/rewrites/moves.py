@@ -70,7 +70,7 @@ def cost_shares(ctx: AgentContext) -> Shares:
 
 
 #: Rewrites that delete GEMM work rank by the GEMMs' share; folds by the epilogue passes'.
-_REMOVES_GEMM_WORK = {"diag_matmul", "triangular_matmul", "linear_reduction"}
+GEMM_REMOVING = frozenset({"diag_matmul", "triangular_matmul", "linear_reduction"})
 
 
 def rewrite_priority(names: list[str], s: Shares) -> float:
@@ -82,7 +82,7 @@ def rewrite_priority(names: list[str], s: Shares) -> float:
     """
     best = 0.0
     for name in names:
-        if name in _REMOVES_GEMM_WORK:
+        if name in GEMM_REMOVING:
             p = 4.0 + s.gemm
         elif name == "gemm_activation_epilogue":
             p = 2.4 + 0.5 * s.triton  # the epilogue kernel it removes is a Triton pass
