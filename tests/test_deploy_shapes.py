@@ -11,7 +11,7 @@ import pytest
 
 from kernelopt_jupyter.cli.main import main
 from kernelopt_jupyter.deploy import generalize
-from kernelopt_jupyter.deploy.generalize import hard_coded_sizes
+from kernelopt_jupyter.deploy.evidence import hard_coded_sizes
 from kernelopt_jupyter.deploy.shapes import (
     DERIVED_SIZES,
     ShapeSet,

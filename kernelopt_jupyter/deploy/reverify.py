@@ -19,7 +19,6 @@ from typing import Any
 from kernelopt_jupyter.deploy import op_runtime
 from kernelopt_jupyter.deploy.export import ExportError, read_manifest, write_manifest
 from kernelopt_jupyter.deploy.generalize import ShapeCheck, ShapeReport, verify_shapes
-from kernelopt_jupyter.deploy.shapes import ShapeSet
 from kernelopt_jupyter.problem import ProblemError, problem_from_source
 from kernelopt_jupyter.verify import VerifyOptions
 
@@ -90,7 +89,7 @@ def reverify(
             (folder / "reference.py").read_text(), str(problem_meta["path"]), validate=False
         )
         source = (folder / "candidate.py").read_text()
-        shapes = [ShapeSet.from_dict(c) for c in manifest["shapes"]["checks"]]
+        shapes = [ShapeCheck.from_dict(c).shape for c in manifest["shapes"]["checks"]]
     except (OSError, ValueError, KeyError, ProblemError) as exc:
         raise ExportError(f"{folder}: cannot read the export back ({exc})") from None
     report = verify_shapes(problem, source, shapes, options, on_check=on_check)
