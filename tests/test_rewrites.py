@@ -401,3 +401,42 @@ def test_untraceable_model_is_reported_not_raised() -> None:
     )
     found = scan(source, "<test>")
     assert not found.matches and "traceable" in found.error
+
+
+class WrittenAttention(nn.Module):
+    def __init__(self, how: str) -> None:
+        super().__init__()
+        self.how = how
+
+    def forward(self, q, k, v):
+        s = q @ k.transpose(-2, -1)
+        if self.how == "div":
+            s = s / math.sqrt(q.shape[-1])
+        elif self.how == "mul":
+            s = 0.3 * s
+        return torch.matmul(torch.softmax(s, dim=-1), v)
+
+
+@pytest.mark.parametrize("how", ["div", "mul", "none"])
+def test_written_out_attention_becomes_one_attention_kernel(how: str) -> None:
+    q, k, v = torch.randn(2, 3, 10, 8), torch.randn(2, 3, 12, 8), torch.randn(2, 3, 12, 5)
+    gm = _check(WrittenAttention(how), [q, k, v], "attention_to_sdpa", exact=False)
+    assert "scaled_dot_product_attention" in gm.code and "softmax" not in gm.code
+
+
+def test_attention_with_a_mask_or_shared_scores_is_left_alone() -> None:
+    class Masked(nn.Module):
+        def forward(self, q, k, v, m):
+            s = q @ k.transpose(-2, -1) + m
+            return torch.softmax(s, dim=-1) @ v
+
+    class Shared(nn.Module):
+        def forward(self, q, k, v):
+            p = torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+            return p @ v, p
+
+    q = torch.randn(2, 6, 4)
+    _, n = _rewrite(Masked(), [q, q, q, torch.randn(6, 6)], "attention_to_sdpa")
+    assert n == 0
+    _, n = _rewrite(Shared(), [q, q, q], "attention_to_sdpa")
+    assert n == 0

@@ -84,6 +84,9 @@ def rewrite_priority(names: list[str], s: Shares) -> float:
     for name in names:
         if name in GEMM_REMOVING:
             p = 4.0 + s.gemm
+        elif name == "attention_to_sdpa":
+            # The score matrices it stops writing are GEMM outputs and softmax passes.
+            p = 3.8 + s.gemm + 0.5 * s.triton
         elif name == "gemm_activation_epilogue":
             p = 2.4 + 0.5 * s.triton  # the epilogue kernel it removes is a Triton pass
         else:

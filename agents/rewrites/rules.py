@@ -20,7 +20,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.fx as fx
@@ -141,6 +141,87 @@ def triangular_matmul(gm: fx.GraphModule) -> int:
         helper = kernelopt_tril_matmul if is_tril else kernelopt_triu_matmul
         with g.inserting_before(node):
             new = _call(g, helper, a, b, diagonal)
+        node.replace_all_uses_with(new)
+        count += 1
+    if count:
+        cleanup(gm)
+    return count
+
+
+def _last_two_transposed(node: Any) -> Any:
+    """``k`` when ``node`` is ``k`` with its last two dimensions swapped, else None."""
+    shape = shape_of(node.args[0]) if isinstance(node, fx.Node) and node.args else None
+    if shape is None or len(shape) < 2:
+        return None
+    nd = len(shape)
+    if is_method(node, "transpose") or is_function(node, torch.transpose):
+        dims = {d % nd for d in node.args[1:3] if isinstance(d, int)}
+        return node.args[0] if dims == {nd - 2, nd - 1} else None
+    if (is_method(node, "t") or is_function(node, torch.t)) and nd == 2:
+        return node.args[0]
+    return None
+
+
+def _scores_and_scale(g: fx.Graph, node: Any) -> tuple[Any, Any]:
+    """``(qk, scale)`` for ``qk``, ``qk / c``, ``qk * c`` or ``c * qk``; scale None if unscaled."""
+    if not isinstance(node, fx.Node) or len(node.args) != 2 or node.kwargs:
+        return node, None
+    a, b = node.args
+    if is_function(node, operator.truediv, torch.div) and isinstance(a, fx.Node):
+        if scalar(b) is not None and scalar(b) != 0.0:
+            return a, 1.0 / float(b)  # type: ignore[arg-type]
+        if isinstance(b, fx.Node) and shape_of(b) is None and b.op == "call_function":
+            return a, ("reciprocal", b)  # a Python number computed in forward (math.sqrt(d))
+    if is_function(node, operator.mul, torch.mul):
+        for x, c in ((a, b), (b, a)):
+            if isinstance(x, fx.Node) and scalar(c) is not None:
+                return x, float(c)  # type: ignore[arg-type]
+    return node, None
+
+
+def attention_to_sdpa(gm: fx.GraphModule) -> int:
+    """``softmax(Q K^T * s) V`` written out -> ``scaled_dot_product_attention(Q, K, V, scale=s)``.
+
+    Faster: the attention kernel (flash/memory-efficient, fp32 capable) never writes the L x S
+    score and probability matrices to memory; the written-out chain moves them three or four
+    times. A reassociation: the fused kernel normalises with a running maximum (online softmax),
+    the same mathematics in another order. Only an unmasked chain with a scalar scale on the
+    last dimension is matched; every intermediate must feed only the next step.
+    """
+    count = 0
+    g = gm.graph
+    for node in _nodes(g):
+        if not is_function(node, *MATMUL) or len(node.args) != 2:
+            continue
+        probs: Any = node.args[0]
+        v = node.args[1]
+        is_soft = is_function(probs, *SOFTMAX) or is_method(probs, "softmax")
+        if not is_soft or only_user(probs) is not node or arg(probs, 2, "dtype") is not None:
+            continue
+        scores: Any = probs.args[0]
+        if not isinstance(scores, fx.Node) or only_user(scores) is not probs:
+            continue
+        rank = len(shape_of(scores) or ())
+        dim = arg(cast(fx.Node, probs), 1, "dim")
+        if rank < 3 or not isinstance(dim, int) or dim % rank != rank - 1:
+            continue
+        qk, scale = _scores_and_scale(g, scores)
+        if qk is not scores and only_user(qk) is not scores:
+            continue
+        if not is_function(qk, *MATMUL) or len(qk.args) != 2:
+            continue
+        q, kt = qk.args
+        k = _last_two_transposed(kt)
+        if k is None or only_user(kt) is not qk:
+            continue
+        if len({len(shape_of(t) or ()) for t in (q, k, v)}) != 1:
+            continue
+        with g.inserting_before(node):
+            if isinstance(scale, tuple):
+                scale = _call(g, operator.truediv, 1.0, scale[1])
+            new = _call(
+                g, F.scaled_dot_product_attention, q, k, v, scale=1.0 if scale is None else scale
+            )
         node.replace_all_uses_with(new)
         count += 1
     if count:
@@ -566,6 +647,10 @@ REWRITES: list[Rewrite] = [
     Rewrite(
         "triangular_matmul", "triangular matmul computes only the kept triangle",
         "reassociation", triangular_matmul,
+    ),
+    Rewrite(
+        "attention_to_sdpa", "written-out attention as one fused attention kernel",
+        "reassociation", attention_to_sdpa,
     ),
     Rewrite("drop_identities", "drop identity ops", "bit-exact", drop_identities),
     Rewrite(
