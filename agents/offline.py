@@ -56,6 +56,9 @@ from kernelopt_jupyter.problem import problem_from_source
 #: Below this eager time (ms) a forward is dominated by launch overhead on an H200.
 LAUNCH_BOUND_MS = 0.25
 TUNE_VARIANTS = 4
+#: A move's harvest (one Inductor compile in a worker) that takes longer than this has cost more
+#: than a one-minute search can spend on one move: it is stopped and reported as failed.
+HARVEST_LIMIT_S = 120.0
 
 _WHY = {a.name: a.description for a in PLAN_ACTIONS if a.offline}
 
@@ -337,7 +340,9 @@ class OfflinePolicy:
         if plan.params.get("route") == "eager":
             return Edit(match.eager_source, why + ", on the vendor libraries", True)
         rewritten = problem_from_source(match.problem_source, ctx.problem.path, validate=False)
-        harvest = harvest_problem(rewritten, ctx.device, variants=False)
+        harvest = harvest_problem(
+            rewritten, ctx.device, variants=False, time_limit_s=HARVEST_LIMIT_S
+        )
         if not harvest.ok:
             io.text(f"The rewritten graph did not harvest ({harvest.error[:200]}).")
             return Edit(None, f"harvest of the rewritten graph failed: {harvest.error[:300]}")
@@ -361,6 +366,7 @@ class OfflinePolicy:
             variants=False,
             mode=move.mode,
             inductor_config=dict(move.overrides),
+            time_limit_s=HARVEST_LIMIT_S * (2 if move.mode == "max-autotune" else 1),
         )
         if not harvest.ok:
             return Edit(None, f"harvest under {label} failed: {harvest.error[:300]}")
