@@ -94,7 +94,7 @@ with torch.no_grad():
         torch.testing.assert_close(model(x), model.reference(x))
         found[f"eager {rows}"] = model.kernelopt_path
         for backend in ("aot_eager", "inductor", record):
-            compiled = torch.compile(model, backend=backend)
+            compiled = torch.compile(model, backend=backend, fullgraph=True)  # no graph break
             torch.testing.assert_close(compiled(x), model.reference(x))
             found[f"{getattr(backend, '__name__', backend)} {rows}"] = model.kernelopt_path
     x = torch.randn(64, 128)
