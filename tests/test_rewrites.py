@@ -440,3 +440,42 @@ def test_attention_with_a_mask_or_shared_scores_is_left_alone() -> None:
     assert n == 0
     _, n = _rewrite(Shared(), [q, q, q], "attention_to_sdpa")
     assert n == 0
+
+
+CHAIN = '''"""Linear, a constant division, a sum over features, a scale: two rules in sequence."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 32)
+
+    def forward(self, x):
+        y = self.fc(x) / 2.0
+        return torch.sum(y, dim=1, keepdim=True) * 1.5
+
+
+def get_inputs():
+    return [torch.randn(8, 16)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_combined_rewrite_reaches_a_fixed_point() -> None:
+    # The division must be folded into the layer before the sum can be folded into weights.
+    found = scan(CHAIN, "<chain>")
+    combined = found.matches[0]
+    assert combined.names == ["linear_reduction", "fold_affine_constants"]
+    ref = _load(CHAIN, "rw_chain_ref").Model().eval()
+    cand = _load(combined.eager_source, "rw_chain_cand").ModelNew().eval()
+    cand.load_state_dict(ref.state_dict())
+    x = torch.randn(8, 16)
+    with torch.no_grad():
+        torch.testing.assert_close(cand(x), ref(x), rtol=1e-5, atol=1e-5)
+    assert "fc(" not in combined.eager_source.split("class ModelNew")[1]

@@ -93,12 +93,18 @@ def scan(source: str, path: str) -> RewriteScan:
 
     def attempt(rules: list[Rewrite]) -> RewriteMatch | None:
         gm = trace(model)
-        applied: list[tuple[Rewrite, int]] = []
-        for rule in rules:
-            propagate_shapes(gm, inputs)
-            sites = rule.apply(gm)
-            if sites:
-                applied.append((rule, sites))
+        counts: dict[str, int] = {}
+        for _ in range(3):  # one rule's result can expose another's pattern: to a fixed point
+            progressed = False
+            for rule in rules:
+                propagate_shapes(gm, inputs)
+                sites = rule.apply(gm)
+                if sites:
+                    counts[rule.name] = counts.get(rule.name, 0) + sites
+                    progressed = True
+            if not progressed:
+                break
+        applied = [(rule, counts[rule.name]) for rule in rules if rule.name in counts]
         if not applied:
             return None
         if _shape(gm(*inputs)) != expected:
