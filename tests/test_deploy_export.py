@@ -71,6 +71,7 @@ def test_specialized_candidate_is_reported_and_only_its_shape_admitted(
         [{"kind": "tensor", "shape": [64, 128], "dtype": "torch.float32", "contiguous": True}]
     ]
     assert manifest["verified"]["outputs"][0]["tensors"][0]["shape"] == [64, 128]
+    assert manifest["verified"]["state_dtypes"] == ["torch.float32"]
     assert manifest["launch_configs"] == {
         "_bias_relu": {"BLOCK": 1024, "num_warps": 4, "num_stages": 1}
     }

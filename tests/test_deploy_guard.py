@@ -161,6 +161,24 @@ def test_buffers_stay_tied_after_a_conversion() -> None:
     assert guarded.kernelopt_path == "kernel"
 
 
+def test_converted_weights_take_the_reference_until_converted_back() -> None:
+    reference = Reference(8).eval()
+    verified = _verified((4, 8)) | {"state_dtypes": ["torch.float32"]}
+    guarded = kernelopt_guard(reference, Optimized, verified, [8])
+    x = torch.randn(4, 8)
+    with torch.no_grad():
+        guarded(x)
+        assert guarded.kernelopt_path == "kernel"
+        guarded.double()  # fp32 inputs would still match: the weights' dtype is checked too
+        guarded(x)
+        assert guarded.kernelopt_path == (
+            "reference: weights in torch.float64; verified with torch.float32"
+        )
+        guarded.float()
+        torch.testing.assert_close(guarded(x), reference(x))
+        assert guarded.kernelopt_path == "kernel"
+
+
 def test_guarded_function() -> None:
     guarded = kernelopt_guard(torch.relu, torch.nn.functional.relu, _verified((4, 8)))
     x = torch.randn(4, 8)

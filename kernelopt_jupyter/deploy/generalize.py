@@ -75,6 +75,8 @@ class ShapeReport:
 
     device: str
     checks: list[ShapeCheck] = field(default_factory=list)
+    #: The reference's weight dtypes (what the kernels were verified with).
+    state_dtypes: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> list[ShapeCheck]:
@@ -98,6 +100,7 @@ class ShapeReport:
             "signatures": [c.signature for c in self.passed if c.signature is not None],
             "outputs": [c.outputs for c in self.passed if c.signature is not None],
             "shapes": [c.shape.name for c in self.passed if c.signature is not None],
+            "state_dtypes": list(self.state_dtypes),
         }
 
     def summary(self) -> str:
@@ -171,6 +174,7 @@ def verify_shapes(
                 check.signature, check.outputs = found["signature"], found["outputs"]
                 if number == 0:
                     own_sizes = shape_sizes(check.signature, check.outputs)
+                    report.state_dtypes = list(found.get("state_dtypes", []))
                 elif check.verdict == "pass":
                     _hard_coded_check(check, source, own_sizes)
         report.checks.append(check)

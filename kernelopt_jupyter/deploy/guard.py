@@ -57,7 +57,9 @@ def render_guard(
     caller passes them to ``kernelopt_guarded``). Use: ``model = kernelopt_guarded(Model(256))``
     then ``model(x)`` and ``model.kernelopt_path``.
     """
-    data = {k: verified[k] for k in ("device", "signatures", "shapes") if k in verified}
+    data = {
+        k: verified[k] for k in ("device", "signatures", "shapes", "state_dtypes") if k in verified
+    }
     shapes = ", ".join(data.get("shapes", [])) or "none"
     lines = [
         "",
@@ -102,6 +104,22 @@ def own_signature(problem: Problem) -> list[dict[str, Any]]:
     return kernelopt_signature(inputs)
 
 
+def state_dtypes(problem: Problem) -> list[str]:
+    """The dtypes of the reference model's weights as the problem builds it (on the meta
+    device: nothing is allocated); empty for a kernel problem."""
+    import torch
+
+    if problem.kind != "module":
+        return []
+    loaded = materialize(problem)
+    try:
+        with torch.device("meta"):
+            model = loaded.make_model(device="meta")
+    except Exception:
+        model = loaded.make_model(device="cpu")
+    return sorted({str(t.dtype) for t in model.state_dict().values()})
+
+
 def optimized_name(problem: Problem, source: str) -> str:
     """What the guard calls on the kernel path: ``ModelNew`` when the candidate defines it, else
     the kernel problem's entry function."""
@@ -123,6 +141,7 @@ def guard_best_source(problem: Problem, source: str, device: str) -> str:
             "device": device,
             "signatures": [own_signature(problem)],
             "shapes": ["as given"],
+            "state_dtypes": state_dtypes(problem),
         }
         guard = render_guard(
             verified,
@@ -157,6 +176,7 @@ def accepted_cell_source(
         "device": device,
         "signatures": [own_signature(problem)],
         "shapes": ["as given"],
+        "state_dtypes": state_dtypes(problem),
     }
     guard = render_guard(
         data, optimized=optimized_name(problem, source), init=init_literal(problem)

@@ -97,6 +97,10 @@ class KernelOPTGuard:
             key = tuple(_kernelopt_spec_key(s) for s in signature)
             self._index.setdefault(key, number)
         self.unavailable = unavailable
+        # The weights' dtypes the kernels were verified with (a module problem); a model
+        # converted since (``.half()``) takes the reference until it is converted back.
+        self.state_dtypes = set(verified.get("state_dtypes") or [])
+        self.state_reason: str | None = None
         self.last_path: str | None = None
         self.last_reason = "not called yet"
 
@@ -116,6 +120,8 @@ class KernelOPTGuard:
             )
         elif devices and devices != {self.device}:
             reason = f"tensors on {sorted(devices)}; verified on {self.device}"
+        elif self.state_reason is not None:
+            reason = self.state_reason
         elif self.unavailable is not None:
             reason = self.unavailable
         else:
@@ -125,6 +131,18 @@ class KernelOPTGuard:
         self.last_path = "kernel" if number >= 0 else "reference"
         self.last_reason = "a verified signature" if reason is None else reason
         return number, self.last_reason
+
+    def check_state(self, module: Any) -> None:
+        """Note whether ``module``'s weights still have the verified dtypes (called when the
+        guarded module is made and after each conversion, not per call)."""
+        found = {str(t.dtype) for t in module.state_dict().values()}
+        extra = found - self.state_dtypes
+        self.state_reason = None
+        if self.state_dtypes and extra:
+            self.state_reason = (
+                f"weights in {', '.join(sorted(extra))}; verified with "
+                f"{', '.join(sorted(self.state_dtypes))}"
+            )
 
     def describe(self) -> str:
         """The last call's path in one line: ``kernel`` or ``reference: <why>``."""
@@ -170,6 +188,7 @@ class KernelOPTGuarded(torch.nn.Module):
         self.reference = reference
         self.kernelopt_guard = guard
         self.kernelopt_parts = KernelOPTParts(optimized, kernel_call)
+        guard.check_state(reference)
 
     @property
     def kernelopt_path(self) -> str:
@@ -183,6 +202,7 @@ class KernelOPTGuarded(torch.nn.Module):
         self.kernelopt_parts.optimized._apply(fn, recurse)
         out = super()._apply(fn, recurse)
         _kernelopt_tie(self.kernelopt_parts.optimized, self.reference)
+        self.kernelopt_guard.check_state(self.reference)
         return out
 
     def forward(self, *args: Any) -> Any:

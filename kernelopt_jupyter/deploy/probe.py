@@ -36,9 +36,9 @@ def _tensor_layout(t: Any) -> dict[str, Any]:
 
 
 def probe_shapes(sources: list[str], path: str, device: str) -> list[dict[str, Any]]:
-    """Per problem source (one per shape set): ``{"signature", "outputs"}`` of its seed-0
-    inputs and the reference's output on ``device``, or ``{"error"}`` when the reference
-    cannot run there."""
+    """Per problem source (one per shape set): ``{"signature", "outputs", "state_dtypes"}`` of
+    its seed-0 inputs, the reference's output and its weights on ``device``, or ``{"error"}``
+    when the reference cannot run there."""
     import torch
 
     found: list[dict[str, Any]] = []
@@ -54,5 +54,8 @@ def probe_shapes(sources: list[str], path: str, device: str) -> list[dict[str, A
         except Exception as exc:  # a size the reference cannot run at: that shape is skipped
             found.append({"error": f"{type(exc).__name__}: {exc}"})
             continue
-        found.append({"signature": kernelopt_signature(inputs), "outputs": layout})
+        state = sorted({str(t.dtype) for t in model.state_dict().values()})
+        found.append(
+            {"signature": kernelopt_signature(inputs), "outputs": layout, "state_dtypes": state}
+        )
     return found
