@@ -113,6 +113,8 @@ class AgentContext:
     #: Harvest variants that route an op back to its vendor library: (label, source).
     dispatch_variants: list[tuple[str, str]] = field(default_factory=list)
     memory: list[ExperienceItem] = field(default_factory=list)
+    #: What a person rejected in step mode, with the reason: the Planner reads these.
+    rejections: list[str] = field(default_factory=list)
     iteration: int = 0
     budget_left: dict[str, Any] = field(default_factory=dict)
 

@@ -24,6 +24,7 @@ from kernelopt_jupyter.agents.base import (
     Plan,
     Policy,
     PolicyError,
+    ProfileReport,
     StepRecord,
 )
 from kernelopt_jupyter.agents.memory import ExperienceMemory
@@ -40,6 +41,9 @@ from kernelopt_jupyter.verify.report import (
 )
 
 T = TypeVar("T")
+
+#: Step mode: how many times a rejected Planner step is asked again for the same parent.
+_REPLANS = 2
 
 
 @dataclass
@@ -523,6 +527,21 @@ class BeamSearch:
         self._pause("profiler", {"summary": report.summary})
         improved = False
         for parent in list(beam):
+            for plan in self._plans_for(report, parent):
+                child = self._execute(plan, parent)
+                if child is not None and child.usable:
+                    improved |= self._better(child, parent)
+                    improved |= self._tune(child)
+        return improved
+
+    def _plans_for(self, report: ProfileReport, parent: GatedCandidate) -> list[Plan]:
+        """The Planner's plans for ``parent`` that the person lets through (step mode).
+
+        A rejected plan is dropped and the others go on; a rejected step asks the Planner
+        again (at most ``_REPLANS`` times), which sees every reason so far in
+        ``ctx.rejections``. Either way the search continues.
+        """
+        for _ in range(1 + _REPLANS):
             plans = self._agent(
                 "planner",
                 functools.partial(
@@ -542,16 +561,22 @@ class BeamSearch:
                     action=plan.action,
                 )
             action, value = self._pause("planner", {"plans": [p.to_dict() for p in plans]})
-            if action == "reject":
-                continue
             if action == "edit_plan" and plans and value:
                 plans[0].rationale = str(value)
-            for plan in plans:
-                child = self._execute(plan, parent)
-                if child is not None and child.usable:
-                    improved |= self._better(child, parent)
-                    improved |= self._tune(child)
-        return improved
+            if action == "reject_plan" and isinstance(value, dict):
+                dropped = [p for p in plans if p.id == value.get("plan_id")]
+                self._note_rejection(dropped, str(value.get("reason") or ""))
+                return [p for p in plans if p not in dropped]
+            if action != "reject":
+                return plans
+            self._note_rejection(plans, str(value or ""))
+            if not plans:
+                return []
+        return []
+
+    def _note_rejection(self, plans: list[Plan], reason: str) -> None:
+        what = ", ".join(f"{p.id} ({p.title})" for p in plans) or "the Planner's step"
+        self.ctx.rejections.append(f"{what}: {reason or 'no reason given'}")
 
     def _better(self, child: GatedCandidate, parent: GatedCandidate) -> bool:
         return child.ms is not None and (parent.ms is None or child.ms < parent.ms * 0.995)

@@ -13,7 +13,7 @@ from typing import Any
 #: What a person may do after each agent's step.
 ACTIONS = {
     "profiler": ["approve", "stop"],
-    "planner": ["approve", "reject", "edit_plan", "stop"],
+    "planner": ["approve", "reject", "reject_plan", "edit_plan", "stop"],
     "executor": ["approve", "reject", "edit_candidate", "stop"],
     "tuner": ["approve", "reject", "stop"],
     "summarizer": ["approve", "stop"],
@@ -68,8 +68,13 @@ class StepControl:
         self._decide("approve")
 
     def reject(self, reason: str = "") -> None:
-        """Drop what the step proposed (plans, an edit or tune variants)."""
+        """Drop what the step proposed (plans, an edit or tune variants); after the Planner's
+        step it is asked again, with the reason."""
         self._decide("reject", reason)
+
+    def reject_plan(self, plan_id: str, reason: str = "") -> None:
+        """Drop one of the Planner's plans (the others go on); the reason goes to the Planner."""
+        self._decide("reject_plan", {"plan_id": plan_id, "reason": reason})
 
     def edit_plan(self, text: str) -> None:
         """Replace the first plan's rationale with the person's text before the Executor runs."""

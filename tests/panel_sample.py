@@ -292,3 +292,53 @@ def sample_events(
         "session_finished",
         {"status": "finished", "best": best, "speedup_vs_eager": 1.5, "speedup_vs_compile": 1.2},
     )
+
+
+#: A Triton problem with two kernels (a row max, then exp of the shifted row), launched naively:
+#: the offline Planner has one retune plan per kernel, so a rejected plan leaves another.
+TWO_KERNELS = """import torch
+import triton
+import triton.language as tl
+
+KERNELOPT_ENTRY = "shifted_exp"
+ROWS = 64
+COLS = 129
+
+
+@triton.jit
+def _row_max_kernel(max_ptr, in_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(in_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
+    tl.store(max_ptr + row, tl.max(x, axis=0))
+
+
+@triton.jit
+def _shift_exp_kernel(out_ptr, in_ptr, max_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(in_ptr + row * stride + cols, mask=mask, other=0.0)
+    tl.store(out_ptr + row * stride + cols, tl.exp(x - tl.load(max_ptr + row)), mask=mask)
+
+
+def shifted_exp(x: torch.Tensor) -> torch.Tensor:
+    x = x.contiguous()
+    n_rows, n_cols = x.shape
+    row_max = torch.empty(n_rows, dtype=x.dtype, device=x.device)
+    out = torch.empty_like(x)
+    block = triton.next_power_of_2(n_cols)
+    _row_max_kernel[(n_rows,)](row_max, x, x.stride(0), n_cols, BLOCK=block, num_warps=1, num_stages=1)
+    _shift_exp_kernel[(n_rows,)](
+        out, x, row_max, x.stride(0), n_cols, BLOCK=block, num_warps=1, num_stages=1
+    )
+    return out
+
+
+def get_inputs():
+    return [torch.randn(ROWS, COLS)]
+
+
+def reference(x):
+    return torch.exp(x - x.max(dim=-1, keepdim=True).values)
+"""

@@ -442,6 +442,55 @@ def test_real_step_mode_through_the_panel(
     assert by_person and by_person[0].gates["correctness"].status == "fail"
 
 
+def test_real_step_mode_rejects_and_the_search_goes_on(
+    ip: InteractiveShell, widgets: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reject the Planner's step (its reason reaches the Planner, which plans again), then a
+    later step: the real search still gates new candidates and finishes."""
+    from panel_sample import TWO_KERNELS
+
+    monkeypatch.setenv("KERNELOPT_HOME", str(tmp_path / "home"))
+    magic_line = "--step --budget 5 --seeds 2 --iterations 2 --plans 1 --device cpu"
+    assert run(ip, magic_line, TWO_KERNELS).success
+    record = magic.SESSIONS[-1]
+    panel = record.panel
+    assert isinstance(panel, SessionPanel)
+    rejected: list[int] = []  # how many candidates there were at each reject
+    seen: list[str] = []
+    planner_turns = 0
+    end = time.monotonic() + 240
+    while not record.session.wait(0.05) and time.monotonic() < end:
+        panel.flush()
+        paused = panel.state.paused
+        if paused is None or panel.controls.step_buttons["approve"].disabled:
+            continue
+        agent = str(paused["agent"])
+        seen.append(agent)
+        if agent == "planner":
+            planner_turns += 1
+        plans = (paused.get("payload") or {}).get("plans") or []
+        # Reject the Planner's first proposal, and again once the search has a new candidate.
+        again = not rejected or len(panel.state.candidates) > 1
+        if agent == "planner" and plans and len(rejected) < 2 and again:
+            panel.controls.reject_reason.value = f"leave the row max alone ({len(rejected)})"
+            panel.controls.step_buttons["reject"].click()
+            rejected.append(len(panel.state.candidates))
+            continue
+        panel.controls.step_buttons["approve"].click()
+    assert record.session.wait(1), "the stepped search did not finish"
+    panel.flush()
+    assert len(rejected) == 2, (rejected, seen)
+    # The reason reached the Planner: its next turn says it, and it planned something else.
+    assert "leave the row max alone" in panel.agents.streams["planner"].value
+    assert planner_turns >= 4
+    assert "leave the row max alone (1)" in panel.agents.streams["planner"].value
+    # New candidates were gated after each reject.
+    assert len(panel.state.candidates) > rejected[1] > rejected[0], (rejected, seen)
+    made = [c for c in panel.state.candidates.values() if c.id != "c0"]
+    assert any(c.verdict == "pass" for c in made), panel.state.candidates
+    assert panel.state.status == "finished"
+
+
 ACCEPT_AFTER_TRITON = """
 import linecache, sys
 import torch, triton  # as in a kernel where the search ran: Triton imported, interpreter off

@@ -289,18 +289,18 @@ def test_step_buttons_drive_step_control() -> None:
     assert not panel.controls.step_buttons["approve"].disabled
     assert not panel.controls.step_buttons["reject"].disabled
     assert (
-        "executor proposes" in panel.controls.pending.value
-        and "proposed" in panel.controls.pending.value
+        "executor proposes" in panel.controls.pending_text.value
+        and "proposed" in panel.controls.pending_text.value
     )
     assert "BLOCK=256" in plain(
-        panel.controls.pending.value
+        panel.controls.pending_text.value
     )  # the edit, as a diff against its parent
     panel.controls.step_buttons["approve"].click()
     assert ctl.step.wait(timeout=1) == ("approve", None)
     assert panel.controls.step_buttons["approve"].disabled  # until the next pause
 
     panel.feed(evs[first + 1 : first + 2])  # step_resumed
-    assert panel.controls.pending.value == "" and panel.state.status == "running"
+    assert panel.controls.pending_text.value == "" and panel.state.status == "running"
     second = paused_at(evs, "executor", 1)
     panel.feed(evs[first + 2 : second + 1])
     panel.controls.reject_reason.value = "too clever"
@@ -320,7 +320,7 @@ def test_step_buttons_drive_step_control() -> None:
     assert not panel.controls.step_buttons["approve"].disabled
     panel.feed([e for e in evs if e.type == "session_finished"])
     assert all(b.disabled for b in panel.controls.step_buttons.values())  # nothing left to approve
-    assert panel.controls.pending.value == ""
+    assert panel.controls.pending_text.value == ""
 
 
 def test_step_plan_edit_and_next() -> None:
@@ -329,7 +329,7 @@ def test_step_plan_edit_and_next() -> None:
     evs = events_of(candidates=1, step=True)
     panel.feed(evs[: paused_at(evs, "planner") + 1])
     assert not panel.controls.step_buttons["next"].disabled
-    assert "fuse, BLOCK=256" in panel.controls.pending.value
+    assert "fuse, BLOCK=256" in panel.controls.pending_text.value
     panel.controls.step_buttons["edit"].click()
     assert panel.editor.kind.value == "plan"
     assert panel.editor.source.value == "one pass over memory"
@@ -353,7 +353,7 @@ def test_step_plan_edit_and_next() -> None:
         panel.controls.step_buttons["reject"].disabled
         and panel.controls.step_buttons["edit"].disabled
     )
-    assert "matmul dominates" in panel.controls.pending.value
+    assert "matmul dominates" in panel.controls.pending_text.value
     panel.controls.step_buttons["next"].click()
     assert ctl.step.wait(timeout=1) == ("approve", None)
 

@@ -118,8 +118,8 @@ def test_candidate_budget_is_respected(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("decisions", "status", "resumed"),
     [
-        # rejecting the only parent's plans leaves nothing to try: the search ends
-        (["approve", "reject"], "finished", ["approve", "reject"]),
+        # rejecting the Planner's step asks it again (a second planner pause), then stop
+        (["approve", "reject", "stop"], "stopped", ["approve", "reject", "stop"]),
         # stopping at the executor's pause ends the search before anything is gated
         (["approve", "approve", "stop"], "stopped", ["approve", "approve", "stop"]),
     ],
@@ -146,6 +146,9 @@ def test_step_mode_reject_and_stop(
     events = read_events(tmp_path / "events.jsonl")
     assert [e.data["action"] for e in events if e.type == "step_resumed"] == resumed
     assert [g.candidate.id for g in result.candidates] == ["c0"]
+    if "reject" in decisions:
+        paused = [e.data["agent"] for e in events if e.type == "step_paused"]
+        assert paused == ["profiler", "planner", "planner"]
 
 
 def test_person_edit_goes_through_the_gates(tmp_path: Path) -> None:

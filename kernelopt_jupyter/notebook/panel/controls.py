@@ -101,13 +101,18 @@ class ControlsView:
             layout=w.Layout(display="flex" if step_mode else "none"),
         )
         self.widget = w.HBox([self.stop_button, self.accept_mode, self.step_box])
-        self.pending = cls(w.HTML(""), CSS_CLASSES["step_pending"])
+        self.pending_text = cls(w.HTML(""), CSS_CLASSES["step_pending"])
+        # After the Planner's step: one Reject per plan (the others go on).
+        self.plan_rejects = w.HBox([])
+        self.pending = w.VBox([self.pending_text, self.plan_rejects])
         if ctx.controller is None:
             self.stop_button.disabled = True
 
     def disable_steps(self) -> None:
         """Grey out the step buttons (until the next pause)."""
         for button in self.step_buttons.values():
+            button.disabled = True
+        for button in self.plan_rejects.children:
             button.disabled = True
 
     def render_step(self) -> None:
@@ -133,15 +138,43 @@ class ControlsView:
                 f"Paused after {where}: Next/Approve to continue, Reject to drop it, "
                 "Edit to change the plan or the code."
             )
-        self.pending.value = (
+        self.pending_text.value = (
             pending_html(state, paused, self.ctx.reference_source) if paused is not None else ""
         )
+        plans = (paused.get("payload") or {}).get("plans") or [] if paused else []
+        offered = live and "reject_plan" in actions and len(plans) > 1
+        self.plan_rejects.children = (
+            [self._plan_reject_button(plan) for plan in plans if plan.get("id")] if offered else []
+        )
+
+    def _plan_reject_button(self, plan: dict[str, Any]) -> w.Button:
+        pid = str(plan["id"])
+        button = w.Button(
+            description=f"Reject {pid}",
+            tooltip=f"drop '{plan.get('title', '')}' only; the other plans go on",
+            icon="times",
+            _dom_classes=(CSS_CLASSES["step_reject_plan"], f"kernelopt-plan-{pid}"),
+        )
+        button.on_click(lambda _b: self.reject_plan(pid))
+        return button
+
+    def reject_plan(self, plan_id: str) -> None:
+        """Drop one plan of the paused Planner step, with the typed reason."""
+        step = self.ctx.step()
+        if step is None or not hasattr(step, "reject_plan"):
+            self.ctx.say("This session cannot reject a single plan.")
+            return
+        step.reject_plan(plan_id, self.reject_reason.value or "rejected in the panel")
+        self.reject_reason.value = ""
+        self.disable_steps()
+        self.ctx.say(f"reject {plan_id}: sent (the other plans go on)")
 
     def finished(self) -> None:
         """Nothing is left to stop or approve."""
         self.stop_button.disabled = True
         self.disable_steps()
-        self.pending.value = ""
+        self.pending_text.value = ""
+        self.plan_rejects.children = []
 
     def stop(self) -> None:
         """Ask the session to stop after its current step."""
@@ -167,5 +200,9 @@ class ControlsView:
         elif action == "reject":
             step.reject(self.reject_reason.value or "rejected in the panel")
             self.reject_reason.value = ""
+            if (self.ctx.state.paused or {}).get("agent") == "planner":
+                self.disable_steps()
+                self.ctx.say("reject: sent (the Planner is asked again, with the reason)")
+                return
         self.disable_steps()
         self.ctx.say(f"{action}: sent")
