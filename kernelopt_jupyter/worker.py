@@ -209,8 +209,12 @@ PR_SET_CHILD_SUBREAPER = 36
 
 def die_with_parent(parent_pid: int) -> None:
     """Make this process die when ``parent_pid`` does: the kernel's parent-death signal and a
-    watchdog thread (for platforms without it, and for a parent that was already gone)."""
-    _linux_prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    watchdog thread (for platforms without it, and for a parent that was already gone).
+
+    The signal is SIGTERM, whose handler (``main``) kills everything below this process first:
+    a SIGKILL would orphan what the task forked. The watchdog still acts if the handler
+    cannot run (the main thread stuck in C code)."""
+    _linux_prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
     if os.getppid() != parent_pid:
         os._exit(70)
 
@@ -460,11 +464,11 @@ def _on_term(signum: int, frame: Any) -> None:
 def main(argv: list[str]) -> int:
     """Child side: load the payload, run the task, write the outcome, leave nothing behind."""
     payload_path, result_path = argv
+    signal.signal(signal.SIGTERM, _on_term)
     parent = os.environ.pop("KERNELOPT_WORKER_PARENT", "")
     if parent.isdigit():
         die_with_parent(int(parent))
     become_subreaper()
-    signal.signal(signal.SIGTERM, _on_term)
     forks_path = Path(payload_path).with_name("forks.pkl")
     forks = pickle.loads(forks_path.read_bytes()) if forks_path.exists() else {}
     try:

@@ -46,3 +46,80 @@ def run_kernel_problem(path: str) -> dict[str, Any]:
         "finite": bool(torch.isfinite(out).all()),
         "max_abs_err": float((out.double() - want).abs().max()),
     }
+
+
+def _write_pid(folder: str, name: str) -> None:
+    from pathlib import Path
+
+    (Path(folder) / f"{name}.pid").write_text(str(os.getpid()))
+
+
+def fork_tree(folder: str, hang: bool) -> str:
+    """Fork a child that sleeps and a grandchild that leaves the process group (setsid) and
+    sleeps: what a candidate's stray processes look like. Hang afterwards when asked."""
+    if os.fork() == 0:  # the child
+        _write_pid(folder, "child")
+        if os.fork() == 0:  # the grandchild escapes the group
+            os.setsid()
+            _write_pid(folder, "grandchild")
+            time.sleep(3600)
+            os._exit(0)
+        time.sleep(3600)
+        os._exit(0)
+    _write_pid(folder, "worker")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and len(os.listdir(folder)) < 3:
+        time.sleep(0.05)
+    if hang:
+        time.sleep(3600)
+    return "returned"
+
+
+def secrets_seen(names: list[str]) -> dict[str, Any]:
+    """What of the caller's secrets a worker can see in its own environment."""
+    from pathlib import Path
+
+    raw = Path("/proc/self/environ").read_bytes().decode(errors="replace")
+    return {
+        "environ": sorted(n for n in names if n in os.environ),
+        "proc": sorted(n for n in names if n + "=" in raw),
+        "values": sorted(v for v in os.environ.values() if v.startswith("sk-")),
+    }
+
+
+_LAST_PROGRAM = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def last_writer(out_ptr):
+    tl.store(out_ptr + tl.arange(0, 1), tl.zeros((1,), dtype=tl.int32) + tl.program_id(0))
+"""
+
+
+def launch_recording() -> dict[str, Any]:
+    """Under the interpreter: a launch that raised is not counted; program order remaps."""
+    import torch
+
+    from kernelopt_jupyter.cpu_triton import install_interpreter_shims
+    from kernelopt_jupyter.problem import load_source_module
+    from kernelopt_jupyter.verify.launches import LaunchRecorder, program_order
+
+    install_interpreter_shims()
+    kernel = load_source_module(_LAST_PROGRAM, "last_program").last_writer
+    recorder = LaunchRecorder("cpu")
+    recorder.install()
+    out = torch.zeros(1, dtype=torch.int32)
+    orders = {}
+    with recorder.recording():
+        for mode in ("grid", "reverse", "shuffle"):
+            with program_order(mode, seed=3):
+                kernel[(16,)](out)
+            orders[mode] = int(out[0])
+        raised = ""
+        try:
+            kernel[(4,)](out, out)  # one argument too many: the launch raises
+        except Exception as exc:
+            raised = type(exc).__name__
+    return {"total": recorder.total, "orders": orders, "raised": raised}

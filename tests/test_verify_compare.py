@@ -131,3 +131,110 @@ def test_report_json_has_the_contract_shape() -> None:
     assert data["gates"][3]["speedup"] is None
     assert all({"name", "status", "detail"} <= set(g) for g in data["gates"])
     assert report.failed_gate == "fp64" and report.speedup is None
+
+
+# ---------------------------------------------------------------------------- issue 10/11
+
+
+def test_chunked_comparison_equals_the_whole_tensor_computation() -> None:
+    from kernelopt_jupyter.verify.compare import compare_tensors, referee_errors
+
+    torch.manual_seed(1)
+    ref = torch.randn(10_007) * torch.logspace(-6, 2, 10_007)
+    ref[17] = float("nan")
+    ref[4000] = float("inf")
+    out = ref * (1 + 3e-4 * torch.randn(10_007))
+    out[17], out[4000] = float("nan"), float("inf")
+    ref64 = ref.double() * (1 + 1e-9)
+    whole = compare_tensors(out, ref, chunk=1 << 30)
+    for chunk in (1, 7, 1000, 4096):
+        part = compare_tensors(out, ref, chunk=chunk)
+        assert (part.strict_ok, part.loose_ok, part.error) == (
+            whole.strict_ok,
+            whole.loose_ok,
+            whole.error,
+        )
+        assert part.max_abs_err == whole.max_abs_err and part.worst == whole.worst
+        assert referee_errors(out, ref64, chunk=chunk).max_abs == pytest.approx(
+            referee_errors(out, ref64, chunk=1 << 30).max_abs, rel=0, abs=0
+        )
+        small = referee_errors(out, ref64, chunk=chunk).small_rel
+        assert small == pytest.approx(referee_errors(out, ref64, chunk=1 << 30).small_rel)
+
+
+def test_structure_types_and_strides_are_compared_as_data() -> None:
+    from kernelopt_jupyter.verify import wire
+
+    ref = wire.decode(*_sent(torch.ones(3, 4)))
+    # A tuple around the answer is not the answer.
+    assert "is a tuple" in str(compare_outputs((ref,), ref).error)
+
+    # A subclass arrives as an opaque description, never as an object to call.
+    class Liar(torch.Tensor):
+        pass
+
+    opaque = wire.decode(*_sent(torch.ones(3, 4).as_subclass(Liar)))
+    assert isinstance(opaque, wire.Opaque)
+    assert "not a plain torch.Tensor" in str(compare_outputs(opaque, ref).error)
+    # Right values in a transposed layout where the reference is contiguous.
+    strided = wire.decode(*_sent(torch.ones(4, 3).t()))
+    assert "the reference is contiguous" in str(compare_outputs(strided, ref).error)
+    assert compare_outputs(wire.decode(*_sent(torch.ones(3, 4))), ref).strict_ok
+
+
+def _sent(value: object) -> tuple[object, list[object]]:
+    from kernelopt_jupyter.verify import wire
+
+    enc = wire.encode(value)
+    blobs = [bytearray(memoryview(b).cast("B")) for b in enc.blobs]
+    return enc.tree, blobs
+
+
+def test_wire_refuses_pickles_and_lies_about_sizes_from_an_untrusted_sender() -> None:
+    from kernelopt_jupyter.verify import wire
+
+    tree, blobs = _sent({"a": torch.arange(4.0)})
+    assert wire.unwrap(wire.decode(tree, blobs))["a"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    with pytest.raises(wire.WireError, match="untrusted"):
+        wire.decode({"t": "pickle", "blob": 0}, [bytearray(b"x")])
+    bad = {"t": "tensor", "dtype": "float32", "shape": [1000], "stride": [1], "blob": 0}
+    with pytest.raises(wire.WireError, match="bytes for 1000"):
+        wire.decode(bad, [bytearray(16)])
+    with pytest.raises(wire.WireError, match="unknown value kind"):
+        wire.decode({"t": "eval", "v": "1"}, [])
+
+
+def test_dispatch_accounting_classes_ops_and_follows_storages() -> None:
+    from kernelopt_jupyter.verify.accounting import Accounting, op_class
+
+    assert [op_class(n) for n in ("mm", "addmm", "convolution", "empty_like", "copy_")] == [
+        "vendor",
+        "vendor",
+        "vendor",
+        "alloc",
+        "copy",
+    ]
+    assert op_class("relu_") == "compute" and op_class("add") == "compute"
+    acc = Accounting()
+    kept = torch.randn(8)
+    with acc:
+        fresh = torch.empty(8)
+        mm = torch.mm(torch.ones(2, 3), torch.ones(3, 2))
+        summed = kept + 1
+        cached = kept.clone()
+    assert acc.state_of(fresh) == "fresh" and acc.state_of(mm) == "vendor"
+    assert acc.state_of(summed) == "torch" and acc.state_of(cached) == "stale"
+    assert acc.compute_ops() == {"aten.add": 1} and "aten.mm" in acc.vendor_ops()
+
+
+def test_settings_snapshot_sees_flush_to_zero() -> None:
+    from kernelopt_jupyter.verify.launches import GlobalGuard
+
+    guard = GlobalGuard()
+    if not torch.set_flush_denormal(True):
+        pytest.skip("this CPU has no flush-to-zero mode")
+    try:
+        assert any("flush denormals" in c for c in guard.changes())
+    finally:
+        torch.set_flush_denormal(False)
+    assert guard.changes() == []

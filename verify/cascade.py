@@ -26,7 +26,7 @@ from typing import Any
 from kernelopt_jupyter.device import Device, resolve_device
 from kernelopt_jupyter.problem import Problem, ProblemError
 from kernelopt_jupyter.verify.checker import PRELOAD, REFERENCE_ROLE, SANDBOX_ROLE
-from kernelopt_jupyter.verify.compile_check import check_compiles
+from kernelopt_jupyter.verify.compile_check import check_compiles_many
 from kernelopt_jupyter.verify.report import (
     GATE_NAMES,
     GateResult,
@@ -162,10 +162,11 @@ def verify_candidates(
     if not todo:
         return reports
     all_phases = _run_checks(problem, [spec for _, spec in todo], options, device)
-    for (index, spec), phases in zip(todo, all_phases):
+    compiled = _compile_checks(device, [spec["source"] for _, spec in todo], all_phases)
+    for (index, spec), phases, built in zip(todo, all_phases, compiled):
         started = time.monotonic()
         run, report = runs[index], reports[index]
-        _static_gate(run, phases, spec["source"])
+        _static_gate(run, phases, built)
         if run.gates[-1].status == "fail":
             run.fail_rest("static")
         else:
@@ -220,7 +221,26 @@ def _run_checks(
     return done
 
 
-def _static_gate(run: _Cascade, phases: dict[str, dict[str, Any]], source: str) -> None:
+def _compile_checks(
+    device: Device, sources: list[str], all_phases: list[dict[str, dict[str, Any]]]
+) -> list[list[dict[str, Any]]]:
+    """The sm_90 compile check of every candidate that passed the run-time checks (CPU)."""
+    wanted = [
+        i
+        for i, phases in enumerate(all_phases)
+        if device == "cpu" and phases.get("static", {}).get("ok")
+    ]
+    jobs = [(sources[i], list(all_phases[i].get("specs", {}).get("specs", []))) for i in wanted]
+    done = check_compiles_many(jobs, time_limit_s=COMPILE_CHECK_LIMIT_S) if jobs else []
+    out: list[list[dict[str, Any]]] = [[] for _ in sources]
+    for i, result in zip(wanted, done):
+        out[i] = result
+    return out
+
+
+def _static_gate(
+    run: _Cascade, phases: dict[str, dict[str, Any]], compiled: list[dict[str, Any]]
+) -> None:
     static = phases["static"]
     if not static.get("ok"):
         run.add(GateResult("static", "fail", static["detail"], {"phase": "runtime"}))
@@ -236,9 +256,6 @@ def _static_gate(run: _Cascade, phases: dict[str, dict[str, Any]], source: str) 
         run.add(GateResult("static", "pass", detail, metrics))
         return
     recorded = phases.get("specs", {})
-    compiled = check_compiles(
-        source, list(recorded.get("specs", [])), time_limit_s=COMPILE_CHECK_LIMIT_S
-    )
     metrics["compile"] = compiled
     failed = [c for c in compiled if c["status"] == "fail"]
     if failed:

@@ -13,9 +13,14 @@ and the launch signature: the same kernel text compiles the same way every time.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import hmac
 import json
 import os
+import pickle
+import secrets
+import socket
 import tempfile
 import time
 from pathlib import Path
@@ -121,36 +126,133 @@ def _cache_key(kernel_text: str, spec: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
+#: Signs cache entries: a key only this process knows, so an entry a candidate wrote into the
+#: shared cache folder (it runs as the same user) is not taken for a passed check.
+_CACHE_KEY = secrets.token_bytes(32)
+
+
+def _sign(entry: dict[str, Any]) -> str:
+    body = json.dumps(entry, sort_keys=True)
+    return hmac.new(_CACHE_KEY, body.encode(), hashlib.sha256).hexdigest()
+
+
+def _cached(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text())
+        entry, mac = data["entry"], data["mac"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return entry if isinstance(entry, dict) and hmac.compare_digest(mac, _sign(entry)) else None
+
+
+def serve(sock: socket.socket) -> None:
+    """A compile child of the fork server: one candidate's launches, then it exits."""
+    from kernelopt_jupyter.verify import wire
+
+    try:
+        header, blobs = wire.recv(sock, 1 << 30)
+    except wire.WireError:
+        return
+    specs = pickle.loads(bytes(blobs[0]))
+    results = compile_kernels(candidate_source=header["source"], specs=specs)
+    wire.send(sock, {"results": results})
+
+
+def compile_many_task(
+    *, jobs: list[dict[str, Any]], time_limit_s: float, children: list[tuple[int, Any]]
+) -> list[list[dict[str, Any]]]:
+    """Worker task (no interpreter): each job's launches compiled in its own forked child, so
+    one candidate's module-level code never touches another's check. Replies are JSON."""
+    import time as _time
+
+    from kernelopt_jupyter.verify import wire
+    from kernelopt_jupyter.worker import kill_tree
+
+    out: list[list[dict[str, Any]]] = []
+    for job, (pid, sock) in zip(jobs, children):
+        names = [s["qualname"] for s in job["specs"]]
+        try:
+            sock.settimeout(time_limit_s)
+            start = _time.monotonic()
+            wire.send(sock, {"source": job["source"]}, [pickle.dumps(job["specs"])])
+            header, _ = wire.recv(sock, 0)
+            results = header.get("results")
+            if not isinstance(results, list) or len(results) != len(names):
+                raise wire.WireError("a malformed reply")
+            out.append([_plain_result(r, n) for r, n in zip(results, names)])
+        except (OSError, wire.WireError) as exc:
+            why = "timed out" if _time.monotonic() - start >= time_limit_s else str(exc)
+            reason = f"the compile process failed ({why})"
+            out.append([{"kernel": n, "status": "unknown", "error": reason} for n in names])
+        finally:
+            sock.close()
+            kill_tree(pid)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+    return out
+
+
+def _plain_result(raw: Any, name: str) -> dict[str, Any]:
+    if not isinstance(raw, dict) or raw.get("status") not in ("pass", "fail", "unknown"):
+        return {"kernel": name, "status": "unknown", "error": "a malformed compile result"}
+    keep = ("kernel", "status", "error", "seconds", "shared", "num_warps")
+    return {k: raw[k] for k in keep if k in raw and isinstance(raw[k], str | int | float)}
+
+
 def check_compiles(
     candidate_source: str, specs: list[dict[str, Any]], *, time_limit_s: float
 ) -> list[dict[str, Any]]:
-    """Compile every recorded launch for sm_90 in a worker without the interpreter; cached."""
+    """Compile every recorded launch for sm_90 without the interpreter; cached."""
+    return check_compiles_many([(candidate_source, specs)], time_limit_s=time_limit_s)[0]
+
+
+def check_compiles_many(
+    jobs: list[tuple[str, list[dict[str, Any]]]], *, time_limit_s: float
+) -> list[list[dict[str, Any]]]:
+    """``check_compiles`` for several candidates with one fork server (one child each)."""
     from kernelopt_jupyter.verify.static import kernel_text_key
     from kernelopt_jupyter.worker import run_task
 
-    text = kernel_text_key(candidate_source)
     cache = _cache_dir()
-    keys = [_cache_key(text, spec) for spec in specs]
-    results: list[dict[str, Any] | None] = []
-    for key in keys:
-        hit = cache / f"{key}.json"
-        results.append(json.loads(hit.read_text()) if hit.exists() else None)
-    todo = [i for i, r in enumerate(results) if r is None]
+    results: list[list[dict[str, Any] | None]] = []
+    keys: list[list[str]] = []
+    todo: list[tuple[int, list[int]]] = []
+    for j, (source, specs) in enumerate(jobs):
+        text = kernel_text_key(source)
+        keys.append([_cache_key(text, spec) for spec in specs])
+        results.append([_cached(cache / f"{key}.json") for key in keys[j]])
+        missing = [i for i, r in enumerate(results[j]) if r is None]
+        if missing:
+            todo.append((j, missing))
     if todo:
         outcome = run_task(
-            "kernelopt_jupyter.verify.compile_check:compile_kernels",
-            {"candidate_source": candidate_source, "specs": [specs[i] for i in todo]},
+            "kernelopt_jupyter.verify.compile_check:compile_many_task",
+            {
+                "jobs": [
+                    {"source": jobs[j][0], "specs": [jobs[j][1][i] for i in missing]}
+                    for j, missing in todo
+                ],
+                "time_limit_s": time_limit_s,
+            },
             device="cuda",  # the environment of a GPU run: TRITON_INTERPRET unset
-            time_limit_s=time_limit_s,
-            untrusted=True,  # the candidate's module-level code ran there
+            time_limit_s=time_limit_s * len(todo) + 60,
+            untrusted=True,
+            preload=("torch", "triton", "kernelopt_jupyter.verify.compile_check"),
+            children=("kernelopt_jupyter.verify.compile_check:serve",) * len(todo),
         )
-        if not outcome.ok:
-            reason = f"the compile worker failed ({outcome.describe()})"
-            for i in todo:
-                results[i] = {"kernel": specs[i]["qualname"], "status": "unknown", "error": reason}
-        else:
-            for i, entry in zip(todo, outcome.value):
-                results[i] = entry
+        for n, (j, missing) in enumerate(todo):
+            specs = jobs[j][1]
+            if not outcome.ok:
+                reason = f"the compile worker failed ({outcome.describe()})"
+                got = [
+                    {"kernel": specs[i]["qualname"], "status": "unknown", "error": reason}
+                    for i in missing
+                ]
+            else:
+                got = outcome.value[n]
+            for i, entry in zip(missing, got):
+                results[j][i] = entry
                 if entry["status"] == "pass":
-                    (cache / f"{keys[i]}.json").write_text(json.dumps(entry))
-    return [r for r in results if r is not None]
+                    signed = {"entry": entry, "mac": _sign(entry)}
+                    (cache / f"{keys[j][i]}.json").write_text(json.dumps(signed))
+    return [[r for r in row if r is not None] for row in results]

@@ -76,7 +76,8 @@ def _oom_detail(exc: BaseException) -> str:
 class Sandbox:
     """The candidate under the harness's instruments, one command at a time."""
 
-    def __init__(self) -> None:
+    def __init__(self, src_dir: str | None = None) -> None:
+        self.src_dir = src_dir
         self.device = "cpu"
         self.model: Any = None
         self.recorder: LaunchRecorder | None = None
@@ -100,7 +101,8 @@ class Sandbox:
         import kernelopt_jupyter.problem as problem_module
         from kernelopt_jupyter.problem import candidate_model, load_source_module
 
-        problem_module._MODULE_DIR = Path(tempfile.mkdtemp(prefix="kernelopt-candidate-"))
+        # Inside the worker's own temporary folder, removed when the worker ends.
+        problem_module._MODULE_DIR = Path(tempfile.mkdtemp(prefix="candidate-", dir=self.src_dir))
         init = wire.unwrap(wire.decode(header["init"], blobs, trusted=True))
         state = wire.unwrap(wire.decode(header["state"], blobs, trusted=True))
         self.recorder = LaunchRecorder(self.device)
@@ -339,8 +341,11 @@ def _scrub_markers() -> None:
 
 def serve(sock: socket.socket) -> None:
     """The candidate process's loop: one reply per command until ``exit`` or a closed socket."""
+    src_dir = os.environ.get("KERNELOPT_SRC_DIR")
+    if src_dir:
+        Path(src_dir).mkdir(parents=True, exist_ok=True)
     _scrub_markers()
-    box = Sandbox()
+    box = Sandbox(src_dir)
     while True:
         try:
             header, blobs = wire.recv(sock, MAX_IN)

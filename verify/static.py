@@ -95,7 +95,15 @@ _DETECTION_NAMES = {
     "sys.gettrace",
     "sys.getprofile",
 }
-_DETECTION_STRINGS = ("TRITON_INTERPRET", "KERNELOPT", "kernelopt_jupyter", "PYTEST", "/proc/")
+_DETECTION_STRINGS = (
+    "TRITON_INTERPRET",
+    "Interpreted",
+    "interpreter",
+    "KERNELOPT",
+    "kernelopt",
+    "PYTEST",
+    "/proc/",
+)
 #: Attributes that open a way from any object to the interpreter's internals.
 _REFLECTION_ATTRS = {
     "__self__",
@@ -187,6 +195,7 @@ class _Analyzer(ast.NodeVisitor):
         self.violations: list[str] = []
         self.function_depth = 0
         self.uses_cuda_graphs = False
+        self.docstrings: set[int] = set()
 
     # ---------------------------------------------------------------- helpers
 
@@ -309,6 +318,8 @@ class _Analyzer(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
+        if id(node) in self.docstrings:  # prose about the interpreter is not detection
+            return
         if isinstance(node.value, str) and any(w in node.value for w in _DETECTION_STRINGS):
             self.flag(
                 node,
@@ -522,6 +533,12 @@ def analyze_candidate(source: str, *, kind: str = "module", entry: str = "Model"
     except SyntaxError as exc:
         return StaticAnalysis(syntax_error=f"syntax error on line {exc.lineno}: {exc.msg}")
     analyzer = _Analyzer()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = body[0] if body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                analyzer.docstrings.add(id(first.value))
     analyzer.visit(tree)
     result = StaticAnalysis(violations=analyzer.violations)
     result.uses_cuda_graphs = analyzer.uses_cuda_graphs
