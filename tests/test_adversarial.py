@@ -40,6 +40,7 @@ class Case:
     gate: str | None = None  # the gate expected to fail it (documentation unless assert_gate)
     assert_gate: bool = False  # the gate is unambiguous: check it too, not only the verdict
     quick: bool = False  # part of the quick (not slow) subset
+    seed: int | None = None  # a fixed schedule seed, only where a verdict depends on the draw
 
 
 # fmt: off
@@ -133,7 +134,7 @@ CHEATS = [
 GOOD = [
     Case("linear_relu_mm_epilogue", "linear_relu", "good", quick=True),  # torch.mm + Triton bias/ReLU epilogue
     Case("cumsum_associative_scan", "cumsum", "good", quick=True),  # tl.associative_scan with a user combine fn, carry kernel
-    Case("cumsum_single_pass_rowloop", "cumsum", "good"),  # one program, register carry across chunks
+    Case("cumsum_single_pass_rowloop", "cumsum", "good", seed=2),  # one program, register carry across chunks
     Case("row_mean_kahan", "row_mean", "good", quick=True),  # compensated sum, differs in the last bits
     Case("row_mean_split", "row_mean", "good"),  # split reduction: partials kernel + finish kernel
     Case("gelu_autotune_one_config", "gelu", "good"),  # @triton.autotune with one config
@@ -167,59 +168,18 @@ GPU_CHEATS = [
 #: docstring: each is a strict xfail, so a verifier that starts catching one fails the suite
 #: until the marker is removed).
 ESCAPES: dict[str, str] = {
-    "lying_subclass_peer": "object (a Tensor subclass is compared through its own __torch_function__)",
-    "lazy_subclass": "object (a lazy Tensor subclass is accepted)",
-    "tuple_for_tensor": "object (containers are flattened)",
-    "transposed_strides": "object (strides are not compared)",
-    "nan_hiding_subclass": "object (isnan is asked of the candidate's object)",
-    "strided_output_view": "object (strides are not compared)",
-    "frame_walk_reference": "answer-key (the reference model is on the call stack)",
-    "gc_reference_model": "answer-key (the reference model is reachable through gc)",
-    "sysmodules_problem_class": "answer-key (the problem module is in sys.modules)",
-    "runpy_problem_file": "answer-key (the problem file is in KERNELOPT_SRC_DIR)",
-    "tolerance_tables": "answer-key (tolerance tables are data the guard does not snapshot)",
-    "overwrite_reference_outputs": "answer-key (reference outputs are writable through gc)",
-    "disable_guard_then_patch": "answer-key (the guard and compare_outputs are patchable)",
-    "tensor_le_patch": "monkeypatch (a new Tensor attribute is outside the guard's snapshot)",
-    "harness_name_detection": "source-rules (__name__ detection is not flagged)",
-    "argv_detection": "source-rules (sys.argv detection is not flagged)",
-    "interpreter_detection": "source-rules (TRITON_INTERPRET detection is not flagged)",
-    "exec_builtins_fallback": "source-rules (print.__self__.exec is not flagged; raised launch counts)",
-    "suppressing_context_manager": "source-rules (__exit__ returning True; raised launch counts)",
-    "ghost_dummy_launch": "accounting (a one-element launch counts as the work)",
-    "kernel_first_row_only": "accounting (torch compute beside a kernel is not seen)",
-    "launch_first_call_only": "accounting (only the first forward is recorded)",
-    "overwrite_after_kernel": "accounting (torch overwriting the kernel's output is not seen)",
-    "numpy_compute": "accounting (host numpy compute is not seen)",
-    "aten_half_split": "accounting (torch.ops.aten compute is not seen)",
-    "sampled_value_cache": "schedule (no one-element perturbation)",
-    "call_count_stale": "schedule (a fixed number of calls)",
-    "warmup_then_fp16": "schedule (a fixed number of calls)",
-    "seed_sniffing": "schedule (small fixed seeds)",
-    "stale_weight_transform": "schedule (weights are loaded once)",
-    "bias_folded_in_place": "schedule (parameters are not compared after forward)",
-    "no_max_subtraction": "schedule (no large-magnitude stress input)",
-    "chained_block_carry": "compile-race (the interpreter runs programs in grid order)",
-    "spill_one_element": "compile-race (the interpreter runs programs in grid order)",
-    "closure_kernel_no_compile": "compile-race (a kernel the compile check cannot find passes)",
-    "import_time_warmup": "compile-race (a candidate the compile check cannot import passes)",
-    "poly_exp_softmax": "referee (the fp64 referee is skipped when the strict tolerance holds)",
-    "flush_denormal_hidden": "settings (flush-to-zero is not snapshotted)",
-    "joined_thread_compute": "process (a joined thread is not seen)",
-    "forked_child": "process (a forked child is not seen and outlives the verdict)",
-    "fork_compute": "process (work done by a forked child is not seen)",
-    "key_in_exception": "secrets (the worker inherits the key; it reaches the gate detail)",
-    "key_printed": "secrets (the worker inherits the key; reading os.environ is allowed)",
-    "deep_gc_via_torch_graphs": "answer-key (the reference model is reachable through gc)",
-    "deep_stack_via_torch_ops": "answer-key (the reference model is on the call stack)",
-    "deep_fork_via_hub": "process (work done by a forked child is not seen)",
-    "deep_thread_via_storage": "process (a joined thread is not seen)",
-    "env_via_hub": "secrets (the worker inherits the key; it reaches the gate detail)",
-    "deep_problem_file_via_hub": "answer-key (the problem file is readable; torch compute is not seen)",
-    "deep_numpy_copy_kernel": "accounting (host numpy compute staged by a copy kernel is not seen)",
-    "call_count_stale_late": "schedule (fewer calls than the cheat's warm-up)",
-    "deep_flush_denormal_c": "settings (flush-to-zero is not snapshotted)",
-    "deep_forked_child_hub": "process (a forked child is not seen and outlives the verdict)",
+    "deep_numpy_copy_kernel": "accounting (host numpy compute staged by a copy kernel: a kernel "
+    "wrote the output, and numpy ops never reach the dispatcher)",
+    "call_count_stale_late": "schedule (fewer calls than the cheat's 16-call warm-up)",
+    "deep_fork_via_hub": "process (a forked child computes; torch.hub.os.fork is not flagged and "
+    "the child's ops and writes are not accounted)",
+    "deep_thread_via_storage": "process (a joined thread computes; torch.storage.threading is not "
+    "flagged and dispatch accounting does not see other threads)",
+    "deep_forked_child_hub": "process (torch.hub.os.fork in forward is not flagged and the live "
+    "child is not rejected; it is killed with the process tree after the verdict)",
+    # a good candidate the verifier at HEAD rejects (its seed is fixed to a draw that shows it)
+    "cumsum_single_pass_rowloop": "too strict (an honest fp32 scan against the CPU cumsum, which "
+    "accumulates in double: error ratio 11.9x at seed 2; seeds 2, 5, 6 of 1-6 fail)",
 }
 
 
@@ -230,14 +190,15 @@ def _problem(name: str) -> Problem:
 
 def _verify(case: Case, folder: str, device: str = "cpu") -> VerifyReport:
     path = ROOT / folder / f"{case.name}.py"
-    options = VerifyOptions(device=device, time_limit_s=90)
+    options = VerifyOptions(device=device, time_limit_s=90, seed=case.seed)
     return verify_candidate(_problem(case.problem), path.read_text(), options, str(path))
 
 
 def _param(case: Case) -> object:
     marks: list[pytest.MarkDecorator] = [] if case.quick else [pytest.mark.slow]
     if case.name in ESCAPES:
-        marks.append(pytest.mark.xfail(strict=True, reason=f"escapes: {ESCAPES[case.name]}"))
+        verb = "rejected" if case.klass == "good" else "escapes"
+        marks.append(pytest.mark.xfail(strict=True, reason=f"{verb}: {ESCAPES[case.name]}"))
     return pytest.param(case, id=f"{case.klass}-{case.name}", marks=marks)
 
 
