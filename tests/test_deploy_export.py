@@ -39,7 +39,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     run = make_run(tmp_path_factory.mktemp("run"), SPECIALIZED)
     code, data, err = _cli(
         "export", str(run), "--device", "cpu", "--seeds", "1", "--fixed-shape",
-        "--shape", "ROWS=129", "--json",
+        "--shape", "ROWS=129", "--mode", "eval", "--json",
     )  # fmt: skip
     assert code == 0, err
     assert data is not None
@@ -72,6 +72,9 @@ def test_specialized_candidate_is_reported_and_only_its_shape_admitted(
     ]
     assert manifest["verified"]["outputs"][0]["tensors"][0]["shape"] == [64, 128]
     assert manifest["verified"]["state_dtypes"] == ["torch.float32"]
+    # --mode eval: verified in inference mode, and the packaged reference says so.
+    assert manifest["verified"]["training"] is False
+    assert 'KERNELOPT_MODE = "eval"' in (package / "reference.py").read_text()
     assert manifest["launch_configs"] == {
         "_bias_relu": {"BLOCK": 1024, "num_warps": 4, "num_stages": 1}
     }
@@ -115,6 +118,11 @@ with torch.no_grad():
     x = torch.randn(64, 128)
     torch.testing.assert_close(again(x), again.reference(x))
     found["after reload"] = again.kernelopt_path
+with torch.no_grad():
+    model.train()
+    model(torch.randn(64, 128))
+    found["train 64"] = model.kernelopt_path
+    model.eval()
 found["op in graph"] = ["kernelopt" in g for g in graphs]
 found["op"] = k.MANIFEST["op"]
 print(json.dumps(found))
@@ -144,6 +152,7 @@ def test_exported_op_in_eager_and_under_torch_compile(
     assert found["op in graph"] == [True, False]
     assert found["compile fallback 129"].startswith("reference: ")
     assert found["after reload"] == "kernel"
+    assert found["train 64"].endswith("in training mode; the kernels were verified in eval mode")
     assert found["compiled reference"] == "OptimizedModule"
     assert found["op"].startswith("kernelopt::p_")
 

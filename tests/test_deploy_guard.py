@@ -198,13 +198,16 @@ def load(path, name):
     return module
 best = load(sys.argv[1], "best")
 problem = load(sys.argv[2], "problem")
-reference = problem.Model(*problem.get_init_inputs()).eval()
+reference = problem.Model(*problem.get_init_inputs())  # as constructed, as it was verified
 model = best.kernelopt_guarded(reference)
 with torch.no_grad():
     for rows in (64, 65):
         x = torch.randn(rows, 128)
         torch.testing.assert_close(model(x), reference(x))
         print(rows, model.kernelopt_path)
+    model.eval()
+    model(torch.randn(64, 128))
+    print("eval", model.kernelopt_path)
 """
 
 
@@ -234,6 +237,9 @@ def test_best_py_guard_passes_the_verifier_and_guards(tmp_path: Path) -> None:
     lines = proc.stdout.splitlines()
     assert lines[0] == "64 kernel"
     assert lines[1].startswith("65 reference: these shapes")
+    assert lines[2] == (
+        "eval reference: the module is in eval mode; the kernels were verified in training mode"
+    )
 
 
 def test_render_guard_names_the_optimized_and_the_shapes() -> None:

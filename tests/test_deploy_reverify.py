@@ -37,6 +37,8 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )  # fmt: skip
     assert code == 0, err
     assert data is not None and data["verified_shapes"] == ["as given", "ROWS=129"]
+    # The problem declares no mode: verified as constructed (training mode).
+    assert json.loads((Path(data["package"]) / "manifest.json").read_text())["verified"]["training"]
     return Path(data["package"])
 
 

@@ -50,6 +50,12 @@ def add_parsers(sub: Any) -> None:
     _shape_flags(export)
     _device(export)
     export.add_argument("--seeds", type=_positive_int, default=3, help="input seeds per shape")
+    export.add_argument(
+        "--mode",
+        choices=("as-constructed", "eval"),
+        default=None,
+        help="module mode to verify in (default: the run's); the guard admits only that mode",
+    )
     export.add_argument("--time-limit", type=_seconds, default=120.0, metavar="SECONDS")
     export.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
@@ -115,6 +121,7 @@ def _export(args: argparse.Namespace, out: TextIO, sink: list[dict[str, Any]]) -
             lambda p: shape_sets(p, person=args.shape, fixed=args.fixed_shape),
             options,
             on_check=show_check(out),
+            mode=args.mode,
         )
     except ExportError as exc:
         return _error("export", str(exc), exc.code)

@@ -34,6 +34,7 @@ def export(
     seeds: int = 3,
     time_limit_s: float = 120.0,
     on_check: Callable[[ShapeCheck], None] | None = None,
+    mode: str | None = None,
 ) -> ExportResult:
     """``kernelopt export``: verify a run's winner at every shape set and write its package.
     Raises ``ExportError`` (nothing to export), ``ProblemError`` or ``DeviceError``."""
@@ -49,6 +50,7 @@ def export(
         lambda problem: shape_sets(problem, person=shapes, fixed=fixed_shape),
         options,
         on_check=on_check,
+        mode=mode,
     )
 
 

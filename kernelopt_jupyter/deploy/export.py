@@ -30,7 +30,7 @@ from kernelopt_jupyter.deploy.generalize import ShapeCheck, ShapeReport, verify_
 from kernelopt_jupyter.deploy.guard import init_literal, optimized_name
 from kernelopt_jupyter.deploy.shapes import ShapeSet
 from kernelopt_jupyter.launch_configs import LaunchConfigError, read_launch_configs
-from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source
+from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source, with_mode
 from kernelopt_jupyter.verify import VerifyOptions
 
 MANIFEST_SCHEMA = 1
@@ -223,10 +223,18 @@ def export_run(
     options: VerifyOptions,
     *,
     on_check: Callable[[ShapeCheck], None] | None = None,
+    mode: str | None = None,
 ) -> ExportResult:
     """Verify a run's winner at every shape set ``shapes(problem)`` gives and write the
-    package under ``dest`` (default ``run_dir/export``). ``options.device`` is resolved."""
+    package under ``dest`` (default ``run_dir/export``). ``options.device`` is resolved.
+    ``mode`` (``eval`` or ``as-constructed``) re-verifies in that module mode instead of the
+    run's; the guard admits calls in the verified mode only."""
     winner = read_run(run_dir)
+    if mode is not None:
+        try:
+            winner.problem = with_mode(winner.problem, mode)
+        except ProblemError as exc:
+            raise ExportError(str(exc)) from None
     try:
         ast.parse(winner.source)
     except SyntaxError as exc:

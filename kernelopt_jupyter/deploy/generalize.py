@@ -77,6 +77,8 @@ class ShapeReport:
     checks: list[ShapeCheck] = field(default_factory=list)
     #: The reference's weight dtypes (what the kernels were verified with).
     state_dtypes: list[str] = field(default_factory=list)
+    #: The module mode verified in: the reference as constructed is in training mode.
+    training: bool = False
 
     @property
     def passed(self) -> list[ShapeCheck]:
@@ -101,6 +103,7 @@ class ShapeReport:
             "outputs": [c.outputs for c in self.passed if c.signature is not None],
             "shapes": [c.shape.name for c in self.passed if c.signature is not None],
             "state_dtypes": list(self.state_dtypes),
+            "training": self.training,
         }
 
     def summary(self) -> str:
@@ -175,6 +178,7 @@ def verify_shapes(
                 if number == 0:
                     own_sizes = shape_sizes(check.signature, check.outputs)
                     report.state_dtypes = list(found.get("state_dtypes", []))
+                    report.training = bool(found.get("training", False))
                 elif check.verdict == "pass":
                     _hard_coded_check(check, source, own_sizes)
         report.checks.append(check)

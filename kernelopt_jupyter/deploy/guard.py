@@ -58,7 +58,9 @@ def render_guard(
     then ``model(x)`` and ``model.kernelopt_path``.
     """
     data = {
-        k: verified[k] for k in ("device", "signatures", "shapes", "state_dtypes") if k in verified
+        k: verified[k]
+        for k in ("device", "signatures", "shapes", "state_dtypes", "training")
+        if k in verified
     }
     shapes = ", ".join(data.get("shapes", [])) or "none"
     lines = [
@@ -104,20 +106,22 @@ def own_signature(problem: Problem) -> list[dict[str, Any]]:
     return kernelopt_signature(inputs)
 
 
-def state_dtypes(problem: Problem) -> list[str]:
-    """The dtypes of the reference model's weights as the problem builds it (on the meta
-    device: nothing is allocated); empty for a kernel problem."""
+def model_state(problem: Problem) -> dict[str, Any]:
+    """``state_dtypes`` (the reference's weight dtypes) and ``training`` (the mode it runs in:
+    as constructed, or eval when the problem declares it) as the problem builds the model, on
+    the meta device (nothing is allocated); a kernel problem has no weights and no mode."""
     import torch
 
     if problem.kind != "module":
-        return []
+        return {"state_dtypes": [], "training": False}
     loaded = materialize(problem)
     try:
         with torch.device("meta"):
             model = loaded.make_model(device="meta")
     except Exception:
         model = loaded.make_model(device="cpu")
-    return sorted({str(t.dtype) for t in model.state_dict().values()})
+    dtypes = sorted({str(t.dtype) for t in model.state_dict().values()})
+    return {"state_dtypes": dtypes, "training": bool(model.training)}
 
 
 def optimized_name(problem: Problem, source: str) -> str:
@@ -141,7 +145,7 @@ def guard_best_source(problem: Problem, source: str, device: str) -> str:
             "device": device,
             "signatures": [own_signature(problem)],
             "shapes": ["as given"],
-            "state_dtypes": state_dtypes(problem),
+            **model_state(problem),
         }
         guard = render_guard(
             verified,
@@ -176,7 +180,7 @@ def accepted_cell_source(
         "device": device,
         "signatures": [own_signature(problem)],
         "shapes": ["as given"],
-        "state_dtypes": state_dtypes(problem),
+        **model_state(problem),
     }
     guard = render_guard(
         data, optimized=optimized_name(problem, source), init=init_literal(problem)

@@ -97,6 +97,9 @@ class KernelOPTGuard:
             key = tuple(_kernelopt_spec_key(s) for s in signature)
             self._index.setdefault(key, number)
         self.unavailable = unavailable
+        # The module mode the kernels were verified in: a problem's reference runs as
+        # constructed (training mode, as KernelBench runs it) unless it declares eval.
+        self.training = bool(verified.get("training", False))
         # The weights' dtypes the kernels were verified with (a module problem); a model
         # converted since (``.half()``) takes the reference until it is converted back.
         self.state_dtypes = set(verified.get("state_dtypes") or [])
@@ -111,8 +114,10 @@ class KernelOPTGuard:
         reason: str | None = None
         number = -1
         devices = {a.device.type for a in args if isinstance(a, torch.Tensor)}
-        if training:
-            reason = "the module is in training mode; the kernels were verified in eval mode"
+        if training != self.training:
+            verified_in = "training" if self.training else "eval"
+            now = "training" if training else "eval"
+            reason = f"the module is in {now} mode; the kernels were verified in {verified_in} mode"
         elif needs_grad:
             reason = (
                 "autograd needs gradients and the kernels have no backward "
@@ -276,5 +281,5 @@ def kernelopt_guard(
     first = next(iter(reference.state_dict().values()), None)
     if first is not None:
         model.to(first.device)
-    model.eval()
+    model.train(guard.training)  # as the verifier ran it: in the problem's mode
     return KernelOPTGuarded(reference, model, guard, kernel_call)

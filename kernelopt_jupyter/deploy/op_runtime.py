@@ -250,14 +250,15 @@ class Export:
         return guarded
 
     def reference_model(self, *init: Any) -> Any:
-        """The packaged reference ``Model(*init)`` (default: the recorded init) in eval mode."""
+        """The packaged reference ``Model(*init)`` (default: the recorded init) in the mode the
+        kernels were verified in (as constructed: training mode; or eval)."""
         args = list(init) if init else self.manifest["init"]
         if args is None:
             raise TypeError(
                 f"KernelOPT export {self.folder.name}: its constructor arguments are not plain "
                 "data; pass them: load(*init)"
             )
-        return self.reference.Model(*args).eval()
+        return self.reference.Model(*args).train(bool(self.verified.get("training", False)))
 
     def load(self, *init: Any, fallback: str = "eager") -> Any:
         """A guarded model from the packaged reference (module problem) or the guarded

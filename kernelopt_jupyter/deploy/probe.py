@@ -56,6 +56,11 @@ def probe_shapes(sources: list[str], path: str, device: str) -> list[dict[str, A
             continue
         state = sorted({str(t.dtype) for t in model.state_dict().values()})
         found.append(
-            {"signature": kernelopt_signature(inputs), "outputs": layout, "state_dtypes": state}
+            {
+                "signature": kernelopt_signature(inputs),
+                "outputs": layout,
+                "state_dtypes": state,
+                "training": bool(model.training),
+            }
         )
     return found
