@@ -139,3 +139,76 @@ def test_reduction_accepted_and_run_in_the_same_kernel(lab: Lab, page: Any) -> N
     assert "has restarted" in said and "--resume" in said and "%kernelopt open runs/" in said
     assert panel.locator("button.kernelopt-accept").first.is_disabled()
     doc_shot(page, panel, "panel-kernel-gone")
+
+
+# The pause the panel shows (buttons live, message and proposal naming the same agent), else null.
+JS_PAUSED = """() => {
+  const q = s => document.querySelector('.kernelopt-panel ' + s);
+  const approve = q('button.kernelopt-step-approve');
+  const message = q('.kernelopt-message');
+  const pending = q('.kernelopt-step-pending');
+  if (!approve || approve.disabled || !message || !pending) return null;
+  const m = message.innerText.trim().match(/^Paused after (\\w+) step/);
+  if (!m || !pending.innerText.trim().startsWith(m[1] + ' proposes')) return null;
+  return {agent: m[1], message: message.innerText.trim(),
+          plans: pending.innerText.includes('•'),
+          rows: document.querySelectorAll('.kernelopt-panel .kernelopt-candidate-row').length};
+}"""
+
+
+JS_PAUSED_OR_DONE = (
+    "() => { const paused = (" + JS_PAUSED + ")(); if (paused) return paused;"
+    " const h = document.querySelector('.kernelopt-panel .kernelopt-header');"
+    " return h && h.innerText.includes('finished') ? {agent: null} : null; }"
+)
+
+
+def test_step_mode_rejects_twice_and_the_search_goes_on(lab: Lab, page: Any) -> None:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from panel_sample import TWO_KERNELS
+
+    magic = "%%kernelopt --agents offline --budget 5 --seeds 2 --iterations 2 --plans 1"
+    magic += " --device cpu --step"
+    write_notebook(
+        lab.root / "step_reject.ipynb",
+        [("load", "%load_ext kernelopt_jupyter"), ("search", magic + "\n" + TWO_KERNELS)],
+    )
+    open_notebook(page, lab, "step_reject.ipynb")
+    run_cell(page, "load")
+    run_cell(page, "search")
+    panel = page.locator(".kernelopt-panel").first
+    panel.wait_for(state="visible", timeout=30_000)
+    rejects: list[int] = []  # candidate rows at each reject
+    for _ in range(40):
+        paused = page.wait_for_function(JS_PAUSED_OR_DONE, timeout=SEARCH_TIMEOUT_MS).json_value()
+        if paused["agent"] is None:
+            break
+        again = not rejects or paused["rows"] > rejects[-1]
+        if paused["agent"] == "planner" and paused["plans"] and len(rejects) < 2 and again:
+            panel.locator(".kernelopt-step-reason input").fill(
+                f"leave the row max alone {len(rejects)}"
+            )
+            if not rejects:
+                doc_shot(page, panel, "panel-step-paused")
+            panel.locator("button.kernelopt-step-reject").click()
+            rejects.append(paused["rows"])
+        else:
+            panel.locator("button.kernelopt-step-approve").click()
+        page.wait_for_function(
+            "(msg) => { const m = document.querySelector('.kernelopt-panel .kernelopt-message');"
+            " return m && m.innerText.trim() !== msg; }",
+            arg=paused["message"],
+        )
+    else:
+        raise AssertionError("the stepped search did not finish")
+    assert len(rejects) == 2, rejects
+    _click_tab(panel, "Candidates")
+    rows = panel.locator(".kernelopt-candidate-row")
+    assert rows.count() > rejects[1] > rejects[0], rejects  # candidates after each reject
+    assert panel.locator(".kernelopt-gate-correctness.kernelopt-gate-pass").count() >= 2
+    _click_tab(panel, "Agents")
+    panel.locator(".kernelopt-agents .lm-TabBar-tab", has_text="planner").first.click()
+    stream = panel.locator(".kernelopt-stream-text", has_text="leave the row max alone 1")
+    stream.first.wait_for(timeout=30_000)  # the Planner's next turn carries the reason

@@ -134,8 +134,13 @@ class ControlsView:
             button.disabled = not (live and allowed)
         if paused is not None:
             where = f"{paused.get('agent')} step {paused.get('step')}"
+            reject = (
+                "Reject to ask the Planner for other plans (your reason goes to it)"
+                if paused.get("agent") == "planner"
+                else "Reject to drop it (the search goes on)"
+            )
             self.ctx.say(
-                f"Paused after {where}: Next/Approve to continue, Reject to drop it, "
+                f"Paused after {where}: Next/Approve to continue, {reject}, "
                 "Edit to change the plan or the code."
             )
         self.pending_text.value = (
