@@ -177,14 +177,16 @@ def test_inductor_moves_follow_the_profile_and_the_device() -> None:
         _unit("triton_poi_fused_1", "triton", 0.1, ["aten.add"]),
         _unit("triton_poi_fused_2", "triton", 0.1, ["aten.mul"]),
     ]
-    cpu = {m.label for _, m in inductor_moves(_ctx(ROW_NORM, kernels, "cpu"))}
     gpu = {m.label for _, m in inductor_moves(_ctx(ROW_NORM, kernels, "cuda"))}
-    assert "coordinate_descent_tuning" in gpu and "coordinate_descent_tuning" not in cpu
-    assert "looped reductions (triton.persistent_reductions off)" in cpu
-    assert "no split reductions (split_reductions off)" not in cpu  # no looped reduction here
-    assert "aggressive_fusion" in cpu
+    assert "coordinate_descent_tuning" in gpu and "aggressive_fusion" in gpu
+    assert "looped reductions (triton.persistent_reductions off)" in gpu
+    assert "no split reductions (split_reductions off)" not in gpu  # no looped reduction here
+    assert "combo_kernels" not in gpu  # three Triton kernels: below its threshold
+    # Nothing is timed on the CPU: no configuration move is proposed there.
+    assert inductor_moves(_ctx(ROW_NORM, kernels, "cpu")) == []
     # No Triton kernel at all: only dispatch-level moves remain, no configuration move.
-    assert not inductor_moves(_ctx(ROW_NORM, [_unit("extern_mm", "vendor", 1.0, ["aten.mm"])]))
+    vendor_only = [_unit("extern_mm", "vendor", 1.0, ["aten.mm"])]
+    assert not inductor_moves(_ctx(ROW_NORM, vendor_only, "cuda"))
 
 
 def test_knobs_are_checked_against_this_torch() -> None:

@@ -164,7 +164,13 @@ INDUCTOR_MOVES: list[InductorMove] = [
 
 
 def inductor_moves(ctx: AgentContext) -> list[tuple[float, InductorMove]]:
-    """``(priority, move)`` for each configuration the profile suggests on this device."""
+    """``(priority, move)`` for each configuration the profile suggests on this device.
+
+    None on the CPU: nothing is timed there, so a configuration could never be shown to win
+    and each one costs a compile (the Executor still builds one when asked).
+    """
+    if ctx.device != "cuda":
+        return []
     s = cost_shares(ctx)
     out = []
     for move in INDUCTOR_MOVES:
