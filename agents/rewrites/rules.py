@@ -572,8 +572,11 @@ def drop_identities(gm: fx.GraphModule) -> int:
                 new = x if keep else _method(g, "squeeze", x, d)
             elif is_method(node, "transpose") and is_method(node.args[0], "transpose"):
                 inner: Any = node.args[0]
-                dims = {d % 64 for d in node.args[1:3] if isinstance(d, int)}
-                inner_dims = {d % 64 for d in inner.args[1:3] if isinstance(d, int)}
+                rank = len(shape_of(inner.args[0]) or ())
+                if not rank:
+                    continue
+                dims = {d % rank for d in node.args[1:3] if isinstance(d, int)}
+                inner_dims = {d % rank for d in inner.args[1:3] if isinstance(d, int)}
                 if len(dims) != 2 or dims != inner_dims or only_user(inner) is not node:
                     continue
                 new = inner.args[0]
