@@ -142,6 +142,21 @@ _OPS: dict[str, Any] = {}
 _OPENED: dict[str, "Export"] = {}
 
 
+def _unaliased(outs: list[torch.Tensor], inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The outputs with any that shares storage with an input or an earlier output copied:
+    a custom op's outputs may not alias (a candidate may return a view, as the reference can)."""
+    seen = {t.untyped_storage().data_ptr() for t in inputs}
+    kept = []
+    for out in outs:
+        ptr = out.untyped_storage().data_ptr()
+        if ptr in seen:
+            out = out.clone()
+            ptr = out.untyped_storage().data_ptr()
+        seen.add(ptr)
+        kept.append(out)
+    return kept
+
+
 class Export:
     """One imported export: its manifest, custom op and guard factory."""
 
@@ -184,7 +199,7 @@ class Export:
             export = _OPENED[qualname]
             args = _rebuild(list(tensors), export.verified["signatures"][signature])
             out = export._target(handle)(*args)
-            return [out] if isinstance(out, torch.Tensor) else list(out)
+            return _unaliased([out] if isinstance(out, torch.Tensor) else list(out), tensors)
 
         @kernel.register_fake
         def _(tensors: list[torch.Tensor], signature: int, handle: int) -> list[torch.Tensor]:
