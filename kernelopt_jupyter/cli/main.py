@@ -188,7 +188,15 @@ _HANDLERS = {
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``kernelopt`` console script; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if "--json" in arguments:  # a bad flag or input still answers with one JSON object
+        from kernelopt_jupyter.cli.json_errors import run_with_json_errors
+
+        return run_with_json_errors(lambda: _dispatch(parser.parse_args(arguments), parser))
+    return _dispatch(parser.parse_args(arguments), parser)
+
+
+def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.command is None:
         parser.print_usage(sys.stderr)
         return 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -137,14 +138,34 @@ def optimize_one(
     return session
 
 
+def _new_empty_runs(parent: Path, before: set[Path] | None, name: str) -> None:
+    """Remove this run's folders made since ``before`` (None: ``parent`` is new) that hold
+    no event: a run refused before it began (no API key, a bad device) leaves nothing behind."""
+    if not parent.is_dir():
+        return
+    for folder in set(parent.iterdir()) - (before or set()):
+        if not (folder.is_dir() and folder.name.startswith(name)):
+            continue  # another run's folder, made meanwhile
+        events = folder / "events.jsonl"
+        left = {p.name for p in folder.iterdir()} - {"problem.py", "events.jsonl"}
+        if not left and not (events.is_file() and events.stat().st_size > 0):
+            shutil.rmtree(folder, ignore_errors=True)
+    if before is None and not any(parent.iterdir()):
+        parent.rmdir()
+
+
 def run_optimize(args: argparse.Namespace) -> int:
     """The ``optimize`` subcommand."""
     out = Path(args.out) if getattr(args, "out", None) else None
+    parent = out.parent if out is not None else Path("runs")
+    before = set(parent.iterdir()) if parent.is_dir() else None
+    name = out.name if out is not None else f"{Path(args.problem).stem}-"
     try:
         session = optimize_one(
             args.problem, _options(args, out), resume=bool(getattr(args, "resume", False))
         )
     except (ProblemError, SessionError, DeviceError) as exc:
+        _new_empty_runs(parent, before, name)
         return _fail(str(exc))
     result_file = session.out_dir / "result.json"
     payload = json.loads(result_file.read_text()) if result_file.exists() else {}
@@ -288,7 +309,8 @@ def run_bench(args: argparse.Namespace) -> int:
     except ProblemError as exc:
         return _fail(str(exc))
     if not files:
-        return _fail("no problem files found")
+        named = ", ".join(str(p) for p in args.problems)
+        return _fail(f"bench: {named}: no problem files (*.py) found there")
     out = Path(getattr(args, "out", None) or "runs/bench")
     out.mkdir(parents=True, exist_ok=True)
     rows = []
