@@ -68,6 +68,10 @@ def test_diag_matmul_is_a_broadcast_multiply_both_sides() -> None:
     gm = _check(DiagLeft(), [d, b], "diag_matmul", exact=True)
     assert "matmul" not in gm.code and "diag" not in gm.code
     _check(DiagRight(), [torch.randn(9, 33), d], "diag_matmul", exact=True)
+    # A vector or a batch on the other side: the broadcast follows matmul's rules.
+    _check(DiagLeft(), [d, torch.randn(33)], "diag_matmul", exact=True)
+    _check(DiagLeft(), [d, torch.randn(4, 33, 5)], "diag_matmul", exact=True)
+    _check(DiagRight(), [torch.randn(33), d], "diag_matmul", exact=True)
 
 
 def test_diag_of_a_matrix_is_not_a_diagonal_matmul() -> None:

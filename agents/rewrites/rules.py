@@ -101,7 +101,9 @@ def diag_matmul(gm: fx.GraphModule) -> int:
         a, b = node.args
         with g.inserting_before(node):
             left, right = _diag_vector(a), _diag_vector(b)
-            if left is not None:
+            if left is not None and len(shape_of(b) or ()) == 1:
+                new = _call(g, operator.mul, left, b)  # diag(v) @ b for a vector b is v * b
+            elif left is not None and len(shape_of(b) or ()) >= 2:
                 new = _call(g, operator.mul, _method(g, "unsqueeze", left, -1), b)
             elif right is not None:
                 new = _call(g, operator.mul, a, right)
