@@ -228,6 +228,18 @@ class _RepeatingPolicy(OfflinePolicy):
         return Edit(parent.source, "the same again")
 
 
+class _NewEachTime(OfflinePolicy):
+    """The offline Planner, with an Executor that writes a new variant each time (no worker)."""
+
+    made = 0
+
+    def execute(self, ctx: Any, plan: Any, parent: Any, feedback: Any, io: Any) -> Any:
+        from kernelopt_jupyter.agents.base import Edit
+
+        self.made += 1
+        return Edit(f"{parent.source}\n# variant {self.made}\n", "a variant")
+
+
 def test_duplicates_are_never_gated_or_listed_again(tmp_path: Path) -> None:
     gated: list[str] = []
 
@@ -286,6 +298,7 @@ def test_the_cpu_search_does_not_run_the_tuner(tmp_path: Path) -> None:
         return report_of(candidate.id, device="cpu")
 
     search = make_search(tmp_path, device="cpu", max_candidates=3)
+    search.policy = _NewEachTime(ExperienceMemory(None))
     search.gate_runner = untimed
     search.run()
     agents = {
