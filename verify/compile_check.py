@@ -126,14 +126,35 @@ def _cache_key(kernel_text: str, spec: dict[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
-#: Signs cache entries: a key only this process knows, so an entry a candidate wrote into the
-#: shared cache folder (it runs as the same user) is not taken for a passed check.
-_CACHE_KEY = secrets.token_bytes(32)
+_KEY: bytes | None = None
+
+
+def _cache_key_bytes() -> bytes:
+    """The key that signs cache entries, kept in the cache folder with mode 0600.
+
+    An entry a candidate wrote into the shared cache folder without the key is not taken for
+    a passed check. A candidate running as the same user *can* read the key file (see
+    docs/verification.md): the cache is trusted as far as that user's files are, and what a
+    forged entry could win is a CPU-only "compiles for sm_90" that the GPU run re-decides.
+    """
+    global _KEY
+    if _KEY is None:
+        path = _cache_dir() / "signing.key"
+        key = secrets.token_bytes(32)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # another process made it first (or long ago)
+            key = path.read_bytes()
+        else:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(key)
+        _KEY = key
+    return _KEY
 
 
 def _sign(entry: dict[str, Any]) -> str:
     body = json.dumps(entry, sort_keys=True)
-    return hmac.new(_CACHE_KEY, body.encode(), hashlib.sha256).hexdigest()
+    return hmac.new(_cache_key_bytes(), body.encode(), hashlib.sha256).hexdigest()
 
 
 def _cached(path: Path) -> dict[str, Any] | None:

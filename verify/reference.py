@@ -48,6 +48,27 @@ def _to_fp64(values: list[Any], device: str | None = None) -> list[Any]:
     return out
 
 
+def _clone_float64(values: list[Any]) -> list[Any]:
+    """Copies only of what ``_to_fp64`` would pass through unchanged (float64 tensors, other
+    values): the referee may mutate its inputs without touching this process's pristine ones."""
+    return [
+        v
+        if isinstance(v, torch.Tensor) and v.is_floating_point() and v.dtype != torch.float64
+        else (v.clone() if isinstance(v, torch.Tensor) else copy.deepcopy(v))
+        for v in values
+    ]
+
+
+def _to_host(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu()
+    if isinstance(value, list | tuple):
+        return type(value)(_to_host(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _to_host(v) for k, v in value.items()}
+    return value
+
+
 def _float_inputs(inputs: list[Any]) -> list[int]:
     return [
         i
@@ -113,21 +134,30 @@ class Reference:
             ) from None
         mutated = [i for i, (a, b) in enumerate(zip(inputs, work)) if not tensors_equal(a, b)]
         state_after = digest(list(self.model.state_dict().values()))
-        parts: list[tuple[str, Any]] = [("inputs", inputs), ("out", out)]
+        # Bounded device memory: results go to the host as soon as they exist, and the
+        # working copy of the inputs is dropped unless the reference changed it.
+        parts: list[tuple[str, Any]] = [("out", _to_host(out))]
+        dtypes = float_dtypes(out)
+        del out
         if mutated:
-            parts.append(("inputs_after", [work[i] for i in mutated]))
+            parts.append(("inputs_after", _to_host([work[i] for i in mutated])))
+        del work
         if state_after != state_before:
-            parts.append(("state_after", dict(self.model.state_dict())))
+            parts.append(("state_after", _to_host(dict(self.model.state_dict()))))
         reason = None
         if header.get("referee"):
-            out64, reason = self._referee(inputs, out)
+            out64, reason = self._referee(inputs, dtypes)
             if out64 is not None:
-                parts.append(("out64", out64))
+                parts.append(("out64", _to_host(out64)))
+            del out64
+        digests = [digest(v) for v in inputs]
+        parts.insert(0, ("inputs", _to_host(inputs)))
+        del inputs
         reply: dict[str, Any] = {
             "ok": True,
             "described": described,
             "mutated": mutated,
-            "input_digests": [digest(v) for v in inputs],
+            "input_digests": digests,
             "state_changed": state_after != state_before,
             "fp64_reason": reason,
             "fp64_note": self.fp64_note,
@@ -184,10 +214,9 @@ class Reference:
             return out, {"kind": "batch", "from": batch, "to": size}
         raise ValueError(f"unknown transform {kind!r}")
 
-    def _referee(self, inputs: list[Any], out: Any) -> tuple[Any, str | None]:
+    def _referee(self, inputs: list[Any], dtypes: list[torch.dtype]) -> tuple[Any, str | None]:
         """The float64 outputs on the same inputs and weights, or the reason there are none."""
         assert self.loaded is not None
-        dtypes = float_dtypes(out)
         if not dtypes:
             return None, "the reference's output has no floating-point tensor"
         if all(d == torch.float64 for d in dtypes):
@@ -197,7 +226,8 @@ class Reference:
             return None, fn
         try:
             with torch.no_grad():
-                out64 = fn(*_to_fp64(_clone(inputs)))
+                # .to(float64) makes new tensors: no clone needed unless already float64
+                out64 = fn(*_to_fp64(_clone_float64(inputs)))
             _sync(self.device)
         except torch.OutOfMemoryError:
             # Retried with less: the referee on the host (slower, no device memory).
@@ -207,7 +237,7 @@ class Reference:
             if isinstance(fn, str):
                 return None, fn
             with torch.no_grad():
-                out64 = fn(*_to_fp64(_clone(inputs), "cpu"))
+                out64 = fn(*_to_fp64(_clone_float64(inputs), "cpu"))
             self.fp64_note = "the float64 referee ran on the host (device memory was short)"
         except Exception as exc:
             return None, f"the reference cannot run in float64 ({_one_line(exc)})"

@@ -105,6 +105,13 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("candidate", metavar="CANDIDATE.py")
     _device(verify)
     verify.add_argument("--seeds", type=_positive_int, default=3, help="input seeds (default 3)")
+    verify.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="the verification's schedule seed (drawn fresh when omitted; every verdict says "
+        "which): reproduces a run",
+    )
     verify.add_argument("--json", action="store_true", help="one JSON object on stdout")
     verify.add_argument(
         "--time-limit",

@@ -60,6 +60,7 @@ def _run(args: argparse.Namespace, json_sink: list[dict[str, object]] | None = N
         seeds=args.seeds,
         time_limit_s=args.time_limit,
         baselines=tuple(args.baseline or ("eager",)),
+        seed=getattr(args, "seed", None),
     )
     print(f"verifying {args.candidate} against {args.problem} on {device}", file=out, flush=True)
     try:
@@ -70,5 +71,5 @@ def _run(args: argparse.Namespace, json_sink: list[dict[str, object]] | None = N
         json_sink.append(report.to_dict())
     else:
         kind = " (dispatch-only)" if report.dispatch_only else ""
-        print(f"verdict: {report.verdict}{kind} in {report.seconds:.1f} s")
+        print(f"verdict: {report.verdict}{kind} in {report.seconds:.1f} s (seed {report.seed})")
     return 0 if report.verdict == "pass" else 1
