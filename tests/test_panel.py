@@ -683,3 +683,36 @@ def test_recorded_offline_session_in_the_panel_and_summary() -> None:
     summary = summary_of_events(events, out_dir="runs/panel-recording")
     assert "Profiling the reference kernel" in summary and "num_warps" in summary
     assert_golden("summary_row_softmax.html", summary)
+
+
+def test_reject_one_plan_of_several() -> None:
+    ctl = Controller(step=True)
+    panel = SessionPanel(controller=ctl)
+    plans = [
+        {"id": "c0.p0", "title": "retune k1", "action": "retile", "rationale": "r"},
+        {"id": "c0.p1", "title": "retune k2", "action": "retile", "rationale": "r"},
+    ]
+    panel.feed(
+        [
+            Event("session_started", {"problem": "p", "kind": "triton", "device": "cpu"}),
+            Event(
+                "step_paused",
+                {
+                    "agent": "planner",
+                    "step": 1,
+                    "actions": StepControl.actions_for("planner"),
+                    "payload": {"plans": plans},
+                },
+            ),
+        ]
+    )
+    buttons = list(panel.controls.plan_rejects.children)
+    assert [b.description for b in buttons] == ["Reject c0.p0", "Reject c0.p1"]
+    assert "kernelopt-step-reject-plan" in buttons[1]._dom_classes
+    assert "ask the Planner for other plans" in panel.header.message.value
+    panel.controls.reject_reason.value = "k2 is fine as it is"
+    buttons[1].click()
+    action, value = ctl.step.wait(timeout=1)
+    assert (action, value) == ("reject_plan", {"plan_id": "c0.p1", "reason": "k2 is fine as it is"})
+    assert all(b.disabled for b in panel.controls.plan_rejects.children)  # until the next pause
+    assert "the other plans go on" in panel.header.message.value
