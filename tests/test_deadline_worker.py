@@ -86,3 +86,24 @@ def test_no_time_left_starts_nothing() -> None:
     options = VerifyOptions(device="cpu", seeds=1)
     with pytest.raises(DeadlineReached, match="before the gates could start"):
         verify_before(problem, HANGS, options, "<c>", device="cpu", deadline=time.monotonic())
+
+
+def test_a_verification_that_ends_before_the_deadline_anyway_runs_directly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import kernelopt_jupyter.verify as verify
+    import kernelopt_jupyter.worker as worker
+    from kernelopt_jupyter.session.gating import worst_case_s
+    from kernelopt_jupyter.verify.report import VerifyReport
+
+    problem = problem_from_source(PROBLEM, "double.py")
+    options = VerifyOptions(device="cpu", seeds=1, time_limit_s=5.0)
+    report = VerifyReport("double.py", "<c>", "cpu", [])
+
+    def no_worker(*args: object, **kwargs: object) -> None:
+        raise AssertionError("an extra worker was started")
+
+    monkeypatch.setattr(worker, "run_task", no_worker)
+    monkeypatch.setattr(verify, "verify_candidate", lambda *a, **k: report)
+    deadline = time.monotonic() + worst_case_s(options) + 60.0
+    assert verify_before(problem, HANGS, options, "<c>", device="cpu", deadline=deadline) is report

@@ -19,6 +19,14 @@ from kernelopt_jupyter.verify.report import VerifyOptions, VerifyReport
 
 #: A verification is not started with less time than this left: it could not finish.
 MIN_GATE_S = 2.0
+#: Beyond three times its per-run hang limit (checker, compile check, timing), what a
+#: verification may take at most: its workers' start-up allowances.
+VERIFY_ALLOWANCE_S = 120.0
+
+
+def worst_case_s(options: VerifyOptions) -> float:
+    """The longest a verification can run before the verifier's own limits stop it."""
+    return 3 * options.time_limit_s + VERIFY_ALLOWANCE_S
 
 
 def verify_task(
@@ -41,6 +49,8 @@ def verify_before(
 ) -> VerifyReport:
     """Verify ``source``, cancelled at ``deadline`` (``time.monotonic()``).
 
+    When the verifier's own limits end it before the deadline anyway, it runs here directly.
+
     Raises :class:`DeadlineReached` when there is no time to start or the deadline cut the
     verification off; ``ProblemError`` / ``DeviceError`` as the verifier itself does.
     """
@@ -49,6 +59,12 @@ def verify_before(
     left = deadline - time.monotonic()
     if left < MIN_GATE_S:
         raise DeadlineReached("time limit reached before the gates could start")
+    if worst_case_s(options) < left:
+        # It ends before the deadline whatever the candidate does: no extra process to start
+        # (a worker start costs a torch import, about a second per candidate).
+        from kernelopt_jupyter.verify import verify_candidate
+
+        return verify_candidate(problem, source, options, candidate_path)
     result = run_task(
         "kernelopt_jupyter.session.gating:verify_task",
         {
