@@ -154,3 +154,17 @@ def test_every_emit_site_sends_only_declared_fields() -> None:
                 if kind not in EVENT_TYPES or undeclared:
                     problems.append(f"{path.relative_to(root)}:{node.lineno} {kind} {undeclared}")
     assert sites > 20 and not problems, problems
+
+
+def test_docs_events_md_documents_every_declared_field() -> None:
+    from kernelopt_jupyter.events import EVENT_TYPES
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "events.md").read_text()
+    rows = {
+        line.split("|")[1].strip().strip("`"): line for line in doc.splitlines() if "| `" in line
+    }
+    missing = {
+        kind: [f for f in fields if f not in rows.get(kind, "")]
+        for kind, fields in EVENT_TYPES.items()
+    }
+    assert not {k: v for k, v in missing.items() if v or k not in rows}, missing
