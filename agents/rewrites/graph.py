@@ -24,12 +24,30 @@ class RewriteError(ValueError):
     """The model cannot be traced or rewritten (the rewrite is skipped with this reason)."""
 
 
-def trace(model: nn.Module) -> fx.GraphModule:
-    """The module-level FX graph of ``model``; :class:`RewriteError` when it cannot be traced."""
+def trace(model: nn.Module, inputs: list[Any] | None = None) -> fx.GraphModule:
+    """The module-level FX graph of ``model``; :class:`RewriteError` when it cannot be traced.
+
+    Plain symbolic tracing first (shapes stay symbolic). Where Python control flow reads a
+    shape (``for t in range(x.shape[1])``), and example ``inputs`` are given, the meta tracer
+    follows that flow with meta tensors: the loop is unrolled for the example's shapes, as the
+    harvest's static-shape code is anyway.
+    """
     try:
         return fx.symbolic_trace(model)
-    except Exception as exc:  # symbolic tracing fails on data-dependent Python control flow
-        raise RewriteError(f"not symbolically traceable: {type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # symbolic tracing fails on shape-dependent Python control flow
+        first = f"{type(exc).__name__}: {exc}"
+    if inputs is not None:
+        import inspect
+
+        from torch.fx.experimental import meta_tracer
+
+        try:
+            names = list(inspect.signature(model.forward).parameters)[: len(inputs)]
+            meta_args = {n: x for n, x in zip(names, inputs, strict=True)}
+            return meta_tracer.symbolic_trace(model, meta_args=meta_args)
+        except Exception as exc:
+            first += f"; meta tracing: {type(exc).__name__}: {exc}"
+    raise RewriteError(f"not symbolically traceable: {first}")
 
 
 def propagate_shapes(gm: fx.GraphModule, inputs: list[Any]) -> bool:

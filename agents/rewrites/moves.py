@@ -87,6 +87,8 @@ def rewrite_priority(names: list[str], s: Shares) -> float:
         elif name == "attention_to_sdpa":
             # The score matrices it stops writing are GEMM outputs and softmax passes.
             p = 3.8 + s.gemm + 0.5 * s.triton
+        elif name == "hoist_sliced_linear":
+            p = 2.8 + s.gemm  # many small GEMMs become one large one
         elif name == "gemm_activation_epilogue":
             p = 2.4 + 0.5 * s.triton  # the epilogue kernel it removes is a Triton pass
         else:

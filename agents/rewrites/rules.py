@@ -231,6 +231,58 @@ def attention_to_sdpa(gm: fx.GraphModule) -> int:
     return count
 
 
+def _slice_index(node: Any) -> tuple[Any, int, int] | None:
+    """``(x, dim, i)`` when ``node`` is ``x[:, ..., :, i]`` (a constant index on one dim)."""
+    if not is_function(node, operator.getitem) or not isinstance(node.args[1], tuple):
+        return None
+    index = node.args[1]
+    *lead, last = index
+    full = slice(None, None, None)
+    if not lead or any(s != full for s in lead) or not isinstance(last, int):
+        return None
+    return node.args[0], len(lead), last
+
+
+def hoist_sliced_linear(gm: fx.GraphModule) -> int:
+    """One linear layer applied to slices ``x[:, t]`` of one tensor -> once to ``x``, then sliced.
+
+    ``[layer(x[:, t]) for t in steps] == [layer(x)[:, t] for t in steps]``: an RNN's input
+    projection, unrolled over time steps, becomes one GEMM over all steps. Faster: one large
+    GEMM instead of a small one per step (better use of the tensor cores' tiles and one launch
+    instead of many). Each output is the same dot product (a reassociation at most, from the
+    GEMM's choice of kernel). The slices must index a dimension before the feature dimension.
+    """
+    count = 0
+    g = gm.graph
+    groups: dict[tuple[str, Any, int], list[fx.Node]] = {}
+    for node in _nodes(g):
+        if not isinstance(module_of(gm, node), nn.Linear) or len(node.args) != 1:
+            continue
+        sliced = _slice_index(node.args[0])
+        if sliced is None:
+            continue
+        x, dim, _i = sliced
+        rank = len(shape_of(x) or ())
+        if rank < 2 or dim >= rank - 1:
+            continue
+        groups.setdefault((str(node.target), x, dim), []).append(node)
+    for (target, x, _dim), calls in groups.items():
+        if len(calls) < 2:
+            continue
+        first = calls[0]
+        with g.inserting_before(first):
+            whole = g.call_module(target, (x,))
+        for call in calls:
+            index = call.args[0].args[1]  # type: ignore[union-attr]
+            with g.inserting_before(call):
+                part = _call(g, operator.getitem, whole, index)
+            call.replace_all_uses_with(part)
+            count += 1
+    if count:
+        cleanup(gm)
+    return count
+
+
 # --------------------------------------------------------------------------- reductions of GEMMs
 
 
@@ -656,6 +708,10 @@ REWRITES: list[Rewrite] = [
     Rewrite(
         "attention_to_sdpa", "written-out attention as one fused attention kernel",
         "reassociation", attention_to_sdpa,
+    ),
+    Rewrite(
+        "hoist_sliced_linear", "one GEMM over all slices instead of one per slice",
+        "reassociation", hoist_sliced_linear,
     ),
     Rewrite("drop_identities", "drop identity ops", "bit-exact", drop_identities),
     Rewrite(

@@ -88,11 +88,15 @@ def scan(source: str, path: str) -> RewriteScan:
     from kernelopt_jupyter.agents.rewrites.rules import REWRITES, Rewrite
 
     model, inputs, module_name = _meta_reference(source, path)
-    expected = _shape(model(*inputs))
     scan_result = RewriteScan()
+    try:
+        expected = _shape(model(*inputs))
+    except Exception as exc:  # data-dependent Python (a value read with .item()): no graph
+        scan_result.error = f"the reference does not run on the meta device: {exc}"
+        return scan_result
 
     def attempt(rules: list[Rewrite]) -> RewriteMatch | None:
-        gm = trace(model)
+        gm = trace(model, inputs)
         counts: dict[str, int] = {}
         for _ in range(3):  # one rule's result can expose another's pattern: to a fixed point
             progressed = False
@@ -123,7 +127,7 @@ def scan(source: str, path: str) -> RewriteScan:
         )
 
     try:
-        trace(model)
+        trace(model, inputs)
     except RewriteError as exc:
         scan_result.error = str(exc)
         return scan_result
