@@ -26,6 +26,7 @@ WITH_PATTERNS = [
     "level2/conv_bn_silu",
     "level3/encoder_layer_explicit_attention",
     "level3/resnet_basic_block",
+    "level3/lstm_unrolled",
 ]
 
 
