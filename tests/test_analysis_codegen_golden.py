@@ -12,8 +12,8 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-
 from _golden import assert_golden
+
 from kernelopt_jupyter.analysis.codegen import LaunchInfo, ModelFacts, build_candidate
 
 DATA = Path(__file__).parent / "data" / "analysis" / "generated"
