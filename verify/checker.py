@@ -647,6 +647,10 @@ def verify_task(
     ref = Child("reference", ref_pid, ref_sock)
     if device == "cpu":
         torch.set_num_threads(1)
+    elif torch.cuda.is_available():  # after the forks: CUDA in the checker is its own
+        from kernelopt_jupyter.verify import compare
+
+        compare.WORK_DEVICE = "cuda"
     results: list[dict[str, dict[str, Any]]] = []
     try:
         for spec, (pid, sock) in zip(candidates, forks):
