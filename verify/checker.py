@@ -143,6 +143,7 @@ class Checker:
         self.cand = cand
         self.record = Record()
         self.construction_launches = 0
+        self.launched_before = 0
         self.out_bytes = 0
         self.footprint = 0
         self.referee: list[dict[str, Any]] = []
@@ -295,6 +296,7 @@ class Checker:
                 "static",
             )
         self.construction_launches = int(reply.get("construction_launches") or 0)
+        self.launched_before = self.construction_launches
 
     def _one(self, index: int, call: Call) -> None:
         gate = "static" if index == 0 else "correctness"
@@ -423,7 +425,10 @@ class Checker:
     def _accounting(self, index: int, label: str, gate: str, reply: dict[str, Any]) -> None:
         launches = int(reply.get("launches") or 0)
         replays = int(reply.get("graph_replays") or 0)
-        graph_replay = self.cuda_graphs and replays > 0 and self.construction_launches > 0
+        # A CUDA graph replays kernels launched (and captured) earlier: in __init__ or in an
+        # earlier call; a replay goes through no Triton entry point and no ATen op.
+        graph_replay = self.cuda_graphs and replays > 0 and self.launched_before > 0
+        self.launched_before += launches
         if reply.get("stream_violations"):
             raise CandidateFailure(str(reply["stream_violations"][0]), gate)
         changes = reply.get("changes") or []

@@ -61,6 +61,32 @@ class LaunchRecorder:
             if getattr(original, "_kernelopt_wrapped", False):
                 continue
             cls.run = self._wrap(original)
+        self._wrap_autotune_bench()
+
+    def _wrap_autotune_bench(self) -> None:
+        """Autotuning's benchmark (cache flushes, quantiles of the timings) runs torch ops that
+        are Triton's machinery, not the candidate's compute: not counted (its launches are)."""
+        try:
+            from triton.runtime.autotuner import Autotuner
+        except ImportError:  # pragma: no cover - every supported Triton has it
+            return
+        original = getattr(Autotuner, "_bench", None)
+        if original is None or getattr(original, "_kernelopt_wrapped", False):
+            return
+        recorder = self
+
+        def bench(tuner: Any, *args: Any, **kwargs: Any) -> Any:
+            accounting = recorder.accounting
+            if accounting is not None:
+                accounting.suspended += 1
+            try:
+                return original(tuner, *args, **kwargs)
+            finally:
+                if accounting is not None:
+                    accounting.suspended -= 1
+
+        bench._kernelopt_wrapped = True  # type: ignore[attr-defined]
+        Autotuner._bench = bench  # type: ignore[method-assign]
 
     def _wrap(self, original: Any) -> Any:
         recorder = self
