@@ -346,6 +346,10 @@ def run_task(
     with tempfile.TemporaryDirectory(prefix="kernelopt-worker-") as tmp:
         env["KERNELOPT_SRC_DIR"] = str(Path(tmp) / "src")
         env["KERNELOPT_WORKER_PARENT"] = str(os.getpid())
+        if children:
+            # A fork server must not initialise CUDA before it forks (a forked CUDA driver is
+            # unusable): torch.cuda.is_available() then asks NVML instead of the driver.
+            env.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
         payload = Path(tmp) / "payload.pkl"
         result = Path(tmp) / "result.pkl"
         payload.write_bytes(pickle.dumps({"task": task, "kwargs": kwargs}))
@@ -424,6 +428,17 @@ def _true_fp32() -> None:
     torch.backends.cudnn.allow_tf32 = False
 
 
+def _refuse_forked_cuda(roles: list[str]) -> None:
+    """Fail loudly (not with a child's obscure 'initialization error') if the preload
+    initialised CUDA: children forked after that could not use the GPU."""
+    torch = sys.modules.get("torch")
+    if roles and torch is not None and torch.cuda.is_initialized():
+        raise RuntimeError(
+            "CUDA was initialised in the fork server before forking (by an import in its "
+            "preload); the children could not use the GPU"
+        )
+
+
 def _fork_children(roles: list[str]) -> list[tuple[int, Any]]:
     """Fork one child per role; each gets one end of a socket pair and nothing else."""
     import socket
@@ -475,6 +490,7 @@ def main(argv: list[str]) -> int:
         _true_fp32()
         for module in forks.get("preload", []):
             importlib.import_module(module)
+        _refuse_forked_cuda(forks.get("children", []))
         made = _fork_children(forks.get("children", []))
     except BaseException as exc:  # pragma: no cover - an import error in the fork server
         made = []
