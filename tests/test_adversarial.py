@@ -26,6 +26,10 @@ from kernelopt_jupyter.problem import Problem, load_problem
 from kernelopt_jupyter.verify import VerifyOptions, VerifyReport, verify_candidate
 
 ROOT = Path(__file__).parent / "adversarial"
+#: The schedule seed of a good candidate without its own: a good candidate must pass every
+#: draw, but CI must not flake on one the verifier gets wrong (a sweep over seeds finds those,
+#: and they are pinned below as strict xfails).
+GOOD_SEED = 1
 #: A credential-shaped value put in the environment of every case: it must never come back.
 FAKE_KEY = "sk-ant-api03-redteam-0123456789abcdef-NOT-A-REAL-KEY"
 
@@ -133,7 +137,7 @@ CHEATS = [
 
 GOOD = [
     Case("linear_relu_mm_epilogue", "linear_relu", "good", quick=True),  # torch.mm + Triton bias/ReLU epilogue
-    Case("cumsum_associative_scan", "cumsum", "good", quick=True),  # tl.associative_scan with a user combine fn, carry kernel
+    Case("cumsum_associative_scan", "cumsum", "good", seed=17),  # tl.associative_scan with a user combine fn, carry kernel
     Case("cumsum_single_pass_rowloop", "cumsum", "good", seed=2),  # one program, register carry across chunks
     Case("row_mean_kahan", "row_mean", "good", quick=True),  # compensated sum, differs in the last bits
     Case("row_mean_split", "row_mean", "good"),  # split reduction: partials kernel + finish kernel
@@ -143,7 +147,7 @@ GOOD = [
     Case("strided_rowsum_strides", "strided_rowsum", "good"),  # transposed input read through its strides
     Case("masked_softmax_nan_rows", "masked_softmax", "good", quick=True),  # reproduces the reference's NaN rows
     Case("linear_relu_inplace_temp", "linear_relu", "good"),  # in-place ReLU on its own addmm temporary
-    Case("gelu_tl_math", "gelu", "good"),  # tl.math.erf
+    Case("gelu_tl_math", "gelu", "good", quick=True),  # tl.math.erf
     Case("gelu_helper_submodule", "gelu", "good"),  # helper nn.Module without parameters
     Case("linear_relu_dispatch_only", "linear_relu", "good"),  # KERNELOPT_DISPATCH_ONLY = True, aten._addmm_activation
 ]
@@ -177,7 +181,9 @@ ESCAPES: dict[str, str] = {
     "flagged and dispatch accounting does not see other threads)",
     "deep_forked_child_hub": "process (torch.hub.os.fork in forward is not flagged and the live "
     "child is not rejected; it is killed with the process tree after the verdict)",
-    # a good candidate the verifier at HEAD rejects (its seed is fixed to a draw that shows it)
+    # good candidates the verifier at HEAD rejects (each seed fixed to a draw that shows it)
+    "cumsum_associative_scan": "too strict (the small-value relative check on an honest fp32 "
+    "chunked scan against the CPU cumsum, which accumulates in double: seed 17 of 1-24 fails)",
     "cumsum_single_pass_rowloop": "too strict (an honest fp32 scan against the CPU cumsum, which "
     "accumulates in double: error ratio 11.9x at seed 2; seeds 2, 5, 6 of 1-6 fail)",
 }
@@ -190,7 +196,8 @@ def _problem(name: str) -> Problem:
 
 def _verify(case: Case, folder: str, device: str = "cpu") -> VerifyReport:
     path = ROOT / folder / f"{case.name}.py"
-    options = VerifyOptions(device=device, time_limit_s=90, seed=case.seed)
+    seed = case.seed if case.seed is not None or case.klass != "good" else GOOD_SEED
+    options = VerifyOptions(device=device, time_limit_s=120, seed=seed)
     return verify_candidate(_problem(case.problem), path.read_text(), options, str(path))
 
 

@@ -1,10 +1,10 @@
-"""Softmax over the last dimension of a 96 x 500 score matrix (a width that is not a power
+"""Softmax over the last dimension of a 48 x 500 score matrix (a width that is not a power
 of two, so kernels must mask)."""
 
 import torch
 import torch.nn as nn
 
-ROWS, COLS = 96, 500
+ROWS, COLS = 48, 500
 
 
 class Model(nn.Module):
