@@ -373,7 +373,7 @@ class Checker:
             raise CandidateFailure(
                 f"{label}: the output could not be taken as data ({exc})"
             ) from None
-        cmp = compare_outputs(out, ref_out, magnitude=call.kind == "stress")
+        cmp = compare_outputs(out, ref_out, magnitude=call.kind == "stress", device=self.device)
         if cmp.error:
             raise CandidateFailure(f"{label}: {cmp.error}")
         self._inputs(label, case, blobs, reply, got)
@@ -490,7 +490,7 @@ class Checker:
                 cand_after = wire.decode(reply.get("inputs_after"), got)
             except wire.WireError:
                 cand_after = None
-            cmp = compare_outputs(cand_after, ref_after)
+            cmp = compare_outputs(cand_after, ref_after, device=self.device)
             if cmp.error or not cmp.loose_ok:
                 which = ", ".join(str(i) for i in mutated)
                 raise CandidateFailure(

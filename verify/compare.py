@@ -238,7 +238,12 @@ def _leaf(value: Any) -> tuple[Any, Sent | None]:
 
 
 def compare_outputs(
-    out: Any, ref: Any, *, chunk: int = CHUNK, magnitude: bool = False
+    out: Any,
+    ref: Any,
+    *,
+    chunk: int = CHUNK,
+    magnitude: bool = False,
+    device: str | None = None,
 ) -> Comparison:
     """Compare a whole output with the reference's, structure first.
 
@@ -246,17 +251,25 @@ def compare_outputs(
     returns a tensor (``(out,)`` is not ``out``; a list stands for a tuple), the same lengths
     and dict keys; each tensor a plain ``torch.Tensor`` (a subclass arrives as ``Opaque``)
     with the reference's shape, dtype, device, and contiguity where the reference is
-    contiguous. Values are compared last.
+    contiguous. Values are compared last. ``device`` is the device the outputs must be on
+    (the reference's outputs travel to the checker through the host, so their own device
+    says nothing); without it the reference's sent device is the rule.
     """
     total = Comparison()
-    _compare(out, ref, "output", total, chunk, magnitude)
+    _compare(out, ref, "output", total, chunk, magnitude, device)
     if total.error is not None:
         total.strict_ok = total.loose_ok = False
     return total
 
 
 def _compare(
-    out: Any, ref: Any, label: str, total: Comparison, chunk: int, magnitude: bool = False
+    out: Any,
+    ref: Any,
+    label: str,
+    total: Comparison,
+    chunk: int,
+    magnitude: bool = False,
+    device: str | None = None,
 ) -> None:
     if total.error is not None:
         return
@@ -271,14 +284,14 @@ def _compare(
             total.error = f"returned {len(out)} value(s) in {label}, the reference {len(ref)}"
             return
         for i, (o, r) in enumerate(zip(out, ref)):
-            _compare(o, r, f"{label}[{i}]", total, chunk, magnitude)
+            _compare(o, r, f"{label}[{i}]", total, chunk, magnitude, device)
         return
     if isinstance(ref, dict):
         if not isinstance(out, dict) or sorted(map(str, out)) != sorted(map(str, ref)):
             total.error = f"{label} is not a dict with the reference's keys {sorted(ref)}"
             return
         for key in ref:
-            _compare(out[key], ref[key], f"{label}[{key!r}]", total, chunk, magnitude)
+            _compare(out[key], ref[key], f"{label}[{key!r}]", total, chunk, magnitude, device)
         return
     r, r_meta = _leaf(ref)
     o, o_meta = _leaf(out)
@@ -293,8 +306,9 @@ def _compare(
             total.error = f"{label} is a {_describe(o)}, the reference a {_describe(r)}"
             return
         if o_meta is not None and r_meta is not None:
-            if o_meta.device != r_meta.device:
-                total.error = f"{label} is on {o_meta.device}, the reference on {r_meta.device}"
+            expected = device or r_meta.device
+            if o_meta.device != expected:
+                total.error = f"{label} is on {o_meta.device}, the reference on {expected}"
                 return
             if r_meta.contiguous and not o_meta.contiguous and o.shape == r.shape:
                 total.error = (
