@@ -3,7 +3,8 @@
 Run a `%%kernelopt` cell (small module, CPU, small budget), watch the panel stream, open a
 candidate's diff, click Accept, find the new cell directly below the magic cell with the
 candidate's code, run it and check it matches the reference. Then step mode: edit the paused
-candidate in the panel so it computes the wrong thing and see gate 2 (correctness) reject it.
+candidate's kernel in the panel so it computes the wrong thing and see gate 2 (correctness)
+reject it.
 """
 
 from __future__ import annotations
@@ -47,18 +48,10 @@ torch.testing.assert_close(accepted(x), reference(x), rtol=1e-4, atol=1e-4)
 print("accepted candidate matches the reference")
 """
 
-# Appended to the paused candidate in step mode: same kernels, wrong answer (off by one).
-BREAK = """
-
-_kernelopt_forward = ModelNew.forward
-
-
-def _off_by_one(self, x):
-    return _kernelopt_forward(self, x) + 1.0
-
-
-ModelNew.forward = _off_by_one
-"""
+# Step mode: the person's edit of the paused candidate keeps its kernels but changes GELU's 0.5
+# inside the Triton kernel, so it computes the wrong thing. (Work added in PyTorch around the
+# kernels would be caught earlier, by the static gate's accounting of forward's ops.)
+BREAK = ("0.5,", "0.6,")
 
 SEARCH_TIMEOUT_MS = 150_000
 
@@ -193,7 +186,8 @@ def test_step_mode_edit_rejected_by_correctness(lab: Lab, page: Any) -> None:
     source.wait_for(state="visible")
     original = source.input_value()
     assert "ModelNew" in original
-    source.fill(original + BREAK)
+    assert BREAK[0] in original, original
+    source.fill(original.replace(*BREAK, 1))
     panel.locator("button.kernelopt-edit-submit").click()
     panel.locator(".kernelopt-message", has_text="Edited candidate sent").wait_for()
 
