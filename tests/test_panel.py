@@ -716,3 +716,18 @@ def test_reject_one_plan_of_several() -> None:
     assert (action, value) == ("reject_plan", {"plan_id": "c0.p1", "reason": "k2 is fine as it is"})
     assert all(b.disabled for b in panel.controls.plan_rejects.children)  # until the next pause
     assert "the other plans go on" in panel.header.message.value
+
+
+def test_a_stopped_session_says_stopped() -> None:
+    panel = SessionPanel()
+    panel.feed(
+        [
+            Event("session_started", {"problem": "p", "name": "p", "kind": "module"}),
+            Event("session_finished", {"status": "stopped", "best": None}),
+        ]
+    )
+    assert "kernelopt-status" in panel.header.html.value
+    assert ">stopped<" in panel.header.html.value and ">finished<" not in panel.header.html.value
+    assert "Stopped." in panel.header.message.value
+    assert [p.name for p in panel.phases.phases] == ["baselines"]
+    assert panel.phases.finished == "stopped" and panel.phases.phases[0].end is not None
