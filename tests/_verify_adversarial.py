@@ -561,10 +561,9 @@ def _halo(x_ptr, y_ptr, s_ptr, out_ptr, n, cols, BLOCK: tl.constexpr):
     y = tl.load(y_ptr + offs, mask=mask)
     s = tl.load(s_ptr + offs % cols, mask=mask)
     tl.store(out_ptr + offs, tl.maximum(x, 0.0) * s + y, mask=mask)
-    # A "prefetch" of the next block's first element: the next program overwrites it later
-    # -- in grid order.
-    nxt = (pid + 1) * BLOCK + tl.arange(0, 1)
-    tl.store(out_ptr + nxt, tl.zeros((1,), dtype=tl.float32), mask=nxt < n)
+    # "Clearing" the next block for its program, which overwrites it later -- in grid order.
+    nxt = (pid + 1) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + nxt, tl.zeros((BLOCK,), dtype=tl.float32), mask=nxt < n)
 """,
         ),
         "correctness",
