@@ -24,7 +24,12 @@ REDACTED = "[redacted]"
 #: Values shorter than this are not treated as secrets in text (too common to be one).
 MIN_SECRET_LEN = 8
 
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE", re.IGNORECASE)
+# Values that look like credentials whatever their variable's name (a key pasted into a
+# harmless-looking variable): Anthropic/OpenAI keys, GitHub and Slack tokens, AWS key ids.
+_SECRET_VALUE = re.compile(
+    r"(sk-ant-|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abp]-|AKIA[0-9A-Z]{16})"
+)
 # Anthropic keys (sk-ant-api03-..., sk-ant-admin01-...) even when they are not in the
 # environment, e.g. pasted into a problem file or read by a candidate from a dotfile.
 _KEY_SHAPE = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}")
@@ -33,6 +38,11 @@ _KEY_SHAPE = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}")
 def is_secret_name(name: str) -> bool:
     """Whether an environment variable's name says it holds a secret."""
     return bool(_SECRET_NAME.search(name)) or name.upper().startswith("ANTHROPIC_")
+
+
+def looks_like_secret(value: str) -> bool:
+    """Whether a value has the shape of a credential (an API key or token), whatever its name."""
+    return _SECRET_VALUE.search(value) is not None
 
 
 def scrub_env(env: Mapping[str, str]) -> dict[str, str]:

@@ -31,7 +31,6 @@ import importlib
 import io
 import os
 import pickle
-import re
 import signal
 import subprocess
 import sys
@@ -45,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelopt_jupyter.device import Device, interpreter_env
+from kernelopt_jupyter.secrets import is_secret_name, looks_like_secret
 
 #: How much of the child's stderr is kept for diagnostics.
 STDERR_TAIL = 4000
@@ -101,19 +101,6 @@ _KEEP_PREFIXES = (
     "XDG_",
     "CONDA_",
 )
-#: A name containing one of these is dropped even when a keep rule matches it.
-_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
-#: Values that look like credentials are dropped whatever the name (a key pasted into a
-#: harmless-looking variable): Anthropic/OpenAI keys, GitHub and Slack tokens, AWS key ids.
-_SECRET_VALUE = re.compile(
-    r"(sk-ant-|sk-[A-Za-z0-9_-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abp]-|AKIA[0-9A-Z]{16})"
-)
-
-
-def is_secret_name(name: str) -> bool:
-    """True for a variable a worker must never see (``ANTHROPIC_*``, ``*KEY*``, ``*TOKEN*``...)."""
-    upper = name.upper()
-    return upper.startswith("ANTHROPIC") or any(word in upper for word in _SECRET_WORDS)
 
 
 def scrubbed_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -122,7 +109,7 @@ def scrubbed_env(env: Mapping[str, str]) -> dict[str, str]:
     for name, value in env.items():
         if name not in _KEEP_NAMES and not name.startswith(_KEEP_PREFIXES):
             continue
-        if is_secret_name(name) or _SECRET_VALUE.search(value):
+        if is_secret_name(name) or looks_like_secret(value):
             continue
         kept[name] = value
     return kept
