@@ -255,8 +255,10 @@ def test_wheel_carries_the_prebuilt_extension(tmp_path: Path) -> None:
     junk = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
     for name in ("kernelopt_jupyter", "agents", "verify"):
         shutil.copytree(ROOT / name, src / name, ignore=junk)
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, src / name)
+    for name in ("pyproject.toml", "README.md", "scripts/kernelopt_build_backend.py"):
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, src / name)  # the build backend; labextension/ stays out,
+        # so it packs the prebuilt bundle instead of rebuilding it
     # Without isolation only where the local setuptools can build this project (>= 70.1 builds
     # wheels itself); a fresh Python 3.11 venv has 65.x, and pip then fetches a build backend.
     from importlib.metadata import PackageNotFoundError, version
