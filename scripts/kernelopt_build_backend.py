@@ -9,8 +9,9 @@ as data files under ``share/jupyter/labextensions/kernelopt-jupyter``, where Jup
 enabled. setuptools stays the builder because its ``package-dir`` mapping installs ``agents/``
 and ``verify/`` inside the package for editable installs and wheels alike.
 
-``KERNELOPT_SKIP_LABEXTENSION=1`` builds without the extension (an engine-only install, e.g. on
-a GPU machine without Node): the notebook then falls back to ``%kernelopt accept``.
+``KERNELOPT_SKIP_LABEXTENSION=1`` builds without the extension; so does a machine without node
+and npm (an engine-only install, e.g. the GPU machine), with a warning. The notebook then falls
+back to ``%kernelopt accept``. Node present but the build failing stops the install.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -61,6 +63,14 @@ def ensure_labextension() -> None:
     if os.environ.get("KERNELOPT_SKIP_LABEXTENSION") == "1" or not SOURCES.is_dir():
         return
     if bundle_is_current():
+        return
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        # An engine-only machine (the GPU box has no Node): install, and say what is missing.
+        print(
+            "kernelopt build: WARNING: no node/npm (Node >= 20): installing without the "
+            "JupyterLab extension; Accept then falls back to %kernelopt accept N",
+            file=sys.stderr,
+        )
         return
     print("kernelopt build: building the JupyterLab extension (labextension/)", file=sys.stderr)
     done = subprocess.run(

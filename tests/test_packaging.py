@@ -119,3 +119,34 @@ def test_pip_install_lists_the_labextension_enabled(tmp_path: Path, editable: bo
     assert where.returncode == 0, where.stderr[-1500:]
     home = str(source) if editable else str(tmp_path / "venv")
     assert all(path.startswith(home) for path in where.stdout.split()), where.stdout
+
+
+@pytest.mark.slow
+def test_without_node_the_engine_still_installs(tmp_path: Path) -> None:
+    """The GPU machine has no Node: the install warns and goes on without the extension."""
+    source = _tracked_copy(tmp_path / "src")
+    shutil.rmtree(source / BUNDLE.relative_to(ROOT))  # nothing prebuilt either
+    python = _venv(tmp_path / "venv")
+    env = _env(tmp_path)
+    (tmp_path / "bin").mkdir()
+    env["PATH"] = str(tmp_path / "bin")  # no node, no npm
+    done = subprocess.run(
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "-v",
+            "--no-deps",
+            "--no-build-isolation",
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout[-1500:] + done.stderr[-1500:]
+    assert "installing without the JupyterLab extension" in done.stdout + done.stderr
+    share = tmp_path / "venv" / "share" / "jupyter" / "labextensions" / "kernelopt-jupyter"
+    assert not share.exists()
