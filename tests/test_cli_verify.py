@@ -97,11 +97,20 @@ def test_user_mistakes_exit_2_with_one_line(args: list[str], message: str) -> No
     assert len(done.stderr.strip().splitlines()) == 1 and message in done.stderr
 
 
+def _assert_json_error(stdout: str, message: str) -> None:
+    """``--json`` promises one JSON object even for bad input: the error, with exit 2."""
+    lines = stdout.strip().splitlines()
+    assert len(lines) == 1, stdout
+    payload = json.loads(lines[0])
+    assert payload["schema"] == 1 and payload["exit"] == 2 and message in payload["error"]
+
+
 def test_bad_problem_file_exits_2(tmp_path: Path) -> None:
     bad = tmp_path / "broken_problem.py"
     bad.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x)\n")
     done = _kernelopt("verify", str(bad), str(CANDIDATES / "good_fused.py"), "--json")
-    assert done.returncode == 2 and done.stdout == ""
+    assert done.returncode == 2
+    _assert_json_error(done.stdout, f"{bad}: syntax error on line 3")
     assert f"{bad}: syntax error on line 3" in done.stderr
 
 
@@ -179,5 +188,7 @@ def test_reference_that_raises_in_forward_exits_2(tmp_path: Path) -> None:
         )
     )
     done = _kernelopt("verify", str(broken), str(CANDIDATES / "good_fused.py"), "--json")
-    assert done.returncode == 2 and done.stdout == ""
-    assert f"{broken}: the reference's forward raised ValueError: reference bug" in done.stderr
+    message = f"{broken}: the reference's forward raised ValueError: reference bug"
+    assert done.returncode == 2
+    _assert_json_error(done.stdout, message)
+    assert message in done.stderr
