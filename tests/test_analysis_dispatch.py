@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
 import pytest
 
-from kernelopt_jupyter.cli import profile as cmd_profile
 from kernelopt_jupyter.analysis import DispatchMap, measure_baselines, profile_problem
 from kernelopt_jupyter.analysis.dispatch import dispatch_map_from_dict
+from kernelopt_jupyter.cli import build_parser
+from kernelopt_jupyter.cli import profile as cmd_profile
 from kernelopt_jupyter.problem import load_problem
 
 DATA = Path(__file__).parent / "data" / "analysis"
@@ -69,11 +69,18 @@ def test_map_json_schema_roundtrip(conv_map: DispatchMap) -> None:
 def test_baselines_not_measured_on_cpu() -> None:
     base = measure_baselines(load_problem(DATA / "plain_matmul.py"), "cpu")
     assert not base.measured and "no GPU" in base.detail
-    assert base.as_ms() == {"eager": None, "compile": None, "max_autotune": None}
+    assert base.as_ms() == {
+        "eager": None,
+        "compile": None,
+        "max_autotune": None,
+        "reduce_overhead": None,
+    }
 
 
 def test_profile_command_json_and_table(capsys: pytest.CaptureFixture[str]) -> None:
-    args = argparse.Namespace(problem=str(DATA / "plain_matmul.py"), device="cpu", json=True)
+    args = build_parser().parse_args(
+        ["profile", str(DATA / "plain_matmul.py"), "--device", "cpu", "--json"]
+    )
     assert cmd_profile.run(args) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["schema"] == 1 and data["library_dominated"] is True
@@ -86,7 +93,9 @@ def test_profile_command_json_and_table(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_profile_command_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    args = argparse.Namespace(problem=str(tmp_path / "missing.py"), device="cpu", json=True)
+    args = build_parser().parse_args(
+        ["profile", str(tmp_path / "missing.py"), "--device", "cpu", "--json"]
+    )
     assert cmd_profile.run(args) == 2
     err = capsys.readouterr().err
     assert err.startswith("kernelopt profile: ") and "missing.py" in err and err.count("\n") == 1
