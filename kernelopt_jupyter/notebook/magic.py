@@ -32,6 +32,7 @@ from kernelopt_jupyter.notebook.accept import (
 )
 from kernelopt_jupyter.notebook.report import render_summary, state_from_events, summary_of_events
 from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source
+from kernelopt_jupyter.session.protocols import SessionController
 from kernelopt_jupyter.session.state import SessionState
 
 LINE_USAGE = """\
@@ -50,7 +51,7 @@ class SessionRecord:
     """A session started or opened in this kernel, with what its panel needs."""
 
     label: str
-    session: Any
+    session: SessionController | None
     problem: Problem | None
     cell_id: str | None
     out_dir: Path | None
@@ -69,7 +70,7 @@ class SessionRecord:
 
     def events(self) -> list[Event]:
         """The session's events so far."""
-        log = getattr(self.session, "log", None)
+        log = self.session.log if self.session is not None else None
         if log is not None:
             return list(log.events)
         if self.out_dir is not None and (self.out_dir / "events.jsonl").is_file():
@@ -331,13 +332,13 @@ class KernelOptMagics(Magics):
     def show(self, record: SessionRecord, *, text: bool = False, step_mode: bool = False) -> None:
         """Display ``record``'s panel (or text progress) and its static summary."""
         session = record.session
-        live = record.live
+        live = record.live and session is not None
         events_now: list[Event] = [] if live else record.events()
         if text or not has_widget_frontend(self.shell):
             from kernelopt_jupyter.session.progress import TextProgress
 
             progress = TextProgress()
-            if live:
+            if live and session is not None:
                 session.log.subscribe(progress, replay=True)
             else:
                 for event in events_now:
@@ -365,7 +366,7 @@ class KernelOptMagics(Magics):
                 summary.update(HTML(record.summary_html()))
 
         panel.on_finished.append(finished)
-        if live:
+        if live and session is not None:
             panel.attach(session.log)
         else:
             panel.feed(events_now)
@@ -405,7 +406,7 @@ class KernelOptMagics(Magics):
     def _cmd_status(self, rest: list[str]) -> None:
         record = self._current()
         state = record.state()
-        running = bool(getattr(record.session, "running", False))
+        running = record.session is not None and record.session.running
         print(
             f"{record.label}: {state.problem} {shown_status(state)}"
             + (" (running)" if running else "")
@@ -419,7 +420,7 @@ class KernelOptMagics(Magics):
         record = self._current()
         if not record.live:
             raise UsageError("kernelopt: the current session is a read-only view")
-        if not getattr(record.session, "running", False):
+        if record.session is None or not record.session.running:
             print(f"{record.label}: already {shown_status(record.state())}; nothing to stop")
             return
         record.session.stop()
@@ -528,7 +529,7 @@ class KernelOptMagics(Magics):
         record = SessionRecord(
             label=f"s{len(SESSIONS) + 1}",
             session=session,
-            problem=getattr(session, "problem", None),
+            problem=session.problem,
             cell_id=current_cell_id(self.shell),
             out_dir=folder,
             live=args.resume,

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import ipywidgets as w
 
 from kernelopt_jupyter.problem import Problem
+from kernelopt_jupyter.session.protocols import SessionController
 from kernelopt_jupyter.session.state import SessionState
 
 #: DOM classes the panel puts on its widgets (browser tests select by these).
@@ -75,7 +76,7 @@ class PanelContext:
     """The state the views draw, the session they steer and the panel-wide services."""
 
     state: SessionState
-    controller: Any  # an OptimizationSession, or None for a saved session shown read-only
+    controller: SessionController | None  # None: a saved session shown read-only
     problem: Problem | None
     reference_source: str
     say: Callable[[str], None]
