@@ -35,6 +35,17 @@ def test_conv_is_a_kept_vendor_call_and_epilogue_a_triton_kernel(conv_map: Dispa
         assert "no GPU" in str(rec.ncu)
 
 
+def test_records_carry_the_aten_argument_shapes_the_recorder_saw(conv_map: DispatchMap) -> None:
+    by_name = {r.name: r for r in conv_map.records}
+    [vendor] = [r for r in conv_map.records if r.kind == "vendor"]
+    assert vendor.shapes == [[2, 3, 16, 16], [8, 3, 3, 3], [8]]  # input, weight, bias
+    [epilogue] = [r for r in conv_map.records if r.kind == "triton" and "aten.relu" in r.ops]
+    assert epilogue.shapes == [[2, 8, 14, 14]]  # relu's input in the reference's forward
+    assert all(r.shapes for r in by_name.values())  # a layout kernel shares its op's shapes
+    again = dispatch_map_from_dict(json.loads(json.dumps(conv_map.to_dict())))
+    assert [r.shapes for r in again.records] == [r.shapes for r in conv_map.records]
+
+
 def test_cpu_map_is_ranked_by_roofline_estimate_and_says_so(conv_map: DispatchMap) -> None:
     assert "estimated" in conv_map.ranked_by and "not meaningful" in conv_map.ranked_by
     bounds = [r.bound_ms or 0.0 for r in conv_map.records]

@@ -47,6 +47,9 @@ class DispatchRecord:
     peak: str = ""
     ncu: dict[str, Any] | str = "not collected"
     source: str = ""
+    #: Tensor argument shapes of the ATen op behind the unit, as the dispatch recorder saw
+    #: them (a Triton unit: its first fused op in the reference's eager forward).
+    shapes: list[list[int]] = field(default_factory=list)
 
     def unit(self) -> dict[str, Any]:
         """The fields of ``agents.base.KernelUnit``, for the search."""
@@ -163,12 +166,36 @@ def _call_op(call_source: str) -> str:
     return _op_base(head)
 
 
+@dataclass
+class _OpCall:
+    """One recorded ATen call: its FLOPs, bytes moved, dtype and tensor argument shapes."""
+
+    op: str
+    flops: int | None
+    bytes: int
+    dtype: str
+    shapes: list[list[int]]
+
+
+def _tensor_args(values: Any) -> list[Any]:
+    """Tensor arguments in call order, one level into lists (``cat``, ``stack``)."""
+    import torch
+
+    found: list[Any] = []
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            found.append(value)
+        elif isinstance(value, list | tuple):
+            found.extend(v for v in value if isinstance(v, torch.Tensor))
+    return found
+
+
 class _OpCosts:
-    """Records FLOPs and bytes of the vendor/other ATen calls a forward makes, in order."""
+    """Records FLOPs, bytes and argument shapes of the named ATen calls a forward makes."""
 
     def __init__(self, names: set[str]) -> None:
         self.names = names
-        self.calls: list[tuple[str, int | None, int, str]] = []  # op, flops, bytes, dtype
+        self.calls: list[_OpCall] = []
 
     def run(self, fn: Any, inputs: list[Any]) -> None:
         import torch
@@ -194,24 +221,42 @@ class _OpCosts:
                             flops = int(formula(*args, **plain, out_val=out))
                         except Exception:
                             flops = None
-                    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+                    tensors = _tensor_args((*args, *kwargs.values()))
                     outs = [out] if isinstance(out, torch.Tensor) else []
                     if "out" in kwargs:
                         outs = []  # the out= tensor is already among the arguments
                     nbytes = sum(t.numel() * t.element_size() for t in (*tensors, *outs))
                     dtype = str(tensors[0].dtype) if tensors else ""
-                    owner.calls.append((name, flops, nbytes, dtype))
+                    shapes = [list(t.shape) for t in tensors]
+                    owner.calls.append(_OpCall(name, flops, nbytes, dtype, shapes))
                 return out
 
         with torch.no_grad(), Mode():
             fn(*inputs)
 
 
-def _records_from_harvest(harvest: Harvest, costs: _OpCosts) -> list[DispatchRecord]:
+def _take_call(pending: list[_OpCall], ops: list[str], *, consume: bool = True) -> _OpCall | None:
+    """The first pending call of any of ``ops`` (in the ops' order), removed from ``pending``
+    unless ``consume`` is false."""
+    for op in ops:
+        match = next((c for c in pending if c.op == op), None)
+        if match is not None:
+            if consume:
+                pending.remove(match)
+            return match
+    return None
+
+
+def _records_from_harvest(
+    harvest: Harvest, costs: _OpCosts, reference: _OpCosts | None = None
+) -> list[DispatchRecord]:
+    """One record per harvested unit; ``reference`` (the eager forward's calls of the ops the
+    Triton units fused) gives those units their shapes."""
     import torch
 
     records: list[DispatchRecord] = []
     pending = list(costs.calls)
+    fused = list(reference.calls) if reference is not None else []
     for unit in harvest.units():
         rec = DispatchRecord(
             name=unit.name,
@@ -228,13 +273,20 @@ def _records_from_harvest(harvest: Harvest, costs: _OpCosts) -> list[DispatchRec
             n_ops = max(1, len([o for o in unit.ops if _op_base(o) not in _LAYOUT_OPS]))
             rec.flops = (unit.elements or 0) * n_ops if unit.elements else None
             rec.flops_source = "estimate: iteration space x fused ops"
+            ops = [_op_base(o) for o in unit.ops]
+            computed = [o for o in ops if o not in _LAYOUT_OPS]
+            # A layout-only kernel (a weight relayout before a convolution) shares its op's
+            # call with the vendor unit and its sibling layout kernels: peek, don't consume.
+            seen = _take_call(fused, computed or ops, consume=bool(computed))
+            rec.shapes = seen.shapes if seen is not None else []
         else:
-            op = _call_op(unit.source)
-            match = next((c for c in pending if c[0] == op), None)
+            match = _take_call(pending, [_call_op(unit.source)])
             if match is not None:
-                pending.remove(match)
-                rec.flops, rec.bytes, dtype = match[1], match[2], match[3]
-                rec.flops_source = "FlopCounter formula" if match[1] is not None else "no formula"
+                rec.flops, rec.bytes, dtype = match.flops, match.bytes, match.dtype
+                rec.shapes = match.shapes
+                rec.flops_source = (
+                    "FlopCounter formula" if match.flops is not None else "no formula"
+                )
         conv = any("convolution" in o for o in rec.ops)
         tf32 = bool(
             torch.backends.cudnn.allow_tf32 if conv else torch.backends.cuda.matmul.allow_tf32
@@ -435,7 +487,9 @@ def profile_task(source: str, path: str, ncu: bool = False) -> dict[str, Any]:
     names = set(VENDOR_OPS) | {_call_op(u.source) for u in harvest.other_calls}
     costs = _OpCosts(names)
     costs.run(cand, inputs)
-    records = _records_from_harvest(harvest, costs)
+    fused = _OpCosts({_op_base(o) for k in harvest.kernels for o in k.ops})
+    fused.run(model, inputs)  # the Triton units' ops as the reference dispatches them
+    records = _records_from_harvest(harvest, costs, fused)
     ncu_note = _ncu_status(device, ncu)
     if device == "cuda":
         times = _profile(cand, inputs)
