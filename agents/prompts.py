@@ -114,13 +114,14 @@ How to write kernels that pass
 
 ROLE_PROFILER = """\
 Role: Profiler. The dispatch map in the system prompt gives, per kernel, its measured time,
-share, bytes moved, FLOPs, arithmetic intensity and roofline-bound time; the search's best
-candidate so far is above. Rank its sub-kernels by what optimizing them could gain (Amdahl: a
-kernel at 5% of the time can save at most 5%). For each one that matters say whether it is
-memory-bound (low arithmetic intensity: elementwise ops, reductions, copies; judge by bytes
-moved and its roofline fraction) or compute-bound (matmul/conv-like, high FLOPs per byte), and
-in one line what limits it (launch overhead for tiny kernels, uncoalesced access, extra
-round trips to memory, a vendor call that is already near peak). Vendor calls already near
+share, bytes moved, FLOPs, arithmetic intensity, roofline-bound time and the shapes of its
+op's tensor arguments; the search's best candidate so far is above. Rank its sub-kernels by
+what optimizing them could gain (Amdahl: a kernel at 5% of the time can save at most 5%).
+For each one that matters say whether it is memory-bound (low arithmetic intensity:
+elementwise ops, reductions, copies; judge by bytes moved and its roofline fraction) or
+compute-bound (matmul/conv-like, high FLOPs per byte), and in one line what limits it
+(launch overhead for tiny kernels, uncoalesced access, extra round trips to memory, a vendor
+call that is already near peak). Vendor calls already near
 their roofline are not worth a plan; say so. Where nothing was measured (CPU), reason from the
 ops and shapes and say that the shares are estimates. Call `report_bottlenecks` with at most 5
 entries, the most important first, naming kernels exactly as listed.
@@ -194,20 +195,29 @@ def _fmt_num(value: Any, unit: str) -> str:
     return f"{value:.3g} {unit}"
 
 
+def _fmt_shapes(shapes: Any) -> str:
+    """``[[2, 3, 16, 16], [8]]`` -> ``2x3x16x16, 8`` (a 0-d tensor is ``scalar``); ``?`` if none."""
+    if not isinstance(shapes, list) or not shapes:
+        return "?"
+    dims = [s for s in shapes if isinstance(s, list | tuple)]
+    return ", ".join("x".join(str(d) for d in s) or "scalar" for s in dims) or "?"
+
+
 def kernel_table(kernels: Iterable[KernelUnit], records: Iterable[dict[str, Any]] = ()) -> str:
     """The dispatch map as a plain table: one row per sub-kernel or vendor call.
 
     ``records`` are the dispatch map's own rows (bytes, FLOPs, intensity, roofline-bound time,
-    launches); where a kernel has none its cells say "?".
+    launches, the op's argument shapes); where a kernel has none its cells say "?".
     """
     extra = {str(r.get("name")): r for r in records}
     rows = [
         "roofline fraction = the time the kernel would take at the H200's memory or compute "
         "peak (roof ms), divided by its measured time (1.0 = at the roof, nothing left to "
-        "gain; 0.1 = 10x headroom). intensity = FLOPs per byte moved. '?' = not measured. "
-        "Input shapes: see get_inputs() in the reference source.",
+        "gain; 0.1 = 10x headroom). intensity = FLOPs per byte moved. shapes = the tensor "
+        "arguments of the ATen op behind the kernel, in call order (a fused Triton kernel: "
+        "its first fused op's). '?' = not measured.",
         "name | kind | time share | ms | roof ms | bytes | FLOPs | intensity | bound | "
-        "roofline fraction | launches | ops",
+        "roofline fraction | launches | shapes | ops",
     ]
     for k in kernels:
         r = extra.get(k.name, {})
@@ -218,7 +228,8 @@ def kernel_table(kernels: Iterable[KernelUnit], records: Iterable[dict[str, Any]
             f"{_fmt_ms(r.get('bound_ms'))} | {_fmt_num(r.get('bytes'), 'B')} | "
             f"{_fmt_num(r.get('flops'), 'FLOP')} | "
             f"{'?' if intensity is None else f'{intensity:.3g}'} | {k.bound or '?'} | {roof} | "
-            f"{r.get('launches', '?')} | {', '.join(k.ops) or '-'}"
+            f"{r.get('launches', '?')} | {_fmt_shapes(r.get('shapes'))} | "
+            f"{', '.join(k.ops) or '-'}"
         )
     return "\n".join(rows)
 
