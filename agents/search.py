@@ -60,6 +60,9 @@ class SearchConfig:
     #: Whole-search deadline (a ``time.monotonic()`` value) set by the session, which counts
     #: the analysis against ``--time-limit``; the gate runner cancels work in flight at it.
     deadline: float | None = None
+    #: When the whole run began (``time.monotonic()``), set by the session: the budget's clock
+    #: (``budget.seconds``, ``max_seconds``) counts the analysis too. None: the search's start.
+    started: float | None = None
     max_tokens: int | None = None
     max_usd: float | None = None
     seeds: int = 3
@@ -208,7 +211,9 @@ class BeamSearch:
         self._next_id = 1  # the root is c0
         self._id_lock = threading.Lock()
         self._step = 0
-        self._t0 = time.monotonic()
+        self._t0 = config.started if config.started is not None else time.monotonic()
+        #: Set when a person rejected an Executor's edit or a Tuner's variants: re-plan.
+        self._replan = False
         self._tokens = 0.0
         self._cost_usd = 0.0
 
@@ -233,6 +238,13 @@ class BeamSearch:
             max_usd=self.config.max_usd,
         )
 
+    def _seconds_left(self) -> float | None:
+        """Seconds before the nearer of the deadline and ``max_seconds``; None without either."""
+        ends = [self.config.deadline] if self.config.deadline is not None else []
+        if self.config.max_seconds:
+            ends.append(self._t0 + self.config.max_seconds)
+        return max(0.0, min(ends) - time.monotonic()) if ends else None
+
     def _check_budget(self) -> None:
         if self.control.stop_requested:
             raise SearchStopped()
@@ -252,6 +264,7 @@ class BeamSearch:
     ) -> T:
         """Run one agent step with its events; returns the policy's answer."""
         self._check_budget()
+        self.ctx.budget_left = self._seconds_left()
         step = self._step
         self._step += 1
         self.log.emit("agent_started", agent=agent, step=step, iteration=self.ctx.iteration)
@@ -527,11 +540,21 @@ class BeamSearch:
         self._pause("profiler", {"summary": report.summary})
         improved = False
         for parent in list(beam):
-            for plan in self._plans_for(report, parent):
+            queue, replans = self._plans_for(report, parent), 0
+            while queue:
+                plan = queue.pop(0)
                 child = self._execute(plan, parent)
                 if child is not None and child.usable:
                     improved |= self._better(child, parent)
                     improved |= self._tune(child)
+                if self._replan and replans < _REPLANS:
+                    # A rejected edit or tuning step re-plans like a rejected Planner step:
+                    # the Planner sees the reason first, the plans not yet tried go on after.
+                    replans += 1
+                    fresh = self._plans_for(report, parent)
+                    titles = {p.title for p in fresh}
+                    queue = fresh + [p for p in queue if p.title not in titles]
+                self._replan = False
         return improved
 
     def _plans_for(self, report: ProfileReport, parent: GatedCandidate) -> list[Plan]:
@@ -578,6 +601,12 @@ class BeamSearch:
         what = ", ".join(f"{p.id} ({p.title})" for p in plans) or "the Planner's step"
         self.ctx.rejections.append(f"{what}: {reason or 'no reason given'}")
 
+    def _note_step_rejection(self, what: str, reason: Any) -> None:
+        """A person rejected an Executor's edit or a Tuner's step: the Planner is asked again
+        for the same parent and sees ``what`` was rejected and why."""
+        self.ctx.rejections.append(f"{what}: {str(reason or '') or 'no reason given'}")
+        self._replan = True
+
     def _better(self, child: GatedCandidate, parent: GatedCandidate) -> bool:
         return child.ms is not None and (parent.ms is None or child.ms < parent.ms * 0.995)
 
@@ -595,6 +624,9 @@ class BeamSearch:
                 {"plan_id": plan.id, "source": edit.source, "explanation": edit.explanation},
             )
             if action == "reject":
+                self._note_step_rejection(
+                    f"the Executor's edit for {plan.id} ({plan.title})", value
+                )
                 return None
             source = str(value) if action == "edit_candidate" and value else edit.source
             if source is None:
@@ -636,8 +668,11 @@ class BeamSearch:
         )
         if not proposal.variants:
             return False
-        action, _ = self._pause("tuner", {"variants": [label for label, _ in proposal.variants]})
+        action, value = self._pause(
+            "tuner", {"variants": [label for label, _ in proposal.variants]}
+        )
         if action == "reject":
+            self._note_step_rejection(f"the Tuner's variants of {candidate.candidate.id}", value)
             return False
         improved = False
         for label, source in proposal.variants:
