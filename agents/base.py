@@ -116,7 +116,10 @@ class AgentContext:
     #: What a person rejected in step mode, with the reason: the Planner reads these.
     rejections: list[str] = field(default_factory=list)
     iteration: int = 0
-    budget_left: dict[str, Any] = field(default_factory=dict)
+    #: Seconds left before the search's deadline (the nearer of ``--time-limit`` and the
+    #: search's own time budget), refreshed by the search before every agent call; None when
+    #: the search has no deadline. A policy reads it to skip moves too expensive to finish.
+    budget_left: float | None = None
 
 
 @dataclass

@@ -380,7 +380,6 @@ def steps_text(steps: list[StepRecord], max_diff_lines: int = 80) -> str:
 def budget_text(ctx: AgentContext) -> str:
     """Where the search stands, so the agent can pace itself."""
     parts = [f"Search iteration {ctx.iteration}."]
-    if ctx.budget_left:
-        left = ", ".join(f"{k}: {v}" for k, v in ctx.budget_left.items())
-        parts.append(f"Budget left: {left}.")
+    if ctx.budget_left is not None:
+        parts.append(f"Time left before the search's deadline: {ctx.budget_left:.0f} s.")
     return " ".join(parts)
