@@ -237,7 +237,8 @@ class OptimizationSession:
         leaves every decided candidate on disk with status ``interrupted``.
         """
         limit = self.options.max_seconds
-        self._deadline = time.monotonic() + limit if limit else None
+        started = time.monotonic()  # the budget's clock starts here: the analysis counts
+        self._deadline = started + limit if limit else None
         policy = make_policy(
             self.options.agents,
             self.options.model,
@@ -291,6 +292,7 @@ class OptimizationSession:
                 seeds=self.options.seeds,
                 time_limit_s=self.options.time_limit_s,
                 deadline=self._deadline,
+                started=started,
             )
             self._search = BeamSearch(
                 self.problem,
