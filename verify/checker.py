@@ -329,6 +329,7 @@ class Checker:
             "inputs": inputs,
             "order": call.order,
             "order_seed": call.order_seed,
+            "burst": call.burst,
             "return_inputs": mutated,
         }
         limit = 2 * out_bytes + wire.nbytes(case["inputs"]) + REPLY_SLACK
