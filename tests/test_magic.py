@@ -167,6 +167,26 @@ def test_bad_option_is_a_usage_error(ip: InteractiveShell) -> None:
     assert not result.success and "invalid int value" in str(result.error_in_exec)
 
 
+def test_api_budget_flags_reach_the_session(
+    ip: InteractiveShell, recorded: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run(ip, "--agents claude --max-tokens 5000 --max-usd 0.25 --text", CELL)
+    assert result.success
+    opts = RecordedSession.made[-1].options
+    assert (opts.agents, opts.max_tokens, opts.max_usd) == ("claude", 5000, 0.25)
+    RecordedSession.made[-1].wait(10)
+    for line, message in (
+        ("--max-usd 0", "--max-usd 0.0 must be more than 0 USD"),
+        ("--max-tokens 0", "--max-tokens 0 must be at least 1"),
+        ("--max-usd much", "invalid float value"),
+    ):
+        bad = run(ip, line, CELL)
+        assert not bad.success and message in str(bad.error_in_exec)
+    run(ip, "--help", "")
+    text = capsys.readouterr().out
+    assert "--max-tokens" in text and "--max-usd" in text and "analysis included" in text
+
+
 def test_cell_without_a_problem_gets_one_line(
     ip: InteractiveShell, recorded: None, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -225,7 +225,24 @@ class KernelOptMagics(Magics):
     @argument("--step", action="store_true", help="pause after every agent step for a decision")
     @argument("--model", default=None, help="Claude model name for --agents claude")
     @argument("--out", default=None, help="session folder (default runs/<name>-<time>)")
-    @argument("--time-limit", type=float, default=None, help="stop the search after SECONDS")
+    @argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="stop the whole run (analysis included) after SECONDS",
+    )
+    @argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="Claude: stop after this many API tokens (input, output, cache reads and writes)",
+    )
+    @argument(
+        "--max-usd",
+        type=float,
+        default=None,
+        help="Claude: stop after this much API spend in USD (list prices; an estimate)",
+    )
     @argument("--iterations", type=int, default=None, help="beam-search iterations")
     @argument("--plans", type=int, default=None, help="plans per iteration")
     @argument("--beam", type=int, default=None, help="beam width")
@@ -272,6 +289,10 @@ class KernelOptMagics(Magics):
         """Run the cell, capture its problem, start the session and show the panel."""
         if bool(args.module) != bool(args.inputs):
             raise UsageError("kernelopt: --module and --inputs go together")
+        if args.max_tokens is not None and args.max_tokens < 1:
+            raise UsageError(f"kernelopt: --max-tokens {args.max_tokens} must be at least 1")
+        if args.max_usd is not None and not args.max_usd > 0:
+            raise UsageError(f"kernelopt: --max-usd {args.max_usd} must be more than 0 USD")
         shell: Any = self.shell
         if args.device != "cuda":
             # Triton kernels of the cell, and the accepted ones later, must be defined under
@@ -304,6 +325,8 @@ class KernelOptMagics(Magics):
             step=args.step,
             model=args.model,
             max_seconds=args.time_limit,
+            max_tokens=args.max_tokens,
+            max_usd=args.max_usd,
             out_dir=Path(args.out) if args.out else None,
         )
         for name in ("iterations", "plans", "beam"):

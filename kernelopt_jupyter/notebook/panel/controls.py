@@ -17,6 +17,8 @@ from kernelopt_jupyter.notebook.panel.diff import side_by_side
 from kernelopt_jupyter.session.state import SessionState
 
 _EDIT_ACTIONS = {"edit_candidate", "edit_plan", "edit"}
+#: Steps whose Reject asks the Planner again with the reason (agents/search.py).
+_REPLANNED = {"planner", "executor", "tuner"}
 
 
 def pending_html(state: SessionState, paused: dict[str, Any], reference_source: str) -> str:
@@ -136,7 +138,7 @@ class ControlsView:
             where = f"{paused.get('agent')} step {paused.get('step')}"
             reject = (
                 "Reject to ask the Planner for other plans (your reason goes to it)"
-                if paused.get("agent") == "planner"
+                if paused.get("agent") in _REPLANNED
                 else "Reject to drop it (the search goes on)"
             )
             self.ctx.say(
@@ -205,7 +207,7 @@ class ControlsView:
         elif action == "reject":
             step.reject(self.reject_reason.value or "rejected in the panel")
             self.reject_reason.value = ""
-            if (self.ctx.state.paused or {}).get("agent") == "planner":
+            if (self.ctx.state.paused or {}).get("agent") in _REPLANNED:
                 self.disable_steps()
                 self.ctx.say("reject: sent (the Planner is asked again, with the reason)")
                 return
