@@ -123,6 +123,8 @@ _STATE_WORDS = {
     "input returned as is)",
     "fresh": "was only allocated or filled with a constant during this call (no kernel wrote it)",
     "torch": "was written by PyTorch compute ops, not by the candidate's kernels",
+    "foreign": "holds data that no ATen op or kernel of the candidate produced (host memory: "
+    "numpy, DLPack, from_numpy, or a kernel staging such data)",
 }
 
 
