@@ -248,9 +248,10 @@ def problem_from_source(
     )
     if validate:
         # Validation runs the problem's own code: it is the user's trusted reference.
+        # Shapes only (the meta device): a 6 GB input is not drawn on the CPU to be checked.
         loaded = materialize(problem)
-        loaded.make_inputs(seed=0)
-        random = random_in_mode(loaded.make_model(), problem.mode)
+        loaded.make_inputs(seed=0, device="meta")
+        random = random_in_mode(loaded.make_model("meta"), problem.mode)
         if random is not None:
             raise ProblemError(f"{path}: {random}")
     return problem
@@ -358,35 +359,69 @@ class LoadedProblem:
             raise ProblemError(f"{self.problem.path}: get_init_inputs() must return a list")
         return list(value)
 
-    def make_inputs(self, seed: int, device: str = "cpu") -> list[Any]:
-        """Fresh inputs drawn under ``seed`` and moved to ``device``."""
+    def _on_device(self, device: str, fn_name: str, seed: int, *args: Any) -> Any:
+        """``fn_name(*args)`` under ``seed`` with ``device`` as the default device, so that a
+        multi-GB ``torch.randn`` or a large ``nn.Linear`` is made where it is used instead of
+        on the CPU and copied (minutes and host memory at KernelBench sizes). A function that
+        cannot run that way (a CPU generator, ``.item()`` on the meta device) runs as written,
+        its tensors moved afterwards by the caller."""
         import torch
 
         torch.manual_seed(seed)
-        value = self._call("get_inputs")
+        if device == "cpu":
+            return self._call(fn_name, *args)
+        try:
+            with torch.device(device):
+                return self._call(fn_name, *args)
+        except ProblemError:
+            torch.manual_seed(seed)
+            return self._call(fn_name, *args)
+
+    def make_inputs(self, seed: int, device: str = "cpu") -> list[Any]:
+        """Fresh inputs drawn under ``seed``, made on ``device`` (see :meth:`_on_device`)."""
+        import torch
+
+        value = self._on_device(device, "get_inputs", seed)
         if not isinstance(value, list | tuple):
             raise ProblemError(f"{self.problem.path}: get_inputs() must return a list")
         return [v.to(device) if isinstance(v, torch.Tensor) else v for v in value]
 
     def make_model(self, device: str = "cpu", seed: int = 0) -> Any:
         """The reference as an ``nn.Module`` on ``device`` (weights drawn under ``seed``)."""
-        import torch
-
         if self.problem.kind == "module":
             init = self.init_inputs()
-            torch.manual_seed(seed)
-            cls = self.module.Model
-            try:
-                model = cls(*init)
-            except TypeError as exc:
-                raise ProblemError(
-                    f"{self.problem.path}: Model(*get_init_inputs()) failed: {exc}"
-                ) from None
+            model = self._build(device, seed, init)
             model = model.to(device)
             # As constructed unless the problem asks for inference (KernelBench's semantics).
             return model.eval() if self.problem.mode == "eval" else model
         fn = getattr(self.module, self.problem.entry)
         return _entry_module(fn).to(device).eval()
+
+    def _build(self, device: str, seed: int, init: list[Any]) -> Any:
+        """``Model(*init)`` with weights drawn under ``seed``, made on ``device`` where the
+        constructor allows it (the same as building on the CPU and moving, minus the copy)."""
+        import torch
+
+        cls = self.module.Model
+
+        def build() -> Any:
+            torch.manual_seed(seed)
+            try:
+                return cls(*init)
+            except TypeError as exc:
+                raise ProblemError(
+                    f"{self.problem.path}: Model(*get_init_inputs()) failed: {exc}"
+                ) from None
+
+        if device == "cpu":
+            return build()
+        try:
+            with torch.device(device):
+                return build()
+        except ProblemError:
+            raise
+        except Exception:
+            return build()
 
     def reference_fn(self) -> Callable[..., Any] | None:
         """The torch-only reference used by the float64 referee, if the problem has one."""

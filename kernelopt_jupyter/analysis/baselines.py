@@ -55,8 +55,23 @@ class Baselines:
         return asdict(self)
 
 
-def measure_baselines(problem: Problem, device: str, *, time_limit_s: float = 900.0) -> Baselines:
-    """Time the reference eager and under each torch.compile mode; never raises for failures."""
+#: The baselines a search's analysis measures: the reference and Inductor's default. The
+#: other peers cost a compile each (max-autotune: seconds to minutes of template tuning) and
+#: are measured by the bench's side-by-side run after the search (``peers_task``).
+SEARCH_MODES: tuple[str, ...] = ("eager", "compile")
+#: Seconds of timed rounds a baseline measurement aims at (rounds are 10 to 50).
+TIMING_BUDGET_S = 3.0
+
+
+def measure_baselines(
+    problem: Problem,
+    device: str,
+    *,
+    time_limit_s: float = 900.0,
+    modes: tuple[str, ...] = tuple(MODES),
+) -> Baselines:
+    """Time the reference eager and under each torch.compile mode in ``modes``; never raises
+    for failures."""
     from kernelopt_jupyter.worker import run_task
 
     if device != "cuda":
@@ -67,7 +82,7 @@ def measure_baselines(problem: Problem, device: str, *, time_limit_s: float = 90
         )
     result = run_task(
         "kernelopt_jupyter.analysis.baselines:baselines_task",
-        {"source": problem.source, "path": problem.path},
+        {"source": problem.source, "path": problem.path, "modes": list(modes)},
         device="cuda",
         time_limit_s=time_limit_s,
     )
@@ -76,65 +91,171 @@ def measure_baselines(problem: Problem, device: str, *, time_limit_s: float = 90
     return Baselines(**result.value)
 
 
-def baselines_task(source: str, path: str, rounds: int = 50) -> dict[str, Any]:
-    """Worker entry (GPU): compile each mode, then time all of them interleaved."""
-    import time
+def _median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    s = sorted(values)
+    return s[len(s) // 2]
 
+
+def time_interleaved(
+    fns: dict[str, Any], pool: list[list[Any]], *, budget_s: float = TIMING_BUDGET_S
+) -> tuple[dict[str, list[float]], dict[str, Any]]:
+    """Per-call times (ms) of each of ``fns`` in rounds that interleave them in a shuffled
+    order, with the performance gate's timer (L2 flush, fresh input clones before each call);
+    as many rounds (10 to 50) as fit in about ``budget_s``. Also the last output of each."""
     import torch
 
-    from kernelopt_jupyter.problem import materialize, problem_from_source
     from kernelopt_jupyter.verify.timing import _Timer
 
-    problem = problem_from_source(source, path, validate=False)
-    loaded = materialize(problem)
-    model = loaded.make_model("cuda", seed=0)
-    pool = [loaded.make_inputs(1000 + i, "cuda") for i in range(4)]
-    fns: dict[str, Any] = {}
-    compile_s: dict[str, float] = {}
-    notes: list[str] = []
-    for name, mode in MODES.items():
-        if mode is None:
-            fns[name] = model
-            continue
-        torch._dynamo.reset()
-        try:
-            fn = torch.compile(model, mode=mode)
-            start = time.perf_counter()
-            with torch.no_grad():
-                fn(*pool[0])
-            torch.cuda.synchronize()
-            compile_s[name] = time.perf_counter() - start
-            fns[name] = fn
-        except Exception as exc:
-            notes.append(f"{name} failed to compile: {type(exc).__name__}: {exc}"[:200])
+    def fresh(values: list[Any]) -> list[Any]:
+        return [x.clone() if isinstance(x, torch.Tensor) else x for x in values]
+
     timer = _Timer("cuda")
-    for fn in fns.values():
-        for _ in range(3):
-            timer.time(fn, [x.clone() if isinstance(x, torch.Tensor) else x for x in pool[0]])
+    estimate: dict[str, float] = {}
+    outs: dict[str, Any] = {}
+    for name, fn in fns.items():
+        for _ in range(2):
+            ms, outs[name] = timer.time(fn, fresh(pool[0]))
+        estimate[name] = ms
+    per_round = max(sum(estimate.values()) / 1e3, 1e-6)
+    rounds = int(min(50, max(10, budget_s / per_round)))
     times: dict[str, list[float]] = {name: [] for name in fns}
     order = list(fns)
     rng = random.Random(0)
     for r in range(rounds):
         rng.shuffle(order)
         for name in order:
-            inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in pool[r % len(pool)]]
+            inputs = fresh(pool[r % len(pool)])
             timer.flush()
-            times[name].append(timer.time(fns[name], inputs)[0])
+            ms, _ = timer.time(fns[name], inputs)
+            times[name].append(ms)
+    return times, outs
 
-    def median(values: list[float]) -> float | None:
-        if not values:
-            return None
-        s = sorted(values)
-        return s[len(s) // 2]
 
+def _compile_modes(model: Any, modes: list[str], first: list[Any]) -> tuple[dict, dict, list]:
+    """Each torch.compile peer in ``modes`` compiled (and run once) on ``first``."""
+    import time
+
+    import torch
+
+    fns: dict[str, Any] = {}
+    compile_s: dict[str, float] = {}
+    notes: list[str] = []
+    for name in modes:
+        mode = MODES.get(name, "?")
+        if mode is None:
+            fns[name] = model
+            continue
+        if mode == "?":
+            notes.append(f"unknown baseline {name!r} ignored")
+            continue
+        torch._dynamo.reset()
+        try:
+            fn = torch.compile(model, mode=mode)
+            start = time.perf_counter()
+            with torch.no_grad():
+                fn(*first)
+            torch.cuda.synchronize()
+            compile_s[name] = time.perf_counter() - start
+            fns[name] = fn
+        except Exception as exc:
+            notes.append(f"{name} failed to compile: {type(exc).__name__}: {exc}"[:200])
+    return fns, compile_s, notes
+
+
+def baselines_task(
+    source: str, path: str, modes: list[str] | None = None, budget_s: float = TIMING_BUDGET_S
+) -> dict[str, Any]:
+    """Worker entry (GPU): compile each mode, then time all of them interleaved."""
+    import torch
+
+    from kernelopt_jupyter.problem import materialize, problem_from_source
+
+    problem = problem_from_source(source, path, validate=False)
+    loaded = materialize(problem)
+    model = loaded.make_model("cuda", seed=0)
+    pool = [loaded.make_inputs(1000 + i, "cuda") for i in range(2)]
+    fns, compile_s, notes = _compile_modes(model, list(modes or MODES), pool[0])
+    with torch.no_grad():
+        times, _ = time_interleaved(fns, pool, budget_s=budget_s)
+    rounds = len(next(iter(times.values()), []))
+    skipped = [n for n in MODES if n not in (modes or MODES)]
+    detail = "; ".join(notes) or "median of interleaved rounds (performance-gate timer)"
+    if skipped:
+        detail += f"; not measured here: {', '.join(skipped)} (the bench's side-by-side run)"
     return {
         "measured": True,
         "device": "cuda",
-        "eager_ms": median(times.get("eager", [])),
-        "compile_ms": median(times.get("compile", [])),
-        "max_autotune_ms": median(times.get("max_autotune", [])),
-        "reduce_overhead_ms": median(times.get("reduce_overhead", [])),
+        "eager_ms": _median(times.get("eager", [])),
+        "compile_ms": _median(times.get("compile", [])),
+        "max_autotune_ms": _median(times.get("max_autotune", [])),
+        "reduce_overhead_ms": _median(times.get("reduce_overhead", [])),
         "compile_s": compile_s,
         "rounds": rounds,
-        "detail": "; ".join(notes) or "median of interleaved rounds (performance-gate timer)",
+        "detail": detail,
     }
+
+
+def peers_task(
+    source: str, path: str, candidate_source: str, budget_s: float = 2 * TIMING_BUDGET_S
+) -> dict[str, Any]:
+    """Worker entry (GPU), the bench's side-by-side run: the verified winner and every peer
+    (eager and the three torch.compile modes) timed interleaved in one process.
+
+    The winner has passed the four gates already; here its timed outputs are compared with
+    eager's once more (loosely), so a winner that only holds up under the gates' schedule is
+    not reported. Its weights are the reference's.
+    """
+    import torch
+
+    from kernelopt_jupyter.problem import (
+        candidate_model,
+        load_source_module,
+        materialize,
+        problem_from_source,
+    )
+    from kernelopt_jupyter.verify.compare import compare_outputs
+
+    problem = problem_from_source(source, path, validate=False)
+    loaded = materialize(problem)
+    model = loaded.make_model("cuda", seed=0)
+    pool = [loaded.make_inputs(1000 + i, "cuda") for i in range(2)]
+    fns, compile_s, notes = _compile_modes(model, list(MODES), pool[0])
+    module = load_source_module(candidate_source, "winner")
+    winner = torch.nn.Module.to(candidate_model(problem, module, loaded.init_inputs()), "cuda")
+    torch.nn.Module.load_state_dict(winner, model.state_dict(), strict=True)
+    fns["candidate"] = winner
+    with torch.no_grad():
+        times, _ = time_interleaved(fns, pool, budget_s=budget_s)
+        expected = model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in pool[1]])
+        got = winner(*[x.clone() if isinstance(x, torch.Tensor) else x for x in pool[1]])
+    cmp = compare_outputs(got, expected)
+    result: dict[str, Any] = {name + "_ms": _median(ts) for name, ts in times.items()}
+    result.update(
+        compile_s=compile_s,
+        rounds=len(times["candidate"]),
+        notes=notes,
+        agrees=bool(cmp.error is None and cmp.loose_ok),
+        disagreement=cmp.error or ("" if cmp.loose_ok else cmp.worst),
+    )
+    return result
+
+
+def measure_peers(
+    problem: Problem, candidate_source: str, *, time_limit_s: float = 300.0
+) -> dict[str, Any]:
+    """The side-by-side run of ``peers_task`` in a worker; ``{"error": ...}`` on failure."""
+    from kernelopt_jupyter.worker import run_task
+
+    result = run_task(
+        "kernelopt_jupyter.analysis.baselines:peers_task",
+        {"source": problem.source, "path": problem.path, "candidate_source": candidate_source},
+        device="cuda",
+        time_limit_s=time_limit_s,
+        untrusted=True,
+    )
+    if not result.ok:
+        return {"error": result.describe()}
+    value: dict[str, Any] = result.value
+    return value

@@ -128,26 +128,88 @@ def analyse(
     return AnalysisFacts.from_dict(profile["facts"])
 
 
+def analysis_task(source: str, path: str, kind: str, ncu: bool = False) -> dict[str, Any]:
+    """Worker entry: the whole analysis in one process (torch, Triton and Inductor are
+    imported once): the baselines (GPU), the dispatch map with the harvest (module problems),
+    the reference's kernel timeline. A step that raises leaves its error in its place and the
+    next step still runs; device memory is released between steps."""
+    import gc
+    import time as clock
+
+    import torch
+
+    from kernelopt_jupyter.analysis.baselines import SEARCH_MODES, baselines_task
+    from kernelopt_jupyter.analysis.dispatch import profile_task
+    from kernelopt_jupyter.analysis.harvest import worker_device
+    from kernelopt_jupyter.analysis.timeline import timeline_task
+
+    device = worker_device()
+    out: dict[str, Any] = {"seconds": {}}
+    steps: list[tuple[str, Any]] = []
+    if device == "cuda":
+        steps.append(("baselines", lambda: baselines_task(source, path, list(SEARCH_MODES))))
+    if kind == "module":
+        steps.append(("dispatch", lambda: profile_task(source, path, ncu)))
+    steps.append(("timeline", lambda: timeline_task(source, path, device)))
+    for name, step in steps:
+        started = clock.monotonic()
+        try:
+            out[name] = step()
+        except Exception as exc:
+            out[name] = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+        out["seconds"][name] = round(clock.monotonic() - started, 2)
+        torch._dynamo.reset()
+        gc.collect()
+        if device == "cuda":
+            torch.cuda.empty_cache()
+    return out
+
+
 def _measure(
     problem: Problem, device: str, deadline: float | None
 ) -> tuple[Baselines, dict[str, Any], bool]:
-    """The analysis itself: baselines, the dispatch map with the harvest, the timeline.
+    """The analysis itself, in one worker: baselines, the dispatch map with the harvest, the
+    timeline.
 
     Returns the ``profile`` event's fields and whether every step ran to its end (only a
     complete analysis is worth caching).
     """
-    from kernelopt_jupyter.analysis import measure_baselines, profile_problem
-    from kernelopt_jupyter.analysis.timeline import profile_timeline
+    from kernelopt_jupyter.analysis.dispatch import DispatchMap, dispatch_map_from_dict
+    from kernelopt_jupyter.worker import run_task
 
-    notes: list[str] = []
-    complete = True
     if _limit(deadline) < MIN_STEP_S:
         base = Baselines(measured=False, device=device, detail="not measured: time limit reached")
-        complete = False
+        facts = _fallback_facts(problem, base, "the time limit was reached before the harvest")
+        profile = {
+            "dispatch_map": {},
+            "summary": facts.root_note,
+            "facts": facts.to_dict(),
+            "timeline": [],
+            "timeline_detail": "not profiled: time limit reached",
+        }
+        return base, profile, False
+    result = run_task(
+        "kernelopt_jupyter.analysis.pipeline:analysis_task",
+        {"source": problem.source, "path": problem.path, "kind": problem.kind},
+        device=device,  # type: ignore[arg-type]
+        time_limit_s=_limit(deadline),
+    )
+    complete = result.ok
+    steps: dict[str, Any] = dict(result.value) if result.ok else {}
+    why = "" if result.ok else f"analysis worker: {result.describe()}"
+    notes = [f"analysis steps (s): {steps['seconds']}"] if steps.get("seconds") else []
+    if device != "cuda":
+        base = Baselines(
+            measured=False,
+            device=device,
+            detail="not measured: no GPU (the Triton interpreter's CPU times mean nothing)",
+        )
+    elif "baselines" in steps and "error" not in steps["baselines"]:
+        base = Baselines(**steps["baselines"])
     else:
-        base = measure_baselines(problem, device, time_limit_s=_limit(deadline))
-        # A crashed or killed baselines worker is not an answer to keep.
-        complete = base.measured or device != "cuda"
+        detail = steps.get("baselines", {}).get("error") or why
+        base = Baselines(measured=False, device=device, detail=f"not measured: {detail}")
+        complete = False
     dmap_dict: dict[str, Any] = {}
     if problem.kind != "module":
         facts = AnalysisFacts(
@@ -160,12 +222,12 @@ def _measure(
             root_note=f"the user's {problem.kind} kernel",
         )
         summary = facts.root_note
-    elif _limit(deadline) < MIN_STEP_S:
-        complete = False
-        facts = _fallback_facts(problem, base, "the time limit was reached before the harvest")
-        summary = facts.root_note
     else:
-        dmap = profile_problem(problem, device, time_limit_s=_limit(deadline))
+        raw = steps.get("dispatch") or {"error": why or "the dispatch step did not run"}
+        if "error" in raw:
+            dmap = DispatchMap(problem.path, device, ok=False, error=str(raw["error"]))
+        else:
+            dmap = dispatch_map_from_dict(raw)
         harvest = dmap.harvest
         if harvest is not None and harvest.ok and harvest.source:
             root, dispatch_only, note = harvest.source, False, "Inductor harvest"
@@ -191,11 +253,9 @@ def _measure(
         dmap_dict = dmap.to_dict()
         summary = _summary(dmap_dict, facts)
     facts.notes = notes + facts.notes
-    if _limit(deadline, 300.0) < MIN_STEP_S:
-        timeline: dict[str, Any] = {"timeline": [], "detail": "not profiled: time limit reached"}
-        complete = False
-    else:
-        timeline = profile_timeline(problem, device, time_limit_s=_limit(deadline, 300.0))
+    timeline = steps.get("timeline") or {}
+    if "error" in timeline or not timeline:
+        timeline = {"timeline": [], "detail": f"no timeline: {timeline.get('error') or why}"}
     profile = {
         "dispatch_map": dmap_dict,
         "summary": summary,
