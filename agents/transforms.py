@@ -147,6 +147,10 @@ _GRAPH_WRAPPER = '''# --- KernelOPT: CUDA-graph capture (the whole forward repla
 class ModelNew(_ModelNewEager):
     """The eager candidate above, captured once per input signature and replayed."""
 
+    # Weights the candidate derives once per load (a graph rewrite's folds): re-derived in
+    # place before each replay when a reload changed what they come from.
+    _refresh_before_replay = getattr(_ModelNewEager, "_refresh_derived_weights", None)
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._graph = None
@@ -182,6 +186,8 @@ class ModelNew(_ModelNewEager):
         for static, x in zip(self._static_inputs, inputs):
             if isinstance(x, torch.Tensor):
                 static.copy_(x)
+        if self._refresh_before_replay is not None:
+            self._refresh_before_replay()
         self._graph.replay()
         out = self._static_output
         if isinstance(out, torch.Tensor):

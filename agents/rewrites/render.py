@@ -23,6 +23,7 @@ from typing import Any
 
 import torch.fx as fx
 
+from kernelopt_jupyter.agents.rewrites.derive import Hoisted, helper_text, hoist_derived
 from kernelopt_jupyter.agents.rewrites.graph import RewriteError
 from kernelopt_jupyter.agents.rewrites.helpers import HELPERS
 from kernelopt_jupyter.candidate import insert_after_imports
@@ -61,9 +62,10 @@ def _global_line(name: str, value: Any, problem_module: str) -> str | None:
     raise RewriteError(f"cannot render the global {name!r} ({type(value).__name__}) as source")
 
 
-def forward_source(gm: fx.GraphModule, problem_module: str) -> tuple[str, str]:
+def forward_source(gm: fx.GraphModule | fx.Graph, problem_module: str) -> tuple[str, str]:
     """``(globals, forward)``: the statements the forward needs and its ``def`` text."""
-    code = gm.graph.python_code(root_module="self")
+    graph = gm if isinstance(gm, fx.Graph) else gm.graph
+    code = graph.python_code(root_module="self")
     lines = [
         ln for ln in code.src.splitlines() if not ln.startswith("torch.fx._symbolic_trace.wrap")
     ]
@@ -145,6 +147,19 @@ def rewritten_source(
 ) -> str:
     """The problem (``candidate=False``) or a dispatch-only ``ModelNew`` with the new forward."""
     header, forward = forward_source(gm, problem_module)
+    members = ""
+    hoisted = hoist_derived(gm) if candidate else None
+    if hoisted is not None:
+        # The eager candidate derives folded weights once per load, not once per call.
+        headers = []
+        bodies = []
+        for part in (hoisted.main, hoisted.derive, hoisted.sources):
+            part_header, body = forward_source(part, problem_module)
+            headers += [h for h in part_header.split("\n") if h and h not in headers]
+            bodies.append(body)
+        header = "\n".join([*headers, "", "", helper_text()]).strip("\n")
+        forward = Hoisted.forward(bodies[0])
+        members = hoisted.members(bodies[1], bodies[2])
     cls = "ModelNew" if candidate else "Model"
     what = "; ".join(titles)
     base = _base_source(_candidate_module(source) if candidate else source)
@@ -161,6 +176,7 @@ def rewritten_source(
         f"class {cls}({BASE_NAME}):",
         f'    """The reference with its forward rewritten: {what}."""',
         "",
+        *([textwrap.indent(members, "    "), ""] if members else []),
         textwrap.indent(forward, "    "),
         "",
     ]

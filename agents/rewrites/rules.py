@@ -362,6 +362,8 @@ def linear_reduction(gm: fx.GraphModule) -> int:
 _CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
 _CONV_FN = (F.conv1d, F.conv2d, F.conv3d)
 _BNS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
+_CONV_TS = (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)
+_CONV_T_FN = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)
 
 
 def _conv_dims(mod: nn.Module) -> int:
@@ -380,6 +382,20 @@ def _layer_call(
         return _call(
             g, fn, node.args[0], weight, bias, mod.stride, mod.padding, mod.dilation, mod.groups
         )
+    if isinstance(mod, _CONV_TS) and mod.padding_mode == "zeros" and len(node.args) == 1:
+        fn = _CONV_T_FN[next(i for i, c in enumerate(_CONV_TS) if isinstance(mod, c))]
+        return _call(
+            g,
+            fn,
+            node.args[0],
+            weight,
+            bias,
+            mod.stride,
+            mod.padding,
+            mod.output_padding,
+            mod.groups,
+            mod.dilation,
+        )
     if isinstance(mod, nn.Linear):
         return _call(g, F.linear, node.args[0], weight, bias)
     if is_function(node, F.linear):
@@ -391,9 +407,11 @@ def _layer_params(gm: fx.GraphModule, node: fx.Node) -> tuple[Any, Any] | None:
     """``(weight, bias)`` FX values of a conv or linear layer call, else None."""
     mod = module_of(gm, node)
     g = gm.graph
-    if isinstance(mod, (*_CONVS, nn.Linear)):
-        if isinstance(mod, _CONVS) and mod.padding_mode != "zeros":
+    if isinstance(mod, (*_CONVS, *_CONV_TS, nn.Linear)):
+        if isinstance(mod, (*_CONVS, *_CONV_TS)) and mod.padding_mode != "zeros":
             return None
+        if isinstance(mod, _CONV_TS) and (len(node.args) != 1 or node.kwargs):
+            return None  # an explicit output_size
         weight = g.get_attr(f"{node.target}.weight")
         bias = g.get_attr(f"{node.target}.bias") if mod.bias is not None else None
         return weight, bias
@@ -492,7 +510,8 @@ def fold_affine_constants(gm: fx.GraphModule) -> int:
     g = gm.graph
     for node in _nodes(g):
         if not (
-            isinstance(module_of(gm, node), (*_CONVS, nn.Linear)) or is_function(node, F.linear)
+            isinstance(module_of(gm, node), (*_CONVS, *_CONV_TS, nn.Linear))
+            or is_function(node, F.linear)
         ):
             continue
         scale, shift, end = 1.0, 0.0, node
@@ -520,6 +539,176 @@ def fold_affine_constants(gm: fx.GraphModule) -> int:
             if new is None:
                 continue
         end.replace_all_uses_with(new)
+        count += 1
+    if count:
+        cleanup(gm)
+    return count
+
+
+def _channel_vector(gm: fx.GraphModule, value: Any, layer: fx.Node) -> bool:
+    """Whether ``value`` is a parameter/buffer broadcasting along the layer's channel dim only.
+
+    Convolutions put channels on dim 1 (``(C, 1, 1)`` or ``(1, C, 1, 1)`` against ``(N, C, H,
+    W)``); a linear layer on the last dim (``(F,)`` or ``(1, F)``).
+    """
+    if not (isinstance(value, fx.Node) and value.op == "get_attr"):
+        return False
+    shape, out = shape_of(value), shape_of(layer)
+    if shape is None or out is None or len(shape) > len(out) or not shape:
+        return False
+    mod = module_of(gm, layer)
+    is_conv = isinstance(mod, (*_CONVS, *_CONV_TS))
+    channel = 1 if is_conv else len(out) - 1
+    aligned = (1,) * (len(out) - len(shape)) + tuple(shape)
+    return all(size == (out[d] if d == channel else 1) for d, size in enumerate(aligned)) and (
+        not is_conv or len(out) - len(shape) <= 1
+    )
+
+
+def fold_channel_bias(gm: fx.GraphModule) -> int:
+    """A per-channel parameter added after a conv, transposed conv or linear folded into its bias.
+
+    ``conv(x, W, b) + p == conv(x, W, b + p.reshape(-1))`` where ``p`` broadcasts along the output
+    channels only (``(C, 1, 1)`` against ``(N, C, H, W)``; ``(F,)`` after a linear layer), and
+    likewise for a subtraction. Faster: the separate pass over the layer's output disappears
+    into the layer's own bias. The bias is derived from the live parameters (once per load in the
+    eager candidate). A reassociation: ``(y + b) + p`` becomes ``y + (b + p)``.
+    """
+    count = 0
+    g = gm.graph
+    for node in _nodes(g):
+        if not (is_function(node, operator.add, torch.add, operator.sub, torch.sub)):
+            continue
+        if len(node.args) != 2 or node.kwargs:
+            continue
+        a, b = node.args
+        subtract = node.target in (operator.sub, torch.sub)
+        for layer, other, layer_first in ((a, b, True), (b, a, False)):
+            if subtract and not layer_first:
+                continue  # p - layer(x) negates the layer: left alone
+            if not isinstance(layer, fx.Node) or only_user(layer) is not node:
+                continue
+            mod = module_of(gm, layer)
+            if not (
+                isinstance(mod, (*_CONVS, *_CONV_TS, nn.Linear)) or is_function(layer, F.linear)
+            ):
+                continue
+            if not _channel_vector(gm, other, layer):
+                continue
+            with g.inserting_before(node):
+                params = _layer_params(gm, layer)
+                if params is None:
+                    continue
+                weight, bias = params
+                vec = _method(g, "reshape", other, (-1,))
+                if subtract:
+                    vec = _call(g, operator.neg, vec)
+                new_b = vec if bias is None else _call(g, operator.add, bias, vec)
+                new = _layer_call(gm, layer, weight, new_b)
+                if new is None:
+                    continue
+            node.replace_all_uses_with(new)
+            count += 1
+            break
+    if count:
+        cleanup(gm)
+    return count
+
+
+_MAX_POOLS = (nn.MaxPool1d, nn.MaxPool2d, nn.MaxPool3d)
+_MAX_POOL_FN = (F.max_pool1d, F.max_pool2d, F.max_pool3d)
+
+
+def _monotone_activation(gm: fx.GraphModule, node: Any) -> bool:
+    """A piecewise-linear non-decreasing activation: ReLU, ReLU6, Hardtanh, LeakyReLU (slope >= 0)."""
+    if not isinstance(node, fx.Node):
+        return False
+    if is_relu(gm, node):
+        return True
+    mod = module_of(gm, node)
+    if isinstance(mod, nn.Hardtanh | nn.ReLU6):  # ReLU6 is a Hardtanh
+        return not mod.inplace and mod.min_val <= mod.max_val
+    if isinstance(mod, nn.LeakyReLU):
+        return not mod.inplace and mod.negative_slope >= 0
+    if is_function(node, F.relu6, F.hardtanh):
+        return not node.kwargs.get("inplace", False)
+    if is_function(node, F.leaky_relu):
+        slope = arg(node, 1, "negative_slope", 0.01)
+        return scalar(slope) is not None and float(slope) >= 0 and not arg(node, 2, "inplace")
+    return False
+
+
+def pool_before_activation(gm: fx.GraphModule) -> int:
+    """``max_pool(act(x))`` -> ``act(max_pool(x))`` for a non-decreasing piecewise-linear ``act``.
+
+    A non-decreasing function commutes with a maximum: ``max_i f(x_i) == f(max_i x_i)``. Faster:
+    the activation runs on the pooled tensor (a quarter of the elements for a 2x2 pool), so a full
+    pass over the larger tensor is gone (in eager; a fused kernel reads the pooled window anyway).
+    Bit-exact: each of these activations is computed exactly and is monotone in floating point,
+    so the same element wins and maps to the same value (NaN propagates through both forms).
+    """
+    count = 0
+    g = gm.graph
+    for node in _nodes(g):
+        mod = module_of(gm, node)
+        is_pool = (isinstance(mod, _MAX_POOLS) and not mod.return_indices) or (
+            is_function(node, *_MAX_POOL_FN) and not arg(node, 6, "return_indices", False)
+        )
+        if not is_pool or not node.args:
+            continue
+        act: Any = node.args[0]
+        if not _monotone_activation(gm, act) or only_user(act) is not node:
+            continue
+        x = act.args[0]
+        with g.inserting_before(node):
+            pooled = g.node_copy(node, lambda n, a=act, v=x: v if n is a else n)
+            moved = g.node_copy(act, lambda n, p=pooled, v=x: p if n is v else n)
+        node.replace_all_uses_with(moved)
+        count += 1
+    if count:
+        cleanup(gm)
+    return count
+
+
+def separable_avg_pool(gm: fx.GraphModule) -> int:
+    """A 2-D average pool over a ``kh x kw`` window as a ``kh x 1`` pool then a ``1 x kw`` pool.
+
+    The window mean is separable: ``sum_{i,j} x / (kh kw) == sum_j (sum_i x / kh) / kw``. Faster:
+    ``kh + kw`` loads per output instead of ``kh * kw`` (14 instead of 49 for 7 x 7), at the cost
+    of one intermediate pass of ``H_out x W`` elements. Only where the divisor is the constant
+    ``kh * kw`` (no ceil mode, no divisor override; zero padding counted when there is padding).
+    A reassociation: the window's sum is taken in another order.
+    """
+    count = 0
+    g = gm.graph
+
+    def pair(v: Any) -> tuple[int, int] | None:
+        if isinstance(v, int):
+            return v, v
+        if isinstance(v, list | tuple) and len(v) == 2 and all(isinstance(i, int) for i in v):
+            return int(v[0]), int(v[1])
+        return None
+
+    for node in _nodes(g):
+        mod = module_of(gm, node)
+        if not isinstance(mod, nn.AvgPool2d) or len(node.args) != 1 or node.kwargs:
+            continue
+        kernel, stride = pair(mod.kernel_size), pair(mod.stride or mod.kernel_size)
+        padding = pair(mod.padding)
+        if kernel is None or stride is None or padding is None:
+            continue
+        if kernel[0] < 2 or kernel[1] < 2 or mod.ceil_mode or mod.divisor_override is not None:
+            continue
+        if any(padding) and not mod.count_include_pad:
+            continue
+        if len(shape_of(node.args[0]) or ()) not in (3, 4):
+            continue
+        with g.inserting_before(node):
+            rows = _call(
+                g, F.avg_pool2d, node.args[0], (kernel[0], 1), (stride[0], 1), (padding[0], 0)
+            )
+            new = _call(g, F.avg_pool2d, rows, (1, kernel[1]), (1, stride[1]), (0, padding[1]))
+        node.replace_all_uses_with(new)
         count += 1
     if count:
         cleanup(gm)
@@ -723,6 +912,18 @@ REWRITES: list[Rewrite] = [
     Rewrite(
         "fold_affine_constants", "fold constant scale/shift chains into the weights",
         "reassociation", fold_affine_constants,
+    ),
+    Rewrite(
+        "fold_channel_bias", "fold a per-channel bias add into the layer's bias",
+        "reassociation", fold_channel_bias,
+    ),
+    Rewrite(
+        "pool_before_activation", "max-pool before the activation (fewer elements)",
+        "bit-exact", pool_before_activation,
+    ),
+    Rewrite(
+        "separable_avg_pool", "average pool as two 1-D passes", "reassociation",
+        separable_avg_pool,
     ),
     Rewrite(
         "gemm_activation_epilogue", "GEMM + bias + ReLU as the cuBLASLt fused epilogue",
