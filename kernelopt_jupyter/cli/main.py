@@ -177,6 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     from kernelopt_jupyter.cli.export import add_parsers
 
     add_parsers(sub)
+    from kernelopt_jupyter.cli.report import add_parser as add_report_parser
+
+    add_report_parser(sub)
     return parser
 
 
@@ -189,6 +192,7 @@ _HANDLERS = {
     "export": ("kernelopt_jupyter.cli.export", "run_export"),
     "shapes": ("kernelopt_jupyter.cli.export", "run_shapes"),
     "reverify": ("kernelopt_jupyter.cli.reverify", "run"),
+    "report": ("kernelopt_jupyter.cli.report", "run"),
 }
 
 
