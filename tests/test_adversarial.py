@@ -172,20 +172,6 @@ GPU_CHEATS = [
 #: docstring: each is a strict xfail, so a verifier that starts catching one fails the suite
 #: until the marker is removed).
 ESCAPES: dict[str, str] = {
-    "deep_numpy_copy_kernel": "accounting (host numpy compute staged by a copy kernel: a kernel "
-    "wrote the output, and numpy ops never reach the dispatcher)",
-    "call_count_stale_late": "schedule (fewer calls than the cheat's 16-call warm-up)",
-    "deep_fork_via_hub": "process (a forked child computes; torch.hub.os.fork is not flagged and "
-    "the child's ops and writes are not accounted)",
-    "deep_thread_via_storage": "process (a joined thread computes; torch.storage.threading is not "
-    "flagged and dispatch accounting does not see other threads)",
-    "deep_forked_child_hub": "process (torch.hub.os.fork in forward is not flagged and the live "
-    "child is not rejected; it is killed with the process tree after the verdict)",
-    # good candidates the verifier at HEAD rejects (each seed fixed to a draw that shows it)
-    "cumsum_associative_scan": "too strict (the small-value relative check on an honest fp32 "
-    "chunked scan against the CPU cumsum, which accumulates in double: seed 17 of 1-24 fails)",
-    "cumsum_single_pass_rowloop": "too strict (an honest fp32 scan against the CPU cumsum, which "
-    "accumulates in double: error ratio 11.9x at seed 2; seeds 2, 5, 6 of 1-6 fail)",
 }
 
 

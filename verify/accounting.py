@@ -20,7 +20,10 @@ state, so ``return cached.clone()`` is still ``stale``.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -146,7 +149,7 @@ COPY_OPS = frozenset(
 META_OPS = frozenset({"_local_scalar_dense", "is_nonzero", "sym_size", "sym_stride", "sym_numel"})
 
 #: How honestly a storage was produced; the weakest source wins for a copy of several.
-_RANK = {"stale": 0, "fresh": 1, "torch": 2, "graph": 3, "vendor": 3, "kernel": 3}
+_RANK = {"foreign": -1, "stale": 0, "fresh": 1, "torch": 2, "graph": 3, "vendor": 3, "kernel": 3}
 
 
 def op_class(name: str) -> str:
@@ -199,20 +202,94 @@ def _symbolic(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     return False
 
 
+def _weak(t: torch.Tensor) -> Any:
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    try:
+        return StorageWeakRef(t.untyped_storage())
+    except (RuntimeError, NotImplementedError, TypeError):
+        return None
+
+
 class Accounting(TorchDispatchMode):
     """Counts ATen ops by class and follows which storages each call wrote, and how."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.suspended = 0
+        self._local = threading.local()
+        self.observe_only = False
+        #: Storages an op or a kernel produced, or the harness gave, in this process (by key,
+        #: with a weak reference: a key whose storage died is forgotten, so a foreign buffer
+        #: that lands at a freed address is not taken for the old one).
+        self.known: dict[int, Any] = {}
+        #: Storages handed to the host (numpy, DLPack) while the candidate ran: foreign for good.
+        self.exported: set[int] = set()
         self.reset()
 
+    @property
+    def suspended(self) -> int:
+        """Ops are not counted while positive (Triton's own machinery); per thread."""
+        return int(getattr(self._local, "suspended", 0))
+
+    @suspended.setter
+    def suspended(self, value: int) -> None:
+        self._local.suspended = value
+
     def reset(self) -> None:
-        """Forget the previous call."""
+        """Forget the previous call (what is known stays known)."""
         self.ops: Counter[str] = Counter()
         self.classes: Counter[str] = Counter()
         self.state: dict[int, str] = {}
         self.graph_replays = 0
+        self.known = {k: w for k, w in self.known.items() if w is not None and not w.expired()}
+
+    # ------------------------------------------------------------------ what is known
+
+    def know(self, tensors: list[torch.Tensor]) -> None:
+        """These storages are the harness's or the candidate's own (not foreign)."""
+        for t in tensors:
+            key = storage_key(t)
+            if key is not None and key not in self.exported:
+                self.known[key] = _weak(t)
+
+    def _known(self, key: int) -> bool:
+        ref = self.known.get(key)
+        return ref is not None and not ref.expired()
+
+    def foreign(self, t: Any) -> bool:
+        """Whether ``t``'s memory holds data no op or kernel produced (or the host can write)."""
+        if isinstance(t, torch.UntypedStorage):
+            ptr = int(t.data_ptr())
+            return bool(ptr) and (ptr in self.exported or not self._known(ptr))
+        key = storage_key(t)
+        if key is None:
+            return False
+        return key in self.exported or self.state.get(key) == "foreign" or not self._known(key)
+
+    def exported_to_host(self, t: torch.Tensor) -> None:
+        """The candidate handed ``t``'s memory to the host (numpy, DLPack) during a call."""
+        if self.suspended:
+            return
+        key = storage_key(t)
+        if key is not None:
+            self.exported.add(key)
+            self.state[key] = "foreign"
+
+    @contextmanager
+    def observing(self) -> Iterator[None]:
+        """Import and construction: nothing is counted, every storage made becomes known."""
+        self.observe_only = True
+        try:
+            with self:
+                yield
+        finally:
+            self.observe_only = False
+
+    def thread_mode(self) -> TorchDispatchMode:
+        """A mode for another thread that records into this accounting."""
+        return _ThreadMode(self)
+
+    # ------------------------------------------------------------------ per op
 
     def __torch_dispatch__(
         self,
@@ -221,9 +298,16 @@ class Accounting(TorchDispatchMode):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
-        kwargs = kwargs or {}
+        return self.record(func, args, kwargs or {})
+
+    def record(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run one op and account for it."""
         out = func(*args, **kwargs)
         if self.suspended or _symbolic(args, kwargs):
+            return out
+        written = _tensors(out)
+        if self.observe_only:
+            self.know(written + _tensors(list(args)))
             return out
         name = _op_name(func)
         kind = op_class(name)
@@ -231,29 +315,45 @@ class Accounting(TorchDispatchMode):
         self.classes[kind] += 1
         if kind in ("view", "meta"):
             return out
-        written = _tensors(out)
+        given = _tensors(list(args) + list(kwargs.values()))
+        storages = [
+            a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.UntypedStorage)
+        ]
+        tainted = any(self.foreign(t) for t in given + storages)
         if kind == "copy":
             sources = _tensors(args[1] if name in ("copy_", "copy") and len(args) > 1 else args[0])
             state = min((self.state_of(s) for s in sources), key=_RANK.__getitem__, default="fresh")
         else:
             state = {"vendor": "vendor", "alloc": "fresh", "fill": "fresh"}.get(kind, "torch")
+        if tainted:
+            state = "foreign"
         for t in written:
             key = storage_key(t)
             if key is not None:
                 self.state[key] = state
+                if state != "foreign" and key not in self.exported:
+                    self.known[key] = _weak(t)
         return out
 
     def state_of(self, t: torch.Tensor) -> str:
         """How ``t``'s storage was last written during this call (``stale`` if it was not)."""
         key = storage_key(t)
-        return self.state.get(key, "stale") if key is not None else "stale"
+        if key is None:
+            return "stale"
+        if key in self.exported:
+            return "foreign"
+        return self.state.get(key, "stale")
 
     def mark_kernel(self, tensors: list[torch.Tensor]) -> None:
-        """A Triton launch of this call was given these tensors (it may have written them)."""
+        """A Triton launch of this call was given these tensors (it may have written them):
+        from foreign data, everything it was given is foreign."""
+        tainted = any(self.foreign(t) for t in tensors)
         for t in tensors:
             key = storage_key(t)
             if key is not None:
-                self.state[key] = "kernel"
+                self.state[key] = "foreign" if tainted else "kernel"
+                if not tainted and key not in self.exported:
+                    self.known[key] = _weak(t)
 
     def compute_ops(self) -> dict[str, int]:
         """The ``compute``-class ops of this call, by name."""
@@ -262,3 +362,20 @@ class Accounting(TorchDispatchMode):
     def vendor_ops(self) -> dict[str, int]:
         """The vendor-library ops of this call, by name."""
         return {n: c for n, c in self.ops.items() if op_class(n.removeprefix("aten.")) == "vendor"}
+
+
+class _ThreadMode(TorchDispatchMode):
+    """The accounting of a call, entered in a thread the call started."""
+
+    def __init__(self, parent: Accounting) -> None:
+        super().__init__()
+        self.parent = parent
+
+    def __torch_dispatch__(
+        self,
+        func: Any,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        return self.parent.record(func, args, kwargs or {})

@@ -439,3 +439,53 @@ def float_dtypes(value: Any) -> list[torch.dtype]:
         if isinstance(v, torch.Tensor) and v.is_floating_point():
             out.append(v.dtype)
     return out
+
+
+# ------------------------------------------------------------ linear problems' error bound
+
+#: A linear problem's candidate may be off by this many units of the dtype's epsilon times the
+#: float64 output on absolute inputs and weights (the classical bound of a sum's rounding).
+LINEAR_BOUND_ULPS = 8.0
+
+
+def within_linear_bound(
+    out: Any,
+    ref64: Any,
+    bound64: Any,
+    *,
+    ulps: float = LINEAR_BOUND_ULPS,
+    chunk: int = CHUNK,
+) -> bool:
+    """Whether every element of ``out`` is within ``ulps * eps * bound`` of the float64 result.
+
+    For a problem linear in its inputs (a sum, a mean, a scan, a matmul without bias), the
+    rounding error of any honest evaluation order in the output's dtype is at most a small
+    multiple of ``eps * sum(|c_i| |x_i|)``, which is the problem's float64 output on absolute
+    inputs (and weights): ``bound64``. The float64 referee's ratio against the fp32 reference's
+    own error is unfair there when the reference accumulates in double (ATen's CPU reductions
+    and scans do), so a candidate inside this bound everywhere is accepted. A lower-precision
+    format (fp16, bf16, TF32: 2^10 times coarser and more) is far outside it.
+    """
+    outs, refs, bounds = flatten(out), flatten(ref64), flatten(bound64)
+    if not (len(outs) == len(refs) == len(bounds)) or not outs:
+        return False
+    checked = False
+    for o, r, b in zip(outs, refs, bounds):
+        o, _ = _leaf(o)
+        r, _ = _leaf(r)
+        b, _ = _leaf(b)
+        tensors = all(isinstance(v, torch.Tensor) for v in (o, r, b))
+        if not tensors or not o.is_floating_point() or not (o.shape == r.shape == b.shape):
+            return False
+        eps = torch.finfo(o.dtype).eps
+        for (_, a), (_, e), (_, m) in zip(_chunks(o, chunk), _chunks(r, chunk), _chunks(b, chunk)):
+            a64, e64, m64 = a.to(torch.float64), e.to(torch.float64), m.to(torch.float64)
+            if not (bool(torch.isfinite(e64).all()) and bool(torch.isfinite(m64).all())):
+                return False
+            if not bool(torch.isfinite(a64).all()):
+                return False
+            limit = ulps * eps * m64.abs() + 1e-300
+            if bool(((a64 - e64).abs() > limit).any()):
+                return False
+        checked = True
+    return checked

@@ -16,12 +16,54 @@ from typing import Any
 import torch
 
 from kernelopt_jupyter.problem import LoadedProblem, ProblemError, materialize
-from kernelopt_jupyter.verify import wire
+from kernelopt_jupyter.verify import perf, wire
 from kernelopt_jupyter.verify.compare import float_dtypes, tensors_equal
 from kernelopt_jupyter.verify.sandbox import digest
 
 #: Floating inputs of the stress case are multiplied by this (large magnitudes).
 STRESS_SCALE = 1000.0
+#: The linear-problem error bound is computed for inputs of at most this many elements.
+LINEAR_BOUND_MAX = 1 << 24
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, list | tuple):
+        return [leaf for v in value for leaf in _leaves(v)]
+    if isinstance(value, dict):
+        return [leaf for k in sorted(value, key=str) for leaf in _leaves(value[k])]
+    return [value]
+
+
+def _linear_parts(out: Any, pos: Any, neg: Any) -> bool:
+    """``out == pos - neg`` to float64 rounding, on every floating leaf (and there is one)."""
+    a, b, c = _leaves(out), _leaves(pos), _leaves(neg)
+    if not (len(a) == len(b) == len(c)):
+        return False
+    seen = False
+    for o, p, n in zip(a, b, c):
+        if not isinstance(o, torch.Tensor) or not o.is_floating_point():
+            continue
+        if not (isinstance(p, torch.Tensor) and isinstance(n, torch.Tensor)):
+            return False
+        if o.shape != p.shape or o.shape != n.shape:
+            return False
+        if not all(bool(torch.isfinite(t).all()) for t in (o, p, n)):
+            return False
+        scale = p.abs() + n.abs()
+        if bool(((o - (p - n)).abs() > 1e-9 * scale + 1e-300).any()):
+            return False
+        seen = True
+    return seen
+
+
+def _add(a: Any, b: Any) -> Any:
+    if isinstance(a, torch.Tensor):
+        return a + b
+    if isinstance(a, list | tuple):
+        return type(a)(_add(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return {k: _add(a[k], b[k]) for k in a}
+    return a
 
 
 def _one_line(exc: BaseException) -> str:
@@ -149,6 +191,10 @@ class Reference:
             out64, reason = self._referee(inputs, dtypes)
             if out64 is not None:
                 parts.append(("out64", _to_host(out64)))
+                bound = self._linear_bound(inputs, out64)
+                if bound is not None:
+                    parts.append(("bound64", _to_host(bound)))
+                del bound
             del out64
         digests = [digest(v) for v in inputs]
         parts.insert(0, ("inputs", _to_host(inputs)))
@@ -245,6 +291,51 @@ class Reference:
             return None, "the reference does not compute in float64 when given float64 inputs"
         return out64, None
 
+    def _linear_bound(self, inputs: list[Any], out64: Any) -> Any:
+        """For a problem linear in its floating inputs, the float64 output on absolute inputs
+        and absolute weights (the scale of any honest evaluation's rounding error); else None.
+
+        Linearity is checked on the case itself: ``f(x) == f(x+) - f(x-)`` in float64, where
+        ``x+`` and ``x-`` are the positive and negative parts of every floating input (a bias,
+        a nonlinearity or a product of inputs breaks it). Bounded cost: inputs of at most
+        ``LINEAR_BOUND_MAX`` elements, two or three extra float64 evaluations.
+        """
+        floats = _float_inputs(inputs)
+        if not floats or sum(inputs[i].numel() for i in floats) > LINEAR_BOUND_MAX:
+            return None
+        fn = self._model64()
+        if isinstance(fn, str):
+            return None
+
+        def part(sign: float) -> list[Any]:
+            values = _to_fp64(_clone_float64(inputs))
+            for i in floats:
+                values[i] = (values[i] * sign).clamp(min=0)
+            return values
+
+        try:
+            with torch.no_grad():
+                pos, neg = fn(*part(1.0)), fn(*part(-1.0))
+                if not _linear_parts(out64, pos, neg):
+                    return None
+                params = [
+                    t
+                    for t in (fn.state_dict().values() if isinstance(fn, torch.nn.Module) else [])
+                    if t.is_floating_point()
+                ]
+                if not any(bool((t < 0).any()) for t in params):
+                    return _add(pos, neg)
+                absolute = copy.deepcopy(fn)
+                for t in absolute.state_dict().values():
+                    if t.is_floating_point():
+                        t.abs_()
+                values = _to_fp64(_clone_float64(inputs))
+                for i in floats:
+                    values[i] = values[i].abs()
+                return absolute(*values)
+        except Exception:
+            return None
+
     def _model64(self, device: str | None = None) -> Any:
         assert self.loaded is not None
         if self.loaded.problem.kind != "module":
@@ -277,6 +368,8 @@ def serve(sock: socket.socket) -> None:
                 reply, out = ref.reload(header)
             elif cmd == "stats":
                 reply = ref.stats()
+            elif cmd in perf.COMMANDS:
+                reply, out = perf.reference_command(ref, header)
             elif cmd == "exit":
                 return
             else:

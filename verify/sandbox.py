@@ -7,6 +7,13 @@ or the harness's state is in this process's memory), with every inherited file d
 its socket closed, in its own process group, dying with its parent. Harness markers are
 removed from ``os.environ``; the worker's environment was already scrubbed of secrets.
 
+The process structure is watched too, from before the candidate is imported: a process it
+forks dies in the fork (an ``os.register_at_fork`` hook, which nothing in Python can remove,
+exits the child before any of the candidate's code runs there) and the call that forked fails;
+a child process left running, or (on the CPU, where the harness itself starts none) any child
+that ran during a call, fails it; every Python thread started during a call runs under the
+call's dispatch accounting; tensors handed to the host (numpy, DLPack) are foreign data.
+
 What runs here is checked here *and* re-checked by the checker: the candidate's process could
 in principle tamper with its own accounting (it is its own process), so everything the checker
 can decide from data (values, structure, digests of inputs and weights) it decides itself.
@@ -21,12 +28,14 @@ import sys
 import tempfile
 import time
 import types
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from kernelopt_jupyter.verify import wire
+from kernelopt_jupyter.verify import perf, wire
 from kernelopt_jupyter.verify.accounting import Accounting, storage_key
 from kernelopt_jupyter.verify.launches import GlobalGuard, LaunchRecorder, program_order
 
@@ -115,6 +124,9 @@ class Sandbox:
         self.previous: tuple[Any, str, set[int]] | None = None  # output, digest, storages
         self.weight_storages: set[int] = set()
         self.graph_replays = 0
+        self.watching = False  # the candidate's code may be running (import, build, forward)
+        self.forks = 0
+        self.last_inputs: list[Any] | None = None
 
     # ------------------------------------------------------------------ commands
 
@@ -139,7 +151,8 @@ class Sandbox:
         _import_kernel_languages(header["source"])
         self.guard = GlobalGuard()
         shape = types.SimpleNamespace(kind=header["kind"], entry=header["entry"])
-        with self.recorder.recording():
+        forks_before = self.forks
+        with self.recorder.recording(), self._candidate_runs(), self.accounting.observing():
             try:
                 module = load_source_module(header["source"], "candidate")
             except BaseException as exc:  # SystemExit from a candidate is its failure too
@@ -165,12 +178,13 @@ class Sandbox:
         self.weight_storages = {
             k for k in (storage_key(t) for t in self._state_tensors()) if k is not None
         }
+        self.accounting.know(self._state_tensors() + _attribute_tensors(model))
         return {
             "ok": True,
             "missing": list(result.missing_keys),
             "unexpected": list(result.unexpected_keys),
             "construction_launches": self.recorder.total,
-            "changes": self.guard.changes(),
+            "changes": self.guard.changes() + self._process_changes(forks_before, None),
         }
 
     def reload(self, header: dict[str, Any], blobs: list[Any]) -> dict[str, Any]:
@@ -186,30 +200,37 @@ class Sandbox:
     def call(self, header: dict[str, Any], blobs: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         """One checked call: inputs refilled in place, forward under the accounting."""
         assert self.recorder is not None and self.guard is not None
+        burst = int(header.get("burst") or 0)
+        if burst and self.last_inputs is not None:
+            # A run of back-to-back calls on the previous call's inputs, each one under the
+            # same instruments as a checked call: a candidate that changes its behaviour after
+            # a number of calls meets the checked call that follows, on new inputs.
+            for k in range(burst):
+                try:
+                    self._forward(self.last_inputs, "grid", 0)
+                except BaseException as exc:  # SystemExit from a candidate is its failure too
+                    return {
+                        "ok": False,
+                        "detail": f"forward raised {_one_line(exc)} on call {k + 1} of a run of "
+                        f"{burst} back-to-back calls",
+                    }, []
         inputs = self._fill_inputs(wire.decode(header["inputs"], blobs, trusted=True))
+        self.last_inputs = inputs
         state_before = digest(self._state_tensors())
-        self.accounting.reset()
-        self.recorder.accounting = self.accounting
         launches_before = self.recorder.total
         kernels_before = dict(self.recorder.kernels)
         replays_before = self.graph_replays
+        forks_before = self.forks
+        children_before = _children_cpu()
         start = time.monotonic()
         try:
-            with (
-                torch.no_grad(),
-                self.recorder.recording(),
-                program_order(header.get("order", "grid"), int(header.get("order_seed", 0))),
-                self.accounting,
-            ):
-                out = self.model(*inputs)
-            if self.device == "cuda":
-                torch.cuda.synchronize()  # every stream: work left anywhere is finished
+            out = self._forward(
+                inputs, header.get("order", "grid"), int(header.get("order_seed", 0))
+            )
         except torch.OutOfMemoryError as exc:
             return {"ok": False, "oom": True, "detail": _oom_detail(exc)}, []
         except BaseException as exc:  # SystemExit from a candidate is its failure too
             return {"ok": False, "detail": f"forward raised {_one_line(exc)}"}, []
-        finally:
-            self.recorder.accounting = None
         seconds = time.monotonic() - start
         launches = self.recorder.total - launches_before
         kernels = {
@@ -258,7 +279,7 @@ class Sandbox:
             "previous_changed": previous_changed,
             "shared_with_previous": shared_with_previous,
             "stream_violations": list(self.recorder.stream_violations),
-            "changes": self.guard.changes(),
+            "changes": self.guard.changes() + self._process_changes(forks_before, children_before),
         }
         blobs_out = list(encoded.blobs)
         if reply["inputs_after"] is not None:
@@ -275,6 +296,75 @@ class Sandbox:
         return {"peak_bytes": int(peak), "spec_errors": dict(self.recorder.spec_errors)}
 
     # ------------------------------------------------------------------ helpers
+
+    def _forward(self, inputs: list[Any], order: str, order_seed: int) -> Any:
+        """One forward under the instruments: launches, dispatch accounting, program order."""
+        assert self.recorder is not None
+        self.accounting.reset()
+        self.accounting.know(_tensor_leaves(inputs) + self._state_tensors())
+        self.recorder.accounting = self.accounting
+        try:
+            with (
+                torch.no_grad(),
+                self.recorder.recording(),
+                program_order(order, order_seed),
+                self._candidate_runs(),
+                self.accounting,
+            ):
+                out = self.model(*inputs)
+            if self.device == "cuda":
+                torch.cuda.synchronize()  # every stream: work left anywhere is finished
+        finally:
+            self.recorder.accounting = None
+        return out
+
+    @contextmanager
+    def _candidate_runs(self) -> Iterator[None]:
+        self.watching = True
+        try:
+            yield
+        finally:
+            self.watching = False
+
+    def _process_changes(self, forks_before: int, children_before: float | None) -> list[str]:
+        """What the candidate did to the process structure since the marks were taken."""
+        found = []
+        if self.forks > forks_before:
+            found.append(
+                f"forked {self.forks - forks_before} process(es) (work in another process "
+                "escapes the accounting; the child was stopped in the fork)"
+            )
+        live = _live_children()
+        if live:
+            found.append(f"left {len(live)} child process(es) running (pids {live[:4]})")
+        if children_before is not None and self.device == "cpu":
+            spent = _children_cpu() - children_before
+            if spent > 0:
+                found.append(
+                    f"ran a child process during forward ({spent:.2f} s of its CPU time; work "
+                    "in another process escapes the accounting)"
+                )
+        return found
+
+    def install_process_watch(self) -> None:
+        """Before the candidate is imported: forks, threads and host exports, watched."""
+        box = self
+
+        def in_child() -> None:
+            if box.watching:
+                os._exit(70)  # before any of the candidate's code runs in the child
+
+        def in_parent() -> None:
+            if box.watching:
+                box.forks += 1
+
+        os.register_at_fork(after_in_child=in_child, after_in_parent=in_parent)
+        with suppress(ImportError):
+            from kernelopt_jupyter.worker import become_subreaper
+
+            become_subreaper()  # orphans of anything it starts come here, to be seen
+        _watch_threads(self)
+        _watch_host_exports(self)
 
     def _state_tensors(self) -> list[torch.Tensor]:
         if self.model is None:
@@ -360,6 +450,92 @@ def _import_kernel_languages(source: str) -> None:
             importlib.import_module(name)
 
 
+def _watch_threads(box: Sandbox) -> None:
+    """Every Python thread started while the candidate runs runs under its call's accounting
+    (the dispatch mode stack is per thread, so a helper thread's ops were invisible)."""
+    import _thread
+    import threading
+
+    for name in ("start_new_thread", "start_joinable_thread"):
+        original = getattr(_thread, name, None)
+        if original is None or getattr(original, "_kernelopt_wrapped", False):
+            continue
+
+        def start(function: Any, *rest: Any, _original: Any = original, **kw: Any) -> Any:
+            if box.watching:
+                mode = box.accounting.thread_mode()
+                inner = function
+
+                def function(*a: Any, **k: Any) -> Any:
+                    with mode:
+                        return inner(*a, **k)
+
+            return _original(function, *rest, **kw)
+
+        start._kernelopt_wrapped = True  # type: ignore[attr-defined]
+        setattr(_thread, name, start)
+        if name == "start_new_thread":
+            _thread.start_new = start  # type: ignore[attr-defined]
+            threading._start_new_thread = start  # type: ignore[attr-defined]
+        elif hasattr(threading, "_start_joinable_thread"):
+            threading._start_joinable_thread = start  # type: ignore[attr-defined]
+
+
+def _watch_host_exports(box: Sandbox) -> None:
+    """A tensor handed to the host (numpy, DLPack) while the candidate runs is foreign data:
+    the host may compute into it where the dispatcher cannot see."""
+
+    def wrap(owner: Any, name: str) -> None:
+        original = getattr(owner, name, None)
+        if original is None or getattr(original, "_kernelopt_wrapped", False):
+            return
+
+        def exported(t: Any, *args: Any, **kwargs: Any) -> Any:
+            if box.watching and isinstance(t, torch.Tensor):
+                box.accounting.exported_to_host(t)
+            return original(t, *args, **kwargs)
+
+        exported._kernelopt_wrapped = True  # type: ignore[attr-defined]
+        setattr(owner, name, exported)
+
+    wrap(torch.Tensor, "numpy")
+    wrap(torch.Tensor, "__dlpack__")
+    wrap(torch, "to_dlpack")
+    import torch.utils.dlpack as dlpack
+
+    wrap(dlpack, "to_dlpack")
+
+
+def _attribute_tensors(model: Any) -> list[torch.Tensor]:
+    """Tensors the candidate keeps on its modules (scratch buffers, constants, graphs' static
+    outputs), one container level deep: its own memory from construction."""
+    found: list[torch.Tensor] = []
+    for module in torch.nn.Module.modules(model):
+        for value in vars(module).values():
+            if isinstance(value, dict):
+                value = list(value.values())
+            found += _tensor_leaves(value)
+    return found
+
+
+def _live_children() -> list[int]:
+    """Processes whose parent is this one (zombies included)."""
+    pids: list[int] = []
+    with suppress(OSError):
+        for task in os.listdir("/proc/self/task"):
+            with suppress(OSError), open(f"/proc/self/task/{task}/children") as fh:
+                pids += [int(p) for p in fh.read().split()]
+    return pids
+
+
+def _children_cpu() -> float:
+    """CPU seconds of every child process this one has waited for."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return float(usage.ru_utime + usage.ru_stime)
+
+
 def _scrub_markers() -> None:
     """Harness markers out of the environment the candidate reads (the platform's stay)."""
     for name in list(os.environ):
@@ -374,6 +550,7 @@ def serve(sock: socket.socket) -> None:
         Path(src_dir).mkdir(parents=True, exist_ok=True)
     _scrub_markers()
     box = Sandbox(src_dir)
+    box.install_process_watch()
     while True:
         try:
             header, blobs = wire.recv(sock, MAX_IN)
@@ -393,6 +570,8 @@ def serve(sock: socket.socket) -> None:
             import pickle
 
             blobs_out = [pickle.dumps(specs)]
+        elif cmd in perf.COMMANDS:
+            reply, blobs_out = perf.sandbox_command(box, header, blobs)
         elif cmd == "exit":
             sys.stderr.flush()
             return

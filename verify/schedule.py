@@ -15,6 +15,10 @@ next call's values, so a result cached by address or identity shows up):
 * ``reload``: new weights loaded in place into both models, then a call;
 * ``reverse`` / ``shuffle`` (CPU): a call with every launch's programs run in another order
   (the interpreter runs them in grid order, which hides races between programs);
+* ``late``: a run of 20-40 back-to-back calls on the previous call's inputs, then a checked
+  call on new inputs (a candidate that is correct for its first calls and then returns a kept
+  result, or switches to a cheaper path, is checked after the switch; the performance gate
+  checks the outputs of its last timed calls too);
 * ``batch`` (last, reported only): a derived input shape, for ``generalizes`` or
   ``specialized to the benchmark's shapes``.
 """
@@ -25,6 +29,10 @@ import random
 import secrets
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+
+#: The length of the ``late`` call's run of back-to-back calls.
+LATE_MIN, LATE_MAX = 20, 40
 
 
 def fresh_seed() -> int:
@@ -42,6 +50,7 @@ class Call:
     order: str = "grid"
     order_seed: int = 0
     reload_seed: int | None = None
+    burst: int = 0  # back-to-back calls on the previous inputs just before this call
     referee: bool = True
     checked: bool = True  # False: the outcome is reported, not a failure
 
@@ -69,6 +78,7 @@ def draw_schedule(seed: int, seeds: int, device: str) -> list[Call]:
     )
     items.append([Call("stress", rng.choice(inputs), {"kind": "stress"})])
     items.append([Call("reload", rng.getrandbits(31), reload_seed=rng.getrandbits(31))])
+    items.append([Call("late", rng.getrandbits(31), burst=rng.randint(LATE_MIN, LATE_MAX))])
     if device == "cpu":
         items.append([Call("reverse", rng.choice(inputs), order="reverse", referee=False)])
         items.append(
