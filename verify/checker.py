@@ -126,6 +126,8 @@ _STATE_WORDS = {
     "torch": "was written by PyTorch compute ops, not by the candidate's kernels",
     "foreign": "holds data that no ATen op or kernel of the candidate produced (host memory: "
     "numpy, DLPack, from_numpy, or a kernel staging such data)",
+    "unlinked": "was written from data that nothing of this call's inputs reached (a result "
+    "kept or looked up, copied by a kernel, instead of one computed from the inputs)",
 }
 
 
