@@ -522,9 +522,18 @@ cand = Candidate(id="c1", source=problem.source, parent=None, agent="tuner", pla
 text = render_accepted_cell(problem, cand, [], None)
 linecache.cache["<accepted>"] = (len(text), None, text.splitlines(True), "<accepted>")
 ns = {"__name__": "__main__"}
+# The %%kernelopt cell ran first, as the magic runs it (the interpreter switched on before
+# it): its function is the guard's reference.
+from kernelopt_jupyter.notebook.interpreter import use_cpu_interpreter
+use_cpu_interpreter()
+src = problem.source
+linecache.cache["<problem>"] = (len(src), None, src.splitlines(True), "<problem>")
+exec(compile(src, "<problem>", "exec"), ns)
 exec(compile(text, "<accepted>", "exec"), ns)
-x = torch.randn(8, 397) * 10
-print("match", torch.allclose(ns["row_softmax"](x), torch.softmax(x, -1), atol=1e-5))
+for rows in (256, 8):  # the verified shape, then one it was not verified at
+    x = torch.randn(rows, 397) * 10
+    ok = torch.allclose(ns["row_softmax"](x), torch.softmax(x, -1), atol=1e-5)
+    print("match", ok, ns["row_softmax"].kernelopt_path)
 """
 
 
@@ -546,4 +555,7 @@ def test_accepted_reduction_runs_after_triton_was_imported(tmp_path: Path) -> No
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "match True" in done.stdout
+    lines = done.stdout.splitlines()
+    # The accepted cell is guarded: a shape it was not verified at takes the person's function.
+    assert lines[0] == "match True kernel", done.stdout
+    assert lines[1].startswith("match True reference: these shapes"), done.stdout

@@ -48,6 +48,7 @@ def render_guard(
     optimized: str = "ModelNew",
     init: list[Any] | None = None,
     note: str = "",
+    inline_runtime: bool = True,
 ) -> str:
     """The guard section to append to a candidate's source.
 
@@ -55,7 +56,9 @@ def render_guard(
     ``optimized`` names what the candidate defines (``ModelNew`` or the entry function);
     ``init`` is the reference's constructor arguments when they are plain data (else the
     caller passes them to ``kernelopt_guarded``). Use: ``model = kernelopt_guarded(Model(256))``
-    then ``model(x)`` and ``model.kernelopt_path``.
+    then ``model(x)`` and ``model.kernelopt_path``. ``inline_runtime=False`` imports the guard
+    runtime from this package instead of carrying its text (a notebook cell, where the package
+    is installed: the same guard in one line instead of a few hundred).
     """
     data = {
         k: verified[k]
@@ -75,7 +78,12 @@ def render_guard(
     ]
     if note:
         lines.append(f"# {note}")
-    lines += ["# " + "-" * 70, "", guard_runtime_source().rstrip("\n"), "", ""]
+    runtime = (
+        guard_runtime_source().rstrip("\n")
+        if inline_runtime
+        else "from kernelopt_jupyter.deploy.guard_runtime import kernelopt_guard"
+    )
+    lines += ["# " + "-" * 70, "", runtime, "", ""]
     lines.append(f"KERNELOPT_VERIFIED = {_literal(data)}")
     lines.append(f"KERNELOPT_INIT = {_literal(init) if init is not None else 'None'}")
     lines += [
@@ -183,7 +191,10 @@ def accepted_cell_source(
         **model_state(problem),
     }
     guard = render_guard(
-        data, optimized=optimized_name(problem, source), init=init_literal(problem)
+        data,
+        optimized=optimized_name(problem, source),
+        init=init_literal(problem),
+        inline_runtime=False,  # the notebook has the package: the runtime is imported
     )
     if problem.kind == "module":
         return (

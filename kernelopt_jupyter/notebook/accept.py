@@ -2,7 +2,10 @@
 
 The cell is the candidate's own source (it defines ``ModelNew``, or the kernel entry for a
 Triton/Helion problem) under a header comment naming the candidate, its gate results and its
-speedup, so the notebook records what was accepted and why it was trusted. Insertion goes
+speedup, so the notebook records what was accepted and why it was trusted. Below the source
+comes the same guard ``best.py`` carries (``deploy.guard.accepted_cell_source``): the kernels
+run only for the shapes, dtypes, device and mode they were verified at, any other call runs the
+person's reference. Insertion goes
 through the labextension bridge (a comm, works from a button while the kernel is busy); where
 there is none, ``%kernelopt accept N`` inserts it with ``set_next_input`` from an executing cell.
 """
@@ -64,15 +67,36 @@ def speedup_line(speedup: Any) -> str:
     return text
 
 
+def guarded_source(problem: Problem, source: str, device: str) -> str:
+    """``source`` with the guard of ``deploy.guard.accepted_cell_source`` (a module problem:
+    ``kernelopt_guarded(Model(...))``; a kernel problem: the entry name bound to the guarded
+    function). Never raises: a problem whose inputs cannot be described gets the source with a
+    comment saying why it carries no guard."""
+    from kernelopt_jupyter.deploy.guard import accepted_cell_source
+
+    try:
+        return accepted_cell_source(problem, source, device)
+    except Exception as exc:  # the person must still get the code they accepted
+        return (
+            source.rstrip("\n") + f"\n\n# KernelOPT guard not added: {type(exc).__name__}: {exc}\n"
+        )
+
+
 def render_accepted_cell(
-    problem: Problem | None, candidate: Any, gates: Iterable[Any] | Mapping[str, Any], speedup: Any
+    problem: Problem | None,
+    candidate: Any,
+    gates: Iterable[Any] | Mapping[str, Any],
+    speedup: Any,
+    *,
+    device: str | None = None,
 ) -> str:
     """A runnable notebook cell that redefines the model (``ModelNew``) or the kernel entry.
 
     ``candidate`` is a :class:`~kernelopt_jupyter.candidate.Candidate` or anything with ``id``,
     ``source``, ``parent``, ``agent`` and ``plan_id``; ``gates`` are gate results (objects or
     dicts with ``name``, ``status``, ``detail``); ``speedup`` a number, a (value, low, high)
-    tuple or None.
+    tuple or None. With a ``problem`` the cell carries the guard for ``device`` (the session's;
+    default: where this kernel runs).
     """
     cid = _field(candidate, "id")
     source = str(_field(candidate, "source", "") or "").rstrip() + "\n"
@@ -85,11 +109,21 @@ def render_accepted_cell(
         defines = "ModelNew"
         where = ""
     elif problem.kind == "module":
-        defines = "ModelNew (a drop-in for Model: same constructor arguments and weights)"
+        defines = (
+            "ModelNew (a drop-in for Model: same constructor arguments and weights) and "
+            "kernelopt_guarded(Model(...)): ModelNew's kernels where verified, Model elsewhere"
+        )
         where = f"{problem.name} ({problem.kind} problem)"
     else:
-        defines = f"{problem.entry} (same signature as your kernel launcher)"
+        defines = (
+            f"{problem.entry} (same signature as your kernel launcher), guarded: the new "
+            f"kernels where verified, your {problem.entry} elsewhere"
+        )
         where = f"{problem.name} ({problem.kind} problem)"
+    if problem is not None:
+        from kernelopt_jupyter.device import resolve_device
+
+        source = guarded_source(problem, source, device or resolve_device("auto"))
     if "triton" in source:
         # Without a GPU, Triton kernels can only run in Triton's interpreter, which is chosen
         # when a kernel is decorated: switch it on before the source below defines them (and

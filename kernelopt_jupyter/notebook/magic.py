@@ -482,7 +482,9 @@ class KernelOptMagics(Magics):
                 f"kernelopt: {cid} did not pass the gates ({cand.verdict or 'not gated yet'})"
             )
         speed = (cand.speedup, cand.ci_low, cand.ci_high) if cand.speedup is not None else None
-        text = render_accepted_cell(record.problem, cand, cand.gates, speed)
+        text = render_accepted_cell(
+            record.problem, cand, cand.gates, speed, device=state.device or None
+        )
         insert_next_input(text, self.shell)
         # set_next_input is a request: JupyterLab and Notebook make the cell, nbclient and
         # some other front ends drop it silently. So the code is also shown, with Copy.

@@ -43,6 +43,10 @@ class PhaseTracker:
         self.phases: list[Phase] = []
         self.finished: str | None = None  # how the session ended, once it has
         self.kind = "module"
+        #: The budget's clock: session time of the start, of the end, and ``--time-limit``.
+        self.started = 0.0
+        self.ended: float | None = None
+        self.limit: float | None = None
 
     def _open(self, name: str, t: float) -> None:
         if self.phases and self.phases[-1].end is None:
@@ -63,6 +67,9 @@ class PhaseTracker:
         if event.type == "session_started":
             self.phases, self.finished = [], None
             self.kind = str(d.get("kind") or "module")
+            self.started, self.ended = t, None
+            limit = (d.get("options") or {}).get("max_seconds")
+            self.limit = float(limit) if isinstance(limit, int | float) and limit > 0 else None
             self._open("baselines", t)
         elif event.type == "baseline" and names[-1:] == ["baselines"]:
             self._open("analysis", t)
@@ -83,9 +90,19 @@ class PhaseTracker:
             if current is not None:
                 current.end = t
             self.finished = str(d.get("status") or "finished")
+            self.ended = t
         else:
             return False
         return True
+
+    def clock_text(self, now: float | None = None) -> str:
+        """'Time 1 min 05 s of 3 min 00 s (--time-limit; the analysis counts)' at session time
+        ``now`` (the end, once finished); the browser draws the same line as it ticks."""
+        end = self.ended if self.ended is not None else now
+        took = duration_text((end or self.started) - self.started)
+        if self.limit:
+            return f"Time {took} of {duration_text(self.limit)} (--time-limit; the analysis counts)"
+        return f"Time {took} (no --time-limit)"
 
     def to_data(self) -> list[dict[str, Any]]:
         """Plain data for the browser view."""

@@ -64,6 +64,10 @@ class AgentView:
     tool_calls: int = 0
     summary: str = ""
     usage: dict[str, Any] = field(default_factory=dict)
+    #: The model's summarized thinking (Claude), kept apart from its answer text.
+    thinking: list[str] = field(default_factory=list)
+    #: The latest ``retry`` event of the step in flight (None once the step goes on).
+    retry: dict[str, Any] | None = None
 
     @property
     def full_text(self) -> str:
@@ -77,6 +81,7 @@ class Changes:
 
     header: bool = False
     text: dict[str, list[str]] = field(default_factory=dict)  # agent -> new text pieces
+    thinking: dict[str, list[str]] = field(default_factory=dict)  # agent -> new thinking
     agents: set[str] = field(default_factory=set)  # agents whose status line changed
     new_candidates: list[str] = field(default_factory=list)
     candidates: set[str] = field(default_factory=set)  # rows to update (gates, verdict...)
@@ -91,6 +96,7 @@ class Changes:
         return bool(
             self.header
             or self.text
+            or self.thinking
             or self.agents
             or self.new_candidates
             or self.candidates
@@ -133,6 +139,7 @@ class SessionState:
     finished: dict[str, Any] | None = None
     resumed: bool = False
     last_t: float = 0.0
+    started_t: float = 0.0  # session time of the latest session_started: the budget's clock
     events_seen: int = 0
     _changes: Changes = field(default_factory=Changes)
 
@@ -164,6 +171,7 @@ class SessionState:
         self.device = str(d.get("device") or "")
         self.agents_option = str(d.get("agents") or "")
         self.options = dict(d.get("options") or {})
+        self.started_t = t
         self.status = "running"
         self._changes.header = True
 
@@ -207,6 +215,21 @@ class SessionState:
             view.step = d.get("step")
         view.text.append(delta)
         self._changes.text.setdefault(view.agent, []).append(delta)
+        if view.retry is not None:  # the request got through
+            view.retry = None
+            self._changes.agents.add(view.agent)
+
+    def _on_agent_thinking(self, d: dict[str, Any], t: float) -> None:
+        view = self._agent(d)
+        delta = str(d.get("delta") or "")
+        if delta:
+            view.thinking.append(delta)
+            self._changes.thinking.setdefault(view.agent, []).append(delta)
+
+    def _on_retry(self, d: dict[str, Any], t: float) -> None:
+        view = self._agent(d)
+        view.retry = dict(d)
+        self._changes.agents.add(view.agent)
 
     def _on_tool_call(self, d: dict[str, Any], t: float) -> None:
         view = self._agent(d)
@@ -216,9 +239,13 @@ class SessionState:
         self._changes.text.setdefault(view.agent, []).append(line)
         self._changes.agents.add(view.agent)
 
+    def _on_agent_failed(self, d: dict[str, Any], t: float) -> None:
+        self._on_agent_finished({**d, "summary": f"failed: {d.get('error') or 'no answer'}"}, t)
+
     def _on_agent_finished(self, d: dict[str, Any], t: float) -> None:
         view = self._agent(d)
         view.running = False
+        view.retry = None
         view.summary = str(d.get("summary") or "")
         for key, value in (d.get("usage") or {}).items():
             if isinstance(value, int | float):
@@ -384,25 +411,59 @@ class SessionState:
                 return prof
         return None
 
+    def elapsed_s(self) -> float:
+        """Seconds since this run began, analysis included (the budget's clock)."""
+        seconds = _num(self.budget.get("seconds")) or 0.0
+        return max(seconds, self.last_t - self.started_t)
+
     def budget_line(self) -> str:
-        """'candidates 5/16 · 12 s/300 s · 3400 tokens' from the latest budget event."""
-        b = self.budget
-        if not b:
+        """'candidates 5/16 · 12 s/300 s · 3400 tokens · $0.012/$0.50'.
+
+        The clock counts from the session's start (the analysis is part of ``--time-limit``),
+        so it runs before the search's first ``budget`` event; caps not yet in a budget event
+        come from the session's options.
+        """
+        b, o = self.budget, self.options
+        if not b and not self.started_t and not self.last_t:
             return ""
         parts = []
-        for used, cap, unit in (
-            ("candidates", "max_candidates", "candidates"),
-            ("seconds", "max_seconds", "s"),
-            ("tokens", "max_tokens", "tokens"),
-        ):
-            if b.get(used) is None:
-                continue
-            value = b[used]
-            text = f"{value:.0f}" if isinstance(value, float) else str(value)
-            if b.get(cap) is not None:
-                text += f"/{b[cap]:.0f}" if isinstance(b[cap], float) else f"/{b[cap]}"
-            parts.append(f"{unit} {text}" if unit == "candidates" else f"{text} {unit}")
+        done, cap = b.get("candidates"), b.get("max_candidates", o.get("budget"))
+        if done is not None or cap is not None:
+            parts.append(f"candidates {done or 0}" + (f"/{cap}" if cap is not None else ""))
+        limit = _num(b.get("max_seconds", o.get("max_seconds")))
+        parts.append(f"{self.elapsed_s():.0f}" + (f"/{limit:.0f}" if limit else "") + " s")
+        cost = self.cost()
+        if cost["tokens"] or cost["max_tokens"]:
+            cap_text = f"/{cost['max_tokens']}" if cost["max_tokens"] else ""
+            parts.append(f"{cost['tokens']}{cap_text} tokens")
+        if cost["cost_usd"] or cost["max_usd"]:
+            cap_text = f"/${cost['max_usd']:.2f}" if cost["max_usd"] else ""
+            parts.append(f"${cost['cost_usd']:.3f}{cap_text}")
         return " · ".join(parts)
+
+    def cost(self) -> dict[str, Any]:
+        """The API spend so far: tokens and USD (with their caps) and tokens per kind.
+
+        From the latest ``budget`` event (``cost_usd``, ``max_usd``, ``tokens``, ``max_tokens``,
+        ``usage``); where it carries no per-kind ``usage`` the agents' own usage is summed.
+        """
+        b, o = self.budget, self.options
+        usage = b.get("usage")
+        if not isinstance(usage, dict):
+            usage = {}
+            for view in self.agents.values():
+                for key, value in view.usage.items():
+                    if key.endswith("tokens") and isinstance(value, int | float):
+                        usage[key] = usage.get(key, 0) + value
+        max_usd = _num(b.get("max_usd", o.get("max_usd")))
+        max_tokens = b.get("max_tokens", o.get("max_tokens"))
+        return {
+            "tokens": int(_num(b.get("tokens")) or sum(usage.values())),
+            "max_tokens": int(max_tokens) if _num(max_tokens) else None,
+            "cost_usd": _num(b.get("cost_usd")) or 0.0,
+            "max_usd": max_usd or None,
+            "usage": {k: int(v) for k, v in usage.items() if _num(v)},
+        }
 
 
 def speedup_text(cand: CandidateView) -> str:

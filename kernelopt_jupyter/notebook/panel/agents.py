@@ -1,8 +1,14 @@
-"""The Agents tab: one append-only stream per agent, with a status line and a follow switch."""
+"""The Agents tab: one append-only stream per agent, with a status line and a follow switch.
+
+The model's thinking (Claude's summarized thinking, ``agent_thinking`` events) streams into its
+own view above the answer, folded until a person opens it; a ``retry`` of the step's API request
+shows on the status line (status, wait, attempt) until the request gets through.
+"""
 
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import ipywidgets as w
 
@@ -26,7 +32,23 @@ def agent_line(view: AgentView) -> str:
     if view.usage.get("cost_usd"):
         parts.append(f"${view.usage['cost_usd']:.3f}")
     summary = f" — {html.escape(view.summary)}" if view.summary else ""
-    return f"<small>{' · '.join(parts)}{summary}</small>"
+    return f"<small>{' · '.join(parts)}{summary}{retry_html(view.retry)}</small>"
+
+
+def retry_html(retry: dict[str, Any] | None) -> str:
+    """' · retrying: 529 overloaded, attempt 2/6 in 4.0 s' (empty when nothing is retried)."""
+    if not retry:
+        return ""
+    status = html.escape(str(retry.get("status") or "error"))
+    reason = html.escape(str(retry.get("reason") or ""))
+    attempt, most = retry.get("attempt"), retry.get("max_attempts")
+    tries = f", attempt {attempt}" + (f"/{most}" if most else "") if attempt else ""
+    wait = retry.get("wait_s")
+    after = f" in {float(wait):.1f} s" if isinstance(wait, int | float) else ""
+    return (
+        f" · <span class='{CSS_CLASSES['retry']}' style='color:#9a6700'>retrying: {status}"
+        f"{' ' + reason if reason else ''}{tries}{after}</span>"
+    )
 
 
 class AgentsView:
@@ -37,6 +59,9 @@ class AgentsView:
         self.tabs = cls(w.Tab(children=[]), CSS_CLASSES["agents"])
         self.follow = w.Checkbox(value=True, description="follow the running agent")
         self.streams: dict[str, StreamView] = {}
+        #: Each agent's thinking, in a folded Accordion shown once there is some.
+        self.thinking: dict[str, StreamView] = {}
+        self._folds: dict[str, w.Accordion] = {}
         self._lines: dict[str, w.HTML] = {}
         self.widget = w.VBox([self.follow, self.tabs])
 
@@ -46,7 +71,13 @@ class AgentsView:
         if view is None:
             view = self.streams[agent] = StreamView()
             line = self._lines[agent] = w.HTML("")
-            self.tabs.children = (*self.tabs.children, w.VBox([line, view]))
+            thinking = self.thinking[agent] = StreamView()
+            fold = self._folds[agent] = cls(
+                w.Accordion(children=[thinking], selected_index=None), CSS_CLASSES["thinking"]
+            )
+            fold.set_title(0, "thinking (the model's own summary; click to unfold)")
+            fold.layout.display = "none"
+            self.tabs.children = (*self.tabs.children, w.VBox([line, fold, view]))
             self.tabs.set_title(len(self.streams) - 1, agent)
         return view
 
@@ -54,6 +85,10 @@ class AgentsView:
         """Append new text, redraw changed status lines, follow the running agent."""
         for agent, pieces in changes.text.items():
             self.stream(agent).append("".join(pieces))
+        for agent, pieces in changes.thinking.items():
+            self.stream(agent)
+            self.thinking[agent].append("".join(pieces))
+            self._folds[agent].layout.display = None
         for agent in changes.agents | set(changes.text):
             self._render_line(agent)
         current = self.ctx.state.current_agent

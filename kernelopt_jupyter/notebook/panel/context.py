@@ -50,6 +50,10 @@ CSS_CLASSES = {
     "edit_kind": "kernelopt-edit-kind",
     "edit_submit": "kernelopt-edit-submit",
     "errors": "kernelopt-errors",
+    "thinking": "kernelopt-thinking",  # an agent's folded thinking
+    "retry": "kernelopt-retry",  # a retried API request, on the agent's status line
+    "cost": "kernelopt-cost",  # the API cost meter
+    "export": "kernelopt-export",  # the Export button
 }
 TAB_TITLES = ("Agents", "Candidates", "Diff", "Profile", "Edit")
 

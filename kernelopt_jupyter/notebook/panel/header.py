@@ -50,6 +50,42 @@ def header_html(s: SessionState) -> str:
     return "<div style='padding:4px 0'>" + " · ".join(bits) + "</div>"
 
 
+_KINDS = (
+    ("input_tokens", "input"),
+    ("output_tokens", "output"),
+    ("cache_read_input_tokens", "cache read"),
+    ("cache_creation_input_tokens", "cache write"),
+)
+
+
+def _bar(used: float, cap: float | None, label: str) -> str:
+    """One meter: a progress bar against ``cap`` (none without one) and its label."""
+    bar = (
+        f"<progress max='1' value='{min(1.0, used / cap):.3f}' style='width:120px'></progress> "
+        if cap
+        else ""
+    )
+    return f"<span style='margin-right:12px'>{bar}{html.escape(label)}</span>"
+
+
+def cost_html(s: SessionState) -> str:
+    """The API cost meter: USD and tokens against ``--max-usd`` / ``--max-tokens``, with the
+    tokens per kind (cache reads and writes are billed too); empty when nothing was spent."""
+    c = s.cost()
+    if not (c["tokens"] or c["cost_usd"] or c["max_tokens"] or c["max_usd"]):
+        return ""
+    usd = f"${c['cost_usd']:.4f}" + (f" of ${c['max_usd']:.2f}" if c["max_usd"] else "")
+    tokens = f"{c['tokens']:,} tokens" + (f" of {c['max_tokens']:,}" if c["max_tokens"] else "")
+    kinds = ", ".join(f"{name} {c['usage'][k]:,}" for k, name in _KINDS if c["usage"].get(k))
+    return (
+        "<div style='font-size:12px;padding:2px 0'>API cost (list prices, an estimate): "
+        + _bar(c["cost_usd"], c["max_usd"], usd)
+        + _bar(c["tokens"], c["max_tokens"], tokens)
+        + (f"<span style='color:#555'>({html.escape(kinds)})</span>" if kinds else "")
+        + "</div>"
+    )
+
+
 class HeaderView:
     """The header line, the message line (what the last action did) and the last errors."""
 
@@ -63,6 +99,7 @@ class HeaderView:
             else ""
         )
         self.html = cls(w.HTML(self._draw()), CSS_CLASSES["header"])
+        self.cost = cls(w.HTML(cost_html(ctx.state)), CSS_CLASSES["cost"])
         self.message = cls(w.HTML(""), CSS_CLASSES["message"])
         self.code = cls(w.HTML(""), CSS_CLASSES["code_view"])
         self.errors = cls(w.HTML(""), CSS_CLASSES["errors"])
@@ -71,8 +108,11 @@ class HeaderView:
         return header_html(self.ctx.state) + self._folder
 
     def render(self) -> None:
-        """Redraw the header line from the state."""
+        """Redraw the header line and the cost meter from the state."""
         self.html.value = self._draw()
+        cost = cost_html(self.ctx.state)
+        if self.cost.value != cost:
+            self.cost.value = cost
 
     def show_code(self, html_text: str) -> None:
         """Show an accepted cell's code (with its Copy button) under the message line."""

@@ -26,6 +26,25 @@ function render({ model, el }) {
     const ended = model.get("ended");
     const now = Date.now() / 1000;
     el.innerHTML = "";
+    if (phases.length) {
+      // The budget's clock: from the session's start, the analysis included.
+      const limit = model.get("limit"), start = model.get("start"), end = model.get("end");
+      const live = clock > 0 && !ended;
+      const took = end >= 0 ? end - start : (live ? now - clock - start : null);
+      const row = document.createElement("div");
+      row.className = "kernelopt-phase-clock";
+      row.style.cssText = "display:flex;align-items:center;gap:8px;font-size:12px;margin:1px 0";
+      const bar = document.createElement("progress");
+      bar.style.cssText = "width:160px;flex:0 0 auto";
+      bar.max = 1;
+      if (limit > 0 && took !== null) bar.value = Math.min(1, took / limit);
+      const label = document.createElement("span");
+      const shown = took === null ? "(not live)" : fmt(took);
+      label.textContent = "Time " + shown + (limit > 0
+        ? " of " + fmt(limit) + " (--time-limit; the analysis counts)" : " (no --time-limit)");
+      row.append(bar, label);
+      el.appendChild(row);
+    }
     for (const p of phases) {
       const row = document.createElement("div");
       const running = p.end === null;
@@ -63,6 +82,10 @@ class PhaseView(anywidget.AnyWidget):  # type: ignore[misc]
     phases = traitlets.List(traitlets.Dict()).tag(sync=True)
     clock = traitlets.Float(0.0).tag(sync=True)
     ended = traitlets.Bool(False).tag(sync=True)
+    #: The budget's clock, in session seconds: start, end (-1 while running), the time limit.
+    start = traitlets.Float(0.0).tag(sync=True)
+    end = traitlets.Float(-1.0).tag(sync=True)
+    limit = traitlets.Float(0.0).tag(sync=True)
 
     def show(self, tracker: PhaseTracker, clock: float | None) -> None:
         """Send the tracker's phases (one message); ``clock`` is the session's start, or None."""
@@ -71,6 +94,9 @@ class PhaseView(anywidget.AnyWidget):  # type: ignore[misc]
             if clock is not None:
                 self.clock = clock
             self.ended = tracker.finished is not None
+            self.start = tracker.started
+            self.end = -1.0 if tracker.ended is None else tracker.ended
+            self.limit = tracker.limit or 0.0
 
 
 _WIDTH_ESM = r"""

@@ -32,6 +32,7 @@ from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, TAB_TITLES, Pa
 from kernelopt_jupyter.notebook.panel.controls import ControlsView
 from kernelopt_jupyter.notebook.panel.difftab import DiffTab
 from kernelopt_jupyter.notebook.panel.editor import EditorView
+from kernelopt_jupyter.notebook.panel.export import ExportView
 from kernelopt_jupyter.notebook.panel.header import HeaderView
 from kernelopt_jupyter.notebook.panel.progress import PhaseView
 from kernelopt_jupyter.notebook.panel.table import CandidatesTable
@@ -88,6 +89,8 @@ class SessionPanel:
         self.phase_view = PhaseView()
         self._clock: float | None = None  # wall-clock time of the session's t=0, when live
         self.controls = ControlsView(self.ctx, step_mode=step_mode, on_edit=self.open_editor)
+        self.export = ExportView(self.ctx, out_dir)
+        self.controls.widget.children = (*self.controls.widget.children, self.export.button)
         self.agents = AgentsView(self.ctx)
         self.table = CandidatesTable(self.ctx, on_diff=self.show_diff, on_accept=self.accept)
         self.diff = DiffTab(self.ctx)
@@ -108,6 +111,7 @@ class SessionPanel:
             w.VBox(
                 [
                     self.header.html,
+                    self.header.cost,
                     self.phase_view,
                     self.controls.widget,
                     self.header.message,
@@ -234,6 +238,7 @@ class SessionPanel:
             self.header.render_errors()
         if changes.finished:
             self.controls.finished()
+            self.export.render()
             fin = s.finished or {}
             best = fin.get("best")
             ended = {"stopped": "Stopped", "failed": "Failed"}.get(
@@ -268,6 +273,7 @@ class SessionPanel:
             cand,
             cand.gates,
             (cand.speedup, cand.ci_low, cand.ci_high) if cand.speedup is not None else None,
+            device=self.state.device or None,
         )
 
         def done(ok: bool, detail: str) -> None:
