@@ -68,8 +68,9 @@ class StepControl:
         self._decide("approve")
 
     def reject(self, reason: str = "") -> None:
-        """Drop what the step proposed (plans, an edit or tune variants); after the Planner's
-        step it is asked again, with the reason."""
+        """Drop what the step proposed (plans, an edit or tune variants); the Planner is then
+        asked again for the same parent, with the reason (after an Executor's or a Tuner's
+        step too: the plans not yet tried go on after its new ones)."""
         self._decide("reject", reason)
 
     def reject_plan(self, plan_id: str, reason: str = "") -> None:
