@@ -88,22 +88,27 @@ def test_no_time_left_starts_nothing() -> None:
         verify_before(problem, HANGS, options, "<c>", device="cpu", deadline=time.monotonic())
 
 
-def test_a_verification_that_ends_before_the_deadline_anyway_runs_directly(
+def test_the_deadline_travels_in_the_options_and_no_extra_worker_starts(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import kernelopt_jupyter.verify as verify
     import kernelopt_jupyter.worker as worker
-    from kernelopt_jupyter.session.gating import worst_case_s
     from kernelopt_jupyter.verify.report import VerifyReport
 
     problem = problem_from_source(PROBLEM, "double.py")
     options = VerifyOptions(device="cpu", seeds=1, time_limit_s=5.0)
     report = VerifyReport("double.py", "<c>", "cpu", [])
+    seen: list[VerifyOptions] = []
 
     def no_worker(*args: object, **kwargs: object) -> None:
         raise AssertionError("an extra worker was started")
 
+    def verify_now(_problem: object, _source: str, opts: VerifyOptions, _path: str) -> object:
+        seen.append(opts)
+        return report
+
     monkeypatch.setattr(worker, "run_task", no_worker)
-    monkeypatch.setattr(verify, "verify_candidate", lambda *a, **k: report)
-    deadline = time.monotonic() + worst_case_s(options) + 60.0
+    monkeypatch.setattr(verify, "verify_candidate", verify_now)
+    deadline = time.monotonic() + 60.0
     assert verify_before(problem, HANGS, options, "<c>", device="cpu", deadline=deadline) is report
+    assert seen and seen[0].deadline == deadline and seen[0].time_limit_s == 5.0

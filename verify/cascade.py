@@ -7,11 +7,15 @@ Where each part runs (docs/verification.md has the threat model):
   reference's process and the candidate's process before it reads its task; it then checks
   (``checker.verify_task``): the static gate's run-time checks, correctness over a schedule
   drawn from a fresh seed, and the fp64 referee. The candidate's process holds nothing of the
-  reference and answers with data;
+  reference and answers with data. On the GPU the same worker then runs the performance gate
+  (``verify.perf``): the candidate's process times the candidate it already loaded, the
+  reference's process times the baselines, interleaved and driven by the checker's clock;
 * on the CPU a second worker without the interpreter compiles each launched kernel for sm_90
   (on the GPU the kernels were really compiled and run for the device); a kernel the check
-  cannot build or cannot find fails the gate;
-* on the GPU a third worker times the candidate against the baselines.
+  cannot build or cannot find fails the gate.
+
+``VerifyOptions.deadline`` bounds every worker: the one in flight at the deadline is killed
+and ``VerificationCancelled`` raised.
 
 Every worker runs with a scrubbed environment, in its own process group, and takes everything
 it started with it when it ends or its caller dies (``kernelopt_jupyter.worker``).
@@ -30,6 +34,7 @@ from kernelopt_jupyter.verify.compile_check import check_compiles_many
 from kernelopt_jupyter.verify.report import (
     GATE_NAMES,
     GateResult,
+    VerificationCancelled,
     VerifyOptions,
     VerifyReport,
     skipped_after,
@@ -38,8 +43,8 @@ from kernelopt_jupyter.verify.schedule import fresh_seed
 from kernelopt_jupyter.verify.static import StaticAnalysis, analyze_candidate
 from kernelopt_jupyter.worker import WorkerResult, run_task
 
-#: Extra seconds the performance worker gets on top of the time limit when it must first
-#: torch.compile the reference for the "compile" baseline.
+#: Extra seconds the verification worker gets on top of the time limit when its reference
+#: process must first torch.compile the reference for the "compile" baseline.
 COMPILE_BASELINE_ALLOWANCE_S = 240.0
 COMPILE_CHECK_LIMIT_S = 120.0
 #: Seconds the verification worker gets beyond the reference's and the candidate's limits
@@ -162,8 +167,8 @@ def verify_candidates(
     if not todo:
         return reports
     all_phases = _run_checks(problem, [spec for _, spec in todo], options, device)
-    compiled = _compile_checks(device, [spec["source"] for _, spec in todo], all_phases)
-    for (index, spec), phases, built in zip(todo, all_phases, compiled):
+    compiled = _compile_checks(device, [spec["source"] for _, spec in todo], all_phases, options)
+    for (index, _spec), phases, built in zip(todo, all_phases, compiled):
         started = time.monotonic()
         run, report = runs[index], reports[index]
         _static_gate(run, phases, built)
@@ -173,7 +178,7 @@ def verify_candidates(
             report.dispatch_only = bool(phases["static"].get("dispatch_only", False))
             _value_gates(run, phases)
         if len(run.gates) == 3:
-            run.add(_performance(problem, spec["source"], options, device))
+            run.add(_performance(phases, options, device))
         # A batch's checks ran together: each report gets its share plus its own gates.
         report.seconds = (started - start) / len(todo) + time.monotonic() - started
     return reports
@@ -194,14 +199,21 @@ def _run_checks(
             "seeds": max(1, options.seeds),
             "fp64_factor": options.fp64_factor,
             "time_limit_s": limit,
+            "performance": list(options.baselines) if _times(options, device) else None,
         },
         device=device,
-        time_limit_s=(len(specs) + 1) * limit + CHECKER_ALLOWANCE_S,
+        time_limit_s=_bounded(
+            options,
+            (len(specs) + 1) * limit
+            + CHECKER_ALLOWANCE_S
+            + (COMPILE_BASELINE_ALLOWANCE_S if "compile" in options.baselines else 0.0),
+        ),
         untrusted=True,
         preload=PRELOAD,
         children=(REFERENCE_ROLE,) + (SANDBOX_ROLE,) * len(specs),
     )
     if not result.ok:
+        _cancelled(options, result)
         if result.timed_out:
             raise ProblemError(
                 f"{problem.path}: the verification did not finish ({_crash(result, 'reference')})"
@@ -221,8 +233,28 @@ def _run_checks(
     return done
 
 
+def _bounded(options: VerifyOptions, limit: float) -> float:
+    """A worker's time limit, cut to what is left before the options' deadline."""
+    if options.deadline is None:
+        return limit
+    left = options.deadline - time.monotonic()
+    if left <= 0:
+        raise VerificationCancelled("the deadline passed before the verification started")
+    return min(limit, left)
+
+
+def _cancelled(options: VerifyOptions, result: WorkerResult) -> None:
+    """Raise :class:`VerificationCancelled` when the deadline is what ended ``result``."""
+    late = options.deadline is not None and time.monotonic() >= options.deadline - 0.5
+    if late and result.timed_out:
+        raise VerificationCancelled("the deadline passed during the verification")
+
+
 def _compile_checks(
-    device: Device, sources: list[str], all_phases: list[dict[str, dict[str, Any]]]
+    device: Device,
+    sources: list[str],
+    all_phases: list[dict[str, dict[str, Any]]],
+    options: VerifyOptions,
 ) -> list[list[dict[str, Any]]]:
     """The sm_90 compile check of every candidate that passed the run-time checks (CPU)."""
     wanted = [
@@ -231,7 +263,10 @@ def _compile_checks(
         if device == "cpu" and phases.get("static", {}).get("ok")
     ]
     jobs = [(sources[i], list(all_phases[i].get("specs", {}).get("specs", []))) for i in wanted]
-    done = check_compiles_many(jobs, time_limit_s=COMPILE_CHECK_LIMIT_S) if jobs else []
+    limit = _bounded(options, COMPILE_CHECK_LIMIT_S) if jobs else 0.0
+    done = check_compiles_many(jobs, time_limit_s=limit) if jobs else []
+    if options.deadline is not None and jobs and time.monotonic() >= options.deadline - 0.5:
+        raise VerificationCancelled("the deadline passed during the compile check")
     out: list[list[dict[str, Any]]] = [[] for _ in sources]
     for i, result in zip(wanted, done):
         out[i] = result
@@ -298,29 +333,24 @@ def _value_gates(run: _Cascade, phases: dict[str, dict[str, Any]]) -> None:
 
 
 def _performance(
-    problem: Problem, source: str, options: VerifyOptions, device: Device
+    phases: dict[str, dict[str, Any]], options: VerifyOptions, device: Device
 ) -> GateResult:
-    if device != "cuda":
-        return GateResult("performance", "skipped", "no GPU")
+    """The performance gate's verdict, from the verification worker's timing phase."""
     if not options.run_performance:
         return GateResult("performance", "skipped", "performance not requested")
-    limit = options.time_limit_s
-    if "compile" in options.baselines:
-        limit += COMPILE_BASELINE_ALLOWANCE_S
-    result = run_task(
-        "kernelopt_jupyter.verify.timing:time_candidate",
-        {
-            "problem": problem,
-            "candidate_source": source,
-            "device": device,
-            "baselines": list(options.baselines),
-        },
-        device=device,
-        time_limit_s=limit,
-        untrusted=True,
-    )
-    if not result.ok:
-        return GateResult("performance", "fail", _crash(result, "performance"))
-    data = result.value
+    if not _times(options, device):
+        return GateResult("performance", "skipped", "no GPU")
+    data = phases.get("performance")
+    if data is None:
+        return GateResult("performance", "fail", "the worker ended before this gate finished")
     metrics = {k: v for k, v in data.items() if k not in ("status", "detail")}
+    if device != "cuda" and "candidate_ms" in data:
+        # The protocol ran (a test asked for it); interpreter times are no verdict on speed.
+        detail = f"not timed on the GPU (CPU protocol run: {data['detail']})"
+        return GateResult("performance", "skipped", detail, metrics)
     return GateResult("performance", data["status"], data["detail"], metrics)
+
+
+def _times(options: VerifyOptions, device: Device) -> bool:
+    """Whether the verification worker runs the performance gate's timing phase."""
+    return options.run_performance and (device == "cuda" or options.time_on_cpu)

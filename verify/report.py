@@ -39,6 +39,10 @@ class VerifyOptions:
     own error against float64 a candidate may have (whether or not it met the strict
     tolerance). ``seed`` fixes the verification's schedule (input seeds, extra calls,
     perturbation, reloaded weights); None draws a fresh one, written in the verdict.
+    ``time_on_cpu`` runs the performance gate's protocol on the CPU too (for tests of that
+    protocol: interpreter times mean nothing, and the gate's verdict says so). ``deadline``
+    (a ``time.monotonic()`` value) cancels the verification at that moment: its workers are
+    killed and :class:`VerificationCancelled` is raised instead of a verdict.
     """
 
     device: str = "auto"
@@ -49,6 +53,12 @@ class VerifyOptions:
     baselines: tuple[str, ...] = ("eager",)
     run_performance: bool = True
     seed: int | None = None
+    time_on_cpu: bool = False
+    deadline: float | None = None
+
+
+class VerificationCancelled(Exception):
+    """The verification's ``deadline`` passed before it could decide: no verdict."""
 
 
 @dataclass

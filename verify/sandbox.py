@@ -572,6 +572,8 @@ def serve(sock: socket.socket) -> None:
             blobs_out = [pickle.dumps(specs)]
         elif cmd in perf.COMMANDS:
             reply, blobs_out = perf.sandbox_command(box, header, blobs)
+        elif cmd in perf.COMMANDS:
+            reply, blobs_out = perf.sandbox_command(box, header, blobs)
         elif cmd == "exit":
             sys.stderr.flush()
             return

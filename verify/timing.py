@@ -1,20 +1,19 @@
-"""The performance gate's measurement (worker side): interleaved A/B timing with a confidence
-interval, an L2 flush, fresh inputs per timed call and a memory-roofline plausibility bound.
+"""The performance gate's measurement pieces: the timer, the statistics and the verdict.
 
-Method. Every round times the candidate and each baseline once, in a shuffled order, so
-drift (clocks, temperature, other tenants) hits all of them alike; the speedup against a
-baseline is the median of the per-round ratios, with a bootstrap 95% interval. Before each
-timed call the inputs are cloned (a fresh address: nothing cached by address survives) and a
-256 MiB buffer is zeroed (the H200's 60 MB L2 holds nothing of the inputs). The call is timed
-with CUDA events on the current stream, then the whole device is synchronised, so work left on
-any stream finishes before the next measurement; launches on other streams are refused by the
-launch recorder. Outputs of the last timed rounds are checked against the reference, so a
-result cached between timed calls is caught.
+The gate itself runs in the verification worker (``verify.perf``): the checker drives timed
+calls in the candidate's process and in the reference's, interleaved in a shuffled order per
+round, so drift (clocks, temperature, other tenants) hits all of them alike. Each timed call
+(``_Timer.time``) zeroes a 256 MiB buffer first (the H200's 60 MB L2 then holds nothing of the
+inputs), runs on a fresh copy of its input (a new address: nothing cached by address
+survives), is timed with CUDA events on the current stream and then synchronises the whole
+device, so work left on any stream finishes inside the request; the checker's wall clock of
+the request bounds the candidate's own report.
 
-The gate passes when the candidate is not slower than the fastest baseline beyond noise: the
-interval's upper end is at least ``1 - NOISE_MARGIN``. A candidate faster than moving its
-inputs and outputs once through HBM at peak bandwidth is *implausible* (it skipped work or the
-timing missed it) and fails.
+The speedup against a baseline is the median of the per-round ratios, with a bootstrap 95%
+interval (``judge``). The gate passes when the candidate is not slower than the fastest
+baseline beyond noise: the interval's upper end is at least ``1 - NOISE_MARGIN``. A candidate
+faster than moving its inputs and outputs once through HBM at peak bandwidth is *implausible*
+(it skipped work or the timing missed it) and fails.
 """
 
 from __future__ import annotations
@@ -28,9 +27,7 @@ from typing import Any
 
 import torch
 
-from kernelopt_jupyter.problem import candidate_model, load_source_module, materialize
-from kernelopt_jupyter.verify.compare import compare_outputs, flatten
-from kernelopt_jupyter.verify.launches import GlobalGuard, LaunchRecorder
+from kernelopt_jupyter.verify.compare import flatten
 
 #: Measured H200 copy bandwidth (bytes/s); override with KERNELOPT_PEAK_BANDWIDTH.
 HBM_BANDWIDTH = 4.3e12
@@ -103,136 +100,6 @@ class _Timer:
             t0 = self.perf_counter()
             out = fn(*inputs)
             return (self.perf_counter() - t0) * 1e3, out
-
-
-#: Every this many rounds an extra, untimed candidate call runs with the launch recorder on.
-RECORD_EVERY = 10
-
-
-def _clone(values: list[Any]) -> list[Any]:
-    return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
-
-
-def _baselines(names: list[str], ref_model: Any) -> tuple[dict[str, Any], list[str]]:
-    fns: dict[str, Any] = {}
-    notes: list[str] = []
-    for name in names:
-        if name == "eager":
-            fns["eager"] = ref_model
-        elif name == "compile":
-            try:
-                fns["compile"] = torch.compile(ref_model)
-            except Exception as exc:
-                notes.append(f"torch.compile baseline unavailable ({type(exc).__name__})")
-        else:
-            notes.append(f"unknown baseline {name!r} ignored")
-    return fns, notes
-
-
-def time_candidate(
-    *,
-    problem: Any,
-    candidate_source: str,
-    device: str,
-    baselines: list[str],
-    budget_s: float = 4.0,
-    min_rounds: int = 10,
-    max_rounds: int = 100,
-) -> dict[str, Any]:
-    """Worker task: time the candidate against each baseline; the performance gate's result."""
-    if device == "cpu" and os.environ.get("TRITON_INTERPRET") == "1":
-        from kernelopt_jupyter.cpu_triton import install_interpreter_shims
-
-        install_interpreter_shims()
-    timer = _Timer(device)
-    loaded = materialize(problem)
-    ref_model = loaded.make_model(device, seed=0)
-    pool = [loaded.make_inputs(1000 + i, device) for i in range(POOL)]
-    with torch.no_grad():
-        expected = [ref_model(*_clone(inputs)) for inputs in pool]
-    fns, notes = _baselines(baselines, ref_model)
-    for name in list(fns):
-        try:
-            for _ in range(3):
-                timer.time(fns[name], _clone(pool[0]))
-        except Exception as exc:
-            notes.append(f"{name} baseline failed to run ({type(exc).__name__}: {exc})"[:200])
-            del fns[name]
-    if not fns:
-        return {"status": "skipped", "detail": "no baseline could be measured: " + "; ".join(notes)}
-
-    recorder = LaunchRecorder(device)
-    recorder.install()
-    guard = GlobalGuard()
-    module = load_source_module(candidate_source, "candidate")
-    model = torch.nn.Module.to(candidate_model(problem, module, loaded.init_inputs()), device)
-    torch.nn.Module.eval(model)
-    torch.nn.Module.load_state_dict(model, ref_model.state_dict(), strict=True)
-    fns["candidate"] = model
-    try:
-        with recorder.recording():
-            for _ in range(3):
-                timer.time(model, _clone(pool[0]))
-    except Exception as exc:
-        return {"status": "fail", "detail": f"forward raised during warm-up: {exc}"[:300]}
-
-    estimate = {name: timer.time(fn, _clone(pool[0]))[0] for name, fn in fns.items()}
-    per_round = max(sum(estimate.values()) / 1e3, 1e-6)
-    rounds = int(min(max_rounds, max(min_rounds, budget_s / per_round)))
-    times: dict[str, list[float]] = {name: [] for name in fns}
-    checks: list[tuple[int, Any]] = []
-    order = list(fns)
-    rng = random.Random(0)
-    for r in range(rounds):
-        rng.shuffle(order)
-        for name in order:
-            inputs = _clone(pool[r % POOL])
-            timer.flush()
-            if name == "candidate":
-                # Timed calls run without the launch recorder: its per-launch bookkeeping would
-                # be charged to the candidate alone. Recorded calls are interleaved, untimed.
-                try:
-                    ms, out = timer.time(fns[name], inputs)
-                    if r % RECORD_EVERY == 0:
-                        with recorder.recording():
-                            timer.time(fns[name], _clone(pool[r % POOL]))
-                except Exception as exc:
-                    return {"status": "fail", "detail": f"forward raised while timed: {exc}"[:300]}
-                if r >= rounds - POOL:
-                    checks.append((r % POOL, out))
-            else:
-                ms, _ = timer.time(fns[name], inputs)
-            times[name].append(ms)
-    return _summarise(times, checks, expected, pool, ref_model, recorder, guard, notes, device)
-
-
-def _summarise(
-    times: dict[str, list[float]],
-    checks: list[tuple[int, Any]],
-    expected: list[Any],
-    pool: list[list[Any]],
-    ref_model: Any,
-    recorder: LaunchRecorder,
-    guard: GlobalGuard,
-    notes: list[str],
-    device: str,
-) -> dict[str, Any]:
-    if recorder.stream_violations:
-        return {"status": "fail", "detail": recorder.stream_violations[0]}
-    changes = guard.changes()
-    if changes:
-        return {"status": "fail", "detail": "the candidate changed the harness: " + changes[0]}
-    for index, out in checks:
-        cmp = compare_outputs(out, expected[index])
-        if cmp.error or not cmp.loose_ok:
-            return {
-                "status": "fail",
-                "detail": "a timed call returned a wrong result (results reused between calls?): "
-                + (cmp.error or cmp.worst),
-            }
-    params = sum(t.numel() * t.element_size() for t in ref_model.state_dict().values())
-    moved = _nbytes(pool[0]) + _nbytes(expected[0]) + params
-    return judge(times, moved, device, notes)
 
 
 def judge(

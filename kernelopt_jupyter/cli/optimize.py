@@ -25,6 +25,8 @@ from kernelopt_jupyter.session.progress import TextProgress
 
 #: Below this ratio over the faster baseline a result counts as "improved" (2% past noise).
 IMPROVED_RATIO = 1.02
+#: Faster than the best of the four peers by more than this counts as beating the best peer.
+BEST_PEER_RATIO = 1.03
 #: A step silent this long gets a progress line naming its phase and elapsed time.
 HEARTBEAT_S = 20.0
 #: The bench's peers: baseline name -> how the summary names it.
@@ -193,9 +195,14 @@ def _problem_files(paths: list[str]) -> list[Path]:
 
 
 def bench_row(
-    path: Path, session: OptimizationSession | None, seconds: float, error: str = ""
+    path: Path,
+    session: OptimizationSession | None,
+    seconds: float,
+    error: str = "",
+    peers: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One row of ``bench --json`` from a finished session."""
+    """One row of ``bench --json`` from a finished session; ``peers`` is the side-by-side
+    run (``measure_peers``) whose times replace the search's own where it succeeded."""
     from kernelopt_jupyter.problem import _level_from_path
 
     row: dict[str, Any] = {
@@ -232,7 +239,45 @@ def bench_row(
         floor = min(x for x in (eager, compiled, math.inf) if x)
         row["verdict"] = "improved" if best.ms * IMPROVED_RATIO < floor else "not improved"
     row.update(_peer_fields(result.baselines, best.speedup_vs_eager if best else None, best))
+    if peers is not None:
+        _side_by_side(row, peers, best is not None)
     return row
+
+
+def _side_by_side(row: dict[str, Any], peers: dict[str, Any], has_best: bool) -> None:
+    """Row fields from the bench's side-by-side run: the winner (or, with none, the reference
+    kept) and every peer timed interleaved in one process."""
+    if "error" in peers or not peers.get("eager_ms"):
+        row["side_by_side"] = f"not run: {peers.get('error') or 'no eager time'}"
+        return
+    row["search_baselines"] = {name: row.get(f"{name}_ms") for name in PEERS}
+    for name in PEERS:
+        row[f"{name}_ms"] = peers.get(f"{name}_ms")
+    holds = has_best and bool(peers.get("candidate_ms")) and bool(peers.get("agrees"))
+    if has_best and not holds:
+        row["verdict"] = "not improved"
+        row["side_by_side"] = (
+            "the winner did not hold up in the side-by-side run "
+            f"({peers.get('disagreement') or 'not timed'}); the reference is kept"
+        )
+    ours = float(peers["candidate_ms"] if holds else peers["eager_ms"])
+    measured = {name: peers.get(f"{name}_ms") for name in PEERS}
+    ratios: dict[str, float | None] = {
+        name: round(ms / ours, 4) if ms else None for name, ms in measured.items()
+    }
+    fastest = min((ms for ms in measured.values() if ms), default=None)
+    ratios["best_baseline"] = round(fastest / ours, 4) if fastest else None
+    row.update(
+        timed=True,
+        speedup_vs_peer=ratios,
+        best_ms=ours if holds else row.get("best_ms"),
+        speedup_vs_eager=ratios["eager"] if holds else row.get("speedup_vs_eager"),
+        speedup_vs_compile=ratios["compile"] if holds else row.get("speedup_vs_compile"),
+        improved_vs_best_peer=bool(holds and fastest and ours * BEST_PEER_RATIO < fastest),
+        peer_rounds=peers.get("rounds"),
+        peer_compile_s=peers.get("compile_s"),
+    )
+    row.setdefault("side_by_side", "winner and peers timed interleaved in one process")
 
 
 def _peer_fields(
@@ -258,6 +303,14 @@ def _peer_fields(
     fastest = min(measured) if measured else None
     peers["best_baseline"] = round(ours * fastest / eager, 4) if fastest else None
     return {"timed": True, "speedup_vs_peer": peers}
+
+
+def _median(values: list[float]) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def _geomean(values: list[float]) -> float:
@@ -292,6 +345,8 @@ def summarize_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "count": len(group),
             "timed": len(timed),
             "improved": sum(1 for r in group if r.get("verdict") == "improved"),
+            "improved_vs_best_peer": sum(1 for r in group if r.get("improved_vs_best_peer")),
+            "search_seconds_median": _median([float(r.get("seconds") or 0.0) for r in group]),
             "improved_dispatch_only": sum(
                 1 for r in group if r.get("verdict") == "improved" and r.get("dispatch_only")
             ),
@@ -300,6 +355,18 @@ def summarize_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "geomean_speedup_vs_peer": peers,
         }
     return summary
+
+
+def _peers(session: OptimizationSession) -> dict[str, Any] | None:
+    """The side-by-side run of a GPU session's winner (or the reference kept) against eager
+    and the three torch.compile modes; None on the CPU (nothing is timed there)."""
+    from kernelopt_jupyter.analysis.baselines import measure_peers
+
+    if session.device != "cuda" or session.result is None:
+        return None
+    best = session.result.best
+    print("   side-by-side run against every peer", file=sys.stderr, flush=True)
+    return measure_peers(session.problem, best.candidate.source if best else None)
 
 
 def run_bench(args: argparse.Namespace) -> int:
@@ -317,11 +384,17 @@ def run_bench(args: argparse.Namespace) -> int:
     for path in files:
         level = path.parent.name
         opts = _options(args, out / level / path.stem)
+        # The side-by-side run below times the winner against every peer.
+        opts.final_check = opts.profile_best = False
         start = time.monotonic()
         print(f"== {path}", file=sys.stderr, flush=True)
         try:
             session = optimize_one(str(path), opts, quiet=True)
-            rows.append(bench_row(path, session, time.monotonic() - start))
+            seconds = time.monotonic() - start
+            peers = _peers(session)
+            rows.append(bench_row(path, session, seconds, peers=peers))
+            if peers is not None:
+                rows[-1]["peer_seconds"] = round(time.monotonic() - start - seconds, 1)
         except (ProblemError, SessionError, DeviceError) as exc:
             rows.append(bench_row(path, None, time.monotonic() - start, str(exc)))
         except Exception as exc:  # one broken problem must not end the benchmark

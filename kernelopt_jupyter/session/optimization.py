@@ -71,6 +71,11 @@ class SearchOptions:
     #: Reuse a saved analysis of the same problem, shapes, torch, Triton and GPU.
     analysis_cache: bool = True
     cache_dir: Path | None = None  # default $KERNELOPT_CACHE_DIR or ~/.cache/kernelopt
+    #: Re-verify the winner against eager and torch.compile at the end (GPU), and profile its
+    #: kernel timeline for the panel. The bench turns both off: its own side-by-side run
+    #: times the winner against every peer.
+    final_check: bool = True
+    profile_best: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the session_started event."""
@@ -308,9 +313,9 @@ class OptimizationSession:
                 on_verdict=self._checkpoint,
             )
             self.result = self._search.run()
-            if self.result.best is not None and self.device == "cuda":
+            if self.result.best is not None and self.device == "cuda" and self.options.final_check:
                 self._final_check(self.result)
-            if self.result.best is not None:
+            if self.result.best is not None and self.options.profile_best:
                 self._profile_best(self.result)
             status = self.result.status
             return self.result

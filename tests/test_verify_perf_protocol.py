@@ -1,0 +1,39 @@
+"""The performance gate's protocol (``verify.perf``) run on the CPU: the checker drives timed
+calls in the candidate's and the reference's processes, the wall clock bounds what the
+candidate reports, and the output of its last timed call is checked as data.
+
+On the CPU the times mean nothing (the Triton interpreter), so a passing run is reported as
+``skipped``; what is tested is the protocol and the checks that need no GPU. The GPU suite
+(tests/test_verify_gpu.py) checks the timed verdicts themselves.
+"""
+
+from __future__ import annotations
+
+import pytest
+from _verify_corpus import verify_on
+
+pytestmark = pytest.mark.slow
+
+
+def test_good_candidate_runs_the_timing_protocol_in_the_verification_worker() -> None:
+    report = verify_on("cpu", "scaled_residual", "good_fused", seeds=1, time_on_cpu=True)
+    perf = report.gate("performance")
+    assert perf is not None and perf.status == "skipped", perf.detail
+    assert "CPU protocol run" in perf.detail
+    m = perf.metrics
+    assert m["rounds"] >= 10 and m["candidate_ms"] > 0 and m["eager_ms"] > 0
+    assert m["overhead_ms"] >= 0 and m["pool"] >= 1
+    # The other gates passed as usual.
+    assert [g.status for g in report.gates[:3]] == ["pass", "pass", "pass"]
+
+
+def test_a_candidate_that_stops_computing_when_timed_fails_the_performance_gate() -> None:
+    # It computes for 60 calls (more than the correctness schedule makes), then writes zeros
+    # with a Triton kernel: only the output of a timed call, checked as data, gives it away.
+    report = verify_on(
+        "cpu", "scaled_residual", "bad_lazy_after_many_calls", seeds=1, time_on_cpu=True
+    )
+    statuses = [(g.name, g.status, g.detail) for g in report.gates]
+    assert report.failed_gate == "performance", statuses
+    perf = report.gate("performance")
+    assert perf is not None and "a timed call returned a wrong result" in perf.detail

@@ -1,0 +1,313 @@
+"""The performance gate, inside the verification worker: the candidate timed in its own process
+against the reference timed in the reference's, interleaved, with the checker holding the clock.
+
+The candidate's process has already loaded and compiled the candidate for the correctness
+gate, and the reference's process holds the reference model: the gate costs no new process,
+no second compile of the candidate and no torch.compile of the reference per candidate (the
+final side-by-side run asks for that baseline once). The candidate never shares a process with
+a baseline, so it cannot slow one down from inside.
+
+Each timed call is one request from the checker: the serving process flushes the L2 cache,
+clones its pool input (untimed), times one forward with CUDA events and synchronises every
+stream before it answers. The checker records the wall clock of every request as well:
+
+* the reference's requests give the protocol's own overhead (wall minus CUDA-event time);
+* a candidate's time is the larger of what it reports and its wall clock minus that overhead,
+  so a candidate that lies about its time, or leaves work on a side stream that its events do
+  not cover, is timed by the wall clock instead;
+* while the reference is timed, the candidate's process is stopped (SIGSTOP), so it cannot
+  run host code that competes with the reference; the reference's times are also compared
+  with its first ones, and a reference that slowed down while the candidate was alive is
+  reported.
+
+The output of the candidate's last timed call comes back as data and is compared with the
+reference's output for the same input: a candidate that only computes when it is checked is
+caught here. The pool inputs are drawn under seeds derived from the verification's schedule
+seed, which the candidate never sees.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+from typing import Any
+
+import torch
+
+from kernelopt_jupyter.verify import wire
+
+#: Commands the two serving processes answer for this gate.
+COMMANDS = ("perf_setup", "perf_time", "perf_last")
+#: Seconds of timed rounds the gate aims at (rounds are clamped to 10..80).
+BUDGET_S = 3.0
+MIN_ROUNDS, MAX_ROUNDS = 10, 80
+#: Pool inputs above this many bytes are not duplicated: one pool input is used.
+POOL_BYTES = 256 * 1024 * 1024
+#: Seconds the reference's process may spend compiling the torch.compile baseline.
+COMPILE_ALLOWANCE_S = 240.0
+#: A reference more than this much slower in the last rounds than in the first is reported.
+DRIFT = 1.25
+
+
+# --------------------------------------------------------------------------- serving side
+
+
+def _clone(values: list[Any]) -> list[Any]:
+    return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
+
+
+def _nbytes(values: list[Any]) -> int:
+    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
+
+
+class _Side:
+    """The timing state of one serving process: its pool, its timer, what it times."""
+
+    def __init__(self, device: str, pool: list[list[Any]], fns: dict[str, Any]) -> None:
+        from kernelopt_jupyter.verify.timing import _Timer
+
+        self.timer = _Timer(device)
+        self.pool = pool
+        self.fns = fns
+        self.last: tuple[int, int, Any] | None = None
+
+    def inputs(self, index: int, salt: int) -> list[Any]:
+        """A fresh copy of pool input ``index``, every floating tensor shifted by an amount
+        drawn from ``salt``: no two timed calls see the same values, so an output cache keyed
+        on the input (or any fingerprint of it) never hits while the candidate is timed."""
+        inputs = _clone(self.pool[index % len(self.pool)])
+        delta = (salt % 997 + 1) * 2.0**-16
+        for v in inputs:
+            if isinstance(v, torch.Tensor) and v.is_floating_point():
+                v.add_(delta)
+        return inputs
+
+    def time(self, name: str, index: int, salt: int) -> float:
+        inputs = self.inputs(index, salt)
+        self.timer.flush()
+        with torch.no_grad():
+            ms, out = self.timer.time(self.fns[name], inputs)
+        self.last = (index, salt, out)
+        return ms
+
+
+def reference_command(ref: Any, header: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+    """The reference process's side (``ref`` is its ``Reference``)."""
+    cmd = header["cmd"]
+    if cmd == "perf_setup":
+        assert ref.loaded is not None
+        pool: list[list[Any]] = []
+        for seed in header["seeds"]:
+            pool.append(ref.loaded.make_inputs(int(seed), ref.device))
+            if _nbytes(pool[0]) > POOL_BYTES:
+                break
+        fns: dict[str, Any] = {"eager": ref.model}
+        notes: list[str] = []
+        compile_s = None
+        if "compile" in header.get("baselines", []):
+            started = time.perf_counter()
+            try:
+                fn = torch.compile(ref.model)
+                with torch.no_grad():
+                    fn(*_clone(pool[0]))
+                if ref.device == "cuda":
+                    torch.cuda.synchronize()
+                fns["compile"] = fn
+                compile_s = time.perf_counter() - started
+            except Exception as exc:
+                notes.append(f"torch.compile baseline unavailable ({type(exc).__name__})")
+        ref.perf = _Side(ref.device, pool, fns)
+        encoded = wire.encode([list(p) for p in pool])
+        reply = {
+            "ok": True,
+            "pool": encoded.tree,
+            "names": list(fns),
+            "notes": notes,
+            "compile_s": compile_s,
+        }
+        return reply, list(encoded.blobs)
+    side: _Side = ref.perf
+    if cmd == "perf_time":
+        ms = side.time(str(header["name"]), int(header["index"]), int(header["salt"]))
+        return {"ok": True, "ms": ms}, []
+    # perf_last: the reference's output for a pool input and salt (trusted, for the checker)
+    with torch.no_grad():
+        out = ref.model(*side.inputs(int(header["index"]), int(header["salt"])))
+    encoded = wire.encode(out)
+    return {"ok": True, "out": encoded.tree}, list(encoded.blobs)
+
+
+def sandbox_command(
+    box: Any, header: dict[str, Any], blobs: list[Any]
+) -> tuple[dict[str, Any], list[Any]]:
+    """The candidate process's side (``box`` is its ``Sandbox``, the candidate loaded)."""
+    cmd = header["cmd"]
+    if box.model is None:
+        return {"ok": False, "detail": "no candidate loaded"}, []
+    if cmd == "perf_setup":
+        pool = wire.unwrap(wire.decode(header["pool"], blobs, trusted=True))
+        pool = [[v.to(box.device) if isinstance(v, torch.Tensor) else v for v in p] for p in pool]
+
+        def forward(*inputs: Any) -> Any:
+            with box._candidate_runs():
+                return box.model(*inputs)
+
+        box.perf = _Side(box.device, pool, {"candidate": forward})
+        return {"ok": True}, []
+    side: _Side = box.perf
+    if cmd == "perf_time":
+        try:
+            ms = side.time("candidate", int(header["index"]), int(header["salt"]))
+        except BaseException as exc:  # SystemExit from a candidate is its failure too
+            return {"ok": False, "detail": f"forward raised while timed: {exc}"[:300]}, []
+        return {"ok": True, "ms": ms}, []
+    # perf_last: the output of the last timed call, as data
+    assert side.last is not None
+    index, salt, out = side.last
+    encoded = wire.encode(out)
+    changes = box.guard.changes() if box.guard is not None else []
+    reply = {"ok": True, "index": index, "salt": salt, "out": encoded.tree, "changes": changes}
+    # (index and salt are diagnostics: the checker compares against what it asked for last)
+    return reply, list(encoded.blobs)
+
+
+# --------------------------------------------------------------------------- checker side
+
+
+def _median(values: list[float]) -> float:
+    s = sorted(values)
+    return s[len(s) // 2]
+
+
+class _Stopped:
+    """The candidate's process stopped (SIGSTOP) for the duration of a ``with`` block."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def __enter__(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGSTOP)
+        except OSError:
+            pass
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            os.kill(self.pid, signal.SIGCONT)
+        except OSError:
+            pass
+
+
+def run_gate(checker: Any, baselines: list[str], budget_s: float = BUDGET_S) -> dict[str, Any]:
+    """The performance phase, driven by the checker; its phase dict (``status``, ``detail``
+    and the metrics ``timing.judge`` returns)."""
+    from kernelopt_jupyter.verify.checker import CandidateFailure
+    from kernelopt_jupyter.verify.compare import compare_outputs
+    from kernelopt_jupyter.verify.timing import judge
+
+    ref, cand = checker.ref, checker.cand
+    started = time.monotonic()
+    rng = random.Random(checker.seed ^ 0x7E5F)
+    seeds = [rng.randrange(1 << 31) for _ in range(2)]
+    ref.deadline = cand.deadline = time.monotonic() + checker.limit
+    if "compile" in baselines:  # the reference's torch.compile happens in this phase
+        ref.deadline += COMPILE_ALLOWANCE_S
+    checker.phase = "performance"
+    setup, pool_blobs = checker._ref_ask(
+        {"cmd": "perf_setup", "seeds": seeds, "baselines": baselines}
+    )
+    reply, _ = checker._cand_ask({"cmd": "perf_setup", "pool": setup["pool"]}, pool_blobs)
+    del pool_blobs
+    if not reply.get("ok"):
+        raise CandidateFailure(str(reply.get("detail")), "performance")
+    pool_size = len(setup["pool"].get("items") or [None]) if isinstance(setup["pool"], dict) else 1
+    names = [("reference", n) for n in setup["names"]] + [("candidate", "candidate")]
+    own: dict[str, list[float]] = {n: [] for _, n in names}
+    wall: dict[str, list[float]] = {n: [] for _, n in names}
+
+    sent: dict[str, dict[str, Any]] = {}
+
+    def one(side: str, name: str, index: int) -> None:
+        ask = {"cmd": "perf_time", "name": name, "index": index % pool_size}
+        ask["salt"] = rng.randrange(1 << 30)
+        t0 = time.perf_counter()
+        if side == "reference":
+            with _Stopped(cand.pid):
+                answer, _ = checker._ref_ask(ask)
+        else:
+            sent["candidate"] = ask  # what the last timed output must answer (the checker's)
+            answer, _ = checker._cand_ask(ask)
+            if not answer.get("ok"):
+                raise CandidateFailure(str(answer.get("detail")), "performance")
+        wall[name].append((time.perf_counter() - t0) * 1e3)
+        ms = answer.get("ms")
+        if not isinstance(ms, int | float) or ms != ms or ms < 0:
+            raise CandidateFailure(f"the candidate's timer sent {ms!r}", "performance")
+        own[name].append(float(ms))
+
+    for _ in range(2):  # warm-up, untimed
+        for side, name in names:
+            one(side, name, 0)
+    per_round = sum(_median(wall[n]) for _, n in names) / 1e3
+    rounds = int(min(MAX_ROUNDS, max(MIN_ROUNDS, budget_s / max(per_round, 1e-6))))
+    for values in (*own.values(), *wall.values()):
+        values.clear()
+    order = list(names)
+    for r in range(rounds):
+        rng.shuffle(order)
+        for side, name in order:
+            one(side, name, r)
+    last, last_blobs = checker._cand_ask({"cmd": "perf_last"}, limit=1 << 40)
+    changes = last.get("changes") or []
+    if changes:
+        raise CandidateFailure(
+            "the candidate changed the harness while timed: " + str(changes[0]), "performance"
+        )
+    try:
+        got = wire.decode(last["out"], last_blobs)
+    except wire.WireError as exc:
+        raise CandidateFailure(f"a timed output could not be taken as data ({exc})") from None
+    asked = sent["candidate"]
+    expected, exp_blobs = checker._ref_ask(
+        {"cmd": "perf_last", "index": asked["index"], "salt": asked["salt"]}
+    )
+    cmp = compare_outputs(
+        got, wire.decode(expected["out"], exp_blobs, trusted=True), device=checker.device
+    )
+    if cmp.error or not cmp.loose_ok:
+        raise CandidateFailure(
+            "a timed call returned a wrong result (it computes only when checked?): "
+            + (cmp.error or cmp.worst),
+            "performance",
+        )
+    overheads = [w - o for w, o in zip(wall["eager"], own["eager"])]
+    overhead = _median(overheads) if overheads else 0.0
+    candidate = [max(o, w - overhead) for o, w in zip(own["candidate"], wall["candidate"])]
+    notes = list(setup.get("notes") or [])
+    floor_used = sum(1 for o, c in zip(own["candidate"], candidate) if c > o * 1.05 + 0.01)
+    if floor_used > len(candidate) // 2:
+        notes.append(
+            f"the candidate's own timer fell short of the wall clock in {floor_used} of "
+            f"{len(candidate)} rounds; the wall clock (less the protocol overhead of "
+            f"{overhead:.3g} ms) was used"
+        )
+    eager = own["eager"]
+    half = max(1, len(eager) // 4)
+    first, latest = _median(eager[:half]), _median(eager[-half:])
+    if latest > DRIFT * first:
+        notes.append(
+            f"the reference slowed down during the rounds ({first:.4g} ms -> {latest:.4g} ms): "
+            "the GPU was contended"
+        )
+    times = {"candidate": candidate, **{n: own[n] for _, n in names if n != "candidate"}}
+    moved = int(checker.footprint)
+    result = judge(times, moved, checker.device, notes)
+    result.update(
+        overhead_ms=overhead,
+        pool=pool_size,
+        seconds=round(time.monotonic() - started, 3),
+        compile_baseline_s=setup.get("compile_s"),
+    )
+    return result
