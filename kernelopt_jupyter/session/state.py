@@ -456,10 +456,10 @@ class SessionState:
                     if key.endswith("tokens") and isinstance(value, int | float):
                         usage[key] = usage.get(key, 0) + value
         max_usd = _num(b.get("max_usd", o.get("max_usd")))
-        max_tokens = b.get("max_tokens", o.get("max_tokens"))
+        max_tokens = _num(b.get("max_tokens", o.get("max_tokens")))
         return {
             "tokens": int(_num(b.get("tokens")) or sum(usage.values())),
-            "max_tokens": int(max_tokens) if _num(max_tokens) else None,
+            "max_tokens": int(max_tokens) if max_tokens else None,
             "cost_usd": _num(b.get("cost_usd")) or 0.0,
             "max_usd": max_usd or None,
             "usage": {k: int(v) for k, v in usage.items() if _num(v)},
