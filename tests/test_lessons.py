@@ -1,5 +1,9 @@
 """Every lesson in notebooks/lessons/ runs top to bottom on the CPU (interpreter; offline or
-replayed agents) and is saved small. Slow: each runs a real search or real gates."""
+replayed agents) and is saved small.
+
+The structural checks are fast and run in the main suite. The executions are marked `lessons`
+(and `slow`): scripts/test.sh deselects them, and .ci/run runs them as their own step with
+``python -m pytest -m lessons`` (each lesson under 3 minutes on 2 cores)."""
 
 from __future__ import annotations
 
@@ -28,6 +32,7 @@ def test_replayed_lessons_ship_their_recordings() -> None:
             assert (LESSONS / recording).is_file(), f"{path.name} replays missing {recording}"
 
 
+@pytest.mark.lessons
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_lesson_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
