@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything into a fresh virtual environment and runs every CPU test:
 # lint (ruff), types (mypy), unit and integration tests, notebook and real-browser tests.
-# GPU tests (marked `gpu`) run on the GPU machine through scripts/gpu_checks.sh.
+# GPU tests (marked `gpu`) run on the GPU machine through scripts/gpu_checks.sh; the lesson
+# notebooks (marked `lessons`) run as .ci/run's own step after this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV="${KERNELOPT_VENV:-.venv}"
@@ -37,4 +38,4 @@ fi
 "$VENV/bin/ruff" format --check .
 # mypy on the installed layout (agents/ and verify/ inside the package): every seam typed.
 "$VENV/bin/python" scripts/typecheck.py
-"$VENV/bin/python" -m pytest -m "not gpu" -q "$@"
+"$VENV/bin/python" -m pytest -m "not gpu and not lessons" -q "$@"
