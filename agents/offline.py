@@ -60,6 +60,17 @@ TUNE_VARIANTS = 4
 #: than a one-minute search can spend on one move: it is stopped and reported as failed.
 HARVEST_LIMIT_S = 120.0
 
+#: Seconds a move costs before its gate, roughly (an Inductor compile; max-autotune or
+#: coordinate descent benchmark many variants). A move is skipped when the search's
+#: ``budget_left`` could not also pay for its gate (``GATE_S``) after it.
+COMPILE_S = 20.0
+AUTOTUNE_S = 60.0
+GATE_S = 10.0
+#: A rewrite on a launch-bound forward is also offered already captured in a CUDA graph: the
+#: reduce-overhead baseline replays Inductor's kernels in one, so an ungraphed rewrite of a
+#: launch-bound model cannot beat it however much work it removes.
+GRAPHED_BONUS = 0.3
+
 _WHY = {a.name: a.description for a in PLAN_ACTIONS if a.offline}
 
 
@@ -82,7 +93,27 @@ def patterns_of(ctx: AgentContext) -> set[str]:
         tags.add("eager-beats-compile")
     bounds = {k.bound for k in triton_kernels if k.bound}
     tags.update(f"{b}-bound" for b in bounds)
+    # The op pattern: which vendor ops and which kinds of generated kernel the forward has, so
+    # a lesson learnt on one problem's convolutions or reductions ranks moves on the next.
+    for k in vendor:
+        tags.update(f"op:{op.split('.')[1] if op.startswith('aten.') else op}" for op in k.ops)
+    for k in triton_kernels:
+        for prefix, tag in (("_per_", "persistent-reduction"), ("_red_", "looped-reduction")):
+            if prefix in k.name:
+                tags.add(tag)
+        if "YBLOCK" in k.source:
+            tags.add("2d-tile")
     return tags
+
+
+def move_cost_s(action: str, params: dict[str, object]) -> float:
+    """Seconds a move needs before its candidate can be gated (0: a source edit)."""
+    if action == "inductor_config":
+        label = str(params.get("config", ""))
+        return AUTOTUNE_S if ("autotune" in label or "coordinate" in label) else COMPILE_S
+    if action == "graph_rewrite" and params.get("route") == "harvest":
+        return COMPILE_S
+    return 0.0
 
 
 def _labelled(title: str, parent: Candidate) -> str:
@@ -94,7 +125,11 @@ def _labelled(title: str, parent: Candidate) -> str:
 
 def memory_action(plan: Plan) -> str:
     """The experience memory's key for a plan: the action, plus the rewrite or config name."""
-    move = str(plan.params.get("rewrite") or plan.params.get("config") or "")
+    move = str(
+        plan.params.get("rewrite") or plan.params.get("config") or plan.params.get("body") or ""
+    )
+    if plan.params.get("graphed"):
+        move += "+graph"
     return f"{plan.action}:{move}" if move else plan.action
 
 
@@ -174,23 +209,31 @@ class OfflinePolicy:
         parent_dispatch = parent.dispatch_only or is_dispatch_only(parent.source)
         options: list[tuple[float, Plan]] = []
 
+        skipped: list[str] = []
+
         def add(priority: float, action: str, title: str, why: str = "", **params: object) -> None:
             key = (parent.id, action, repr(sorted(params.items())))
             if key in self._tried:
                 return
-            # The memory keys a rewrite or configuration by its name, so a lesson learnt on
-            # one problem's op pattern ranks the same move on the next problem with it.
-            move = str(params.get("rewrite") or params.get("config") or "")
-            prior = self.memory.score(patterns, f"{action}:{move}" if move else action)
+            # Late in a search, a move whose compile could not finish before the deadline
+            # (with its gate after it) is not proposed: the cheap moves get the time.
+            cost = move_cost_s(action, params)
+            if cost and ctx.budget_left is not None and ctx.budget_left < cost + GATE_S:
+                skipped.append(title)
+                return
             plan = Plan(
                 id="",
                 title=_labelled(title, parent),
-                rationale=(why or _WHY[action])
-                + (f" (memory: {prior:+.2f} log-speedup)" if prior else ""),
+                rationale=why or _WHY[action],
                 action=action,
                 targets=[str(params.get("kernel", ""))] if params.get("kernel") else [],
                 params=dict(params),
             )
+            # The memory keys a rewrite or configuration by its name, so a lesson learnt on
+            # one problem's op pattern ranks the same move on the next problem with it.
+            prior = self.memory.score(patterns, memory_action(plan))
+            if prior:
+                plan.rationale += f" (memory: {prior:+.2f} log-speedup)"
             options.append((priority + prior, plan))
 
         cuda = ctx.device == "cuda"
@@ -213,11 +256,26 @@ class OfflinePolicy:
             for label, _source in ctx.dispatch_variants:
                 add(2.2, "vendor_dispatch", f"dispatch: {label}", variant=label)
             for priority, match, route in self._rewrite_options(ctx, io):
+                title = match.title + (" (eager vendor path)" if route == "eager" else "")
+                why = f"{_WHY['graph_rewrite']}; {match.exact}"
+                if cuda and launch_bound and route == "eager":
+                    # Rewrite and graph capture in one candidate: under a one-minute search
+                    # there is rarely a second iteration to add the graph.
+                    add(
+                        priority + GRAPHED_BONUS,
+                        "graph_rewrite",
+                        title + " in a CUDA graph",
+                        why=why + "; replayed as one CUDA graph",
+                        rewrite="+".join(match.names),
+                        route=route,
+                        graphed=True,
+                    )
+                    priority -= 0.5
                 add(
                     priority,
                     "graph_rewrite",
-                    match.title + (" (eager vendor path)" if route == "eager" else ""),
-                    why=f"{_WHY['graph_rewrite']}; {match.exact}",
+                    title,
+                    why=why,
                     rewrite="+".join(match.names),
                     route=route,
                 )
@@ -232,17 +290,11 @@ class OfflinePolicy:
         if not parent_dispatch and (
             read_launch_configs(parent.source) or ctx.problem.kind != "module"
         ):
-            for rank, kernel in enumerate(
-                _ranked([k for k in ctx.kernels if k.kind == "triton"])[:2]
-            ):
-                add(
-                    1.5 - 0.3 * rank,
-                    "retile",
-                    f"launch config: retune {kernel.name}",
-                    kernel=kernel.name,
-                )
-            if not ctx.kernels:
-                add(1.2, "retile", "launch config: retune the kernel", kernel="")
+            for priority, title, params in self._kernel_moves(ctx, parent):
+                add(priority, "retile", title, **params)
+        if skipped:
+            left = ctx.budget_left or 0.0
+            io.text(f"Skipped with {left:.0f} s left (no time to compile): {'; '.join(skipped)}.")
         options.sort(key=lambda pair: -pair[0])
         plans = []
         for index, (_, plan) in enumerate(options[:n]):
@@ -300,6 +352,40 @@ class OfflinePolicy:
             return Edit(None, str(exc))
         return Edit(None, f"the offline executor has no transform for {plan.action!r}")
 
+    def _kernel_moves(
+        self, ctx: AgentContext, parent: Candidate
+    ) -> list[tuple[float, str, dict[str, object]]]:
+        """Launch-configuration and kernel-body moves on the parent's own Triton kernels.
+
+        Kernel names come from the parent's ``LAUNCH_CONFIGS`` (a rewritten harvest has other
+        kernels than the reference's), ranked by the profile's share where the names match.
+        The heaviest kernel's retune ranks by its share of the time; a memory-bound kernel
+        with streamed loads also gets the eviction-hint move (bit-exact).
+        """
+        shares = {k.name: k for k in ctx.kernels}
+        names = list(read_launch_configs(parent.source))
+        if not names and ctx.problem.kind != "module":
+            names = [k.name for k in _ranked([k for k in ctx.kernels if k.kind == "triton"])]
+        if not names:
+            return [(1.2, "launch config: retune the kernel", {"kernel": ""})]
+        ranked = sorted(names, key=lambda n: -(shares[n].share or 0.0) if n in shares else 0.0)
+        out: list[tuple[float, str, dict[str, object]]] = []
+        for rank, name in enumerate(ranked[:2]):
+            unit = shares.get(name)
+            share = unit.share if unit is not None and unit.share is not None else 0.5
+            out.append(
+                (1.3 + 0.4 * share - 0.3 * rank, f"launch config: retune {name}", {"kernel": name})
+            )
+            if rank == 0 and (unit is None or unit.bound != "compute"):
+                try:
+                    loads = streamed_loads(parent.source, name)
+                except TransformError:
+                    loads = 0
+                if loads:
+                    title = f"kernel body: evict_first on {name}'s {loads} streamed load(s)"
+                    out.append((1.2 + 0.3 * share, title, {"kernel": name, "body": "evict_first"}))
+        return out
+
     def _scan(self, ctx: AgentContext, io: AgentIO) -> RewriteScan:
         """The rewrites matching the reference's graph, found once per problem (in a worker)."""
         key = ctx.problem.source
@@ -326,6 +412,10 @@ class OfflinePolicy:
             # compile and Inductor has little left to fuse: try it first. Otherwise Inductor's
             # harvest fuses what the rewrite exposed (a folded conv's activation) and leads.
             eager_first = match.eager_only or bool(set(match.names) & GEMM_REMOVING)
+            # Where eager already beats torch.compile (Inductor lowers an op worse than its
+            # vendor kernel), the rewritten eager forward is the likelier winner too.
+            eager, compiled = ctx.baselines.get("eager"), ctx.baselines.get("compile")
+            eager_first |= eager is not None and compiled is not None and eager < compiled
             if not match.eager_only:
                 out.append((priority - (0.1 if eager_first else 0.0), match, "harvest"))
             out.append((priority - (0.0 if eager_first else 0.4), match, "eager"))
@@ -338,6 +428,9 @@ class OfflinePolicy:
             return Edit(None, f"rewrite {names} no longer matches")
         why = f"{match.title} ({match.exact})"
         if plan.params.get("route") == "eager":
+            if plan.params.get("graphed"):
+                source = wrap_cuda_graph(match.eager_source)
+                return Edit(source, why + ", on the vendor libraries, in a CUDA graph", True)
             return Edit(match.eager_source, why + ", on the vendor libraries", True)
         rewritten = problem_from_source(match.problem_source, ctx.problem.path, validate=False)
         harvest = harvest_problem(
@@ -387,6 +480,10 @@ class OfflinePolicy:
         configs = read_launch_configs(source)
         kernel = str(plan.params.get("kernel") or "")
         name = kernel if kernel in configs else next(iter(configs))
+        if plan.params.get("body") == "evict_first":
+            loads = streamed_loads(source, name)
+            io.text(f"Kernel {name}: evict_first on its {loads} streamed load(s).")
+            return Edit(eviction_hints(source, name), f"{name}: evict_first on {loads} load(s)")
         moves = config_neighbours(configs[name])
         if not moves:
             return Edit(None, f"{name} has no tunable launch setting")

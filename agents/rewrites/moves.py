@@ -91,6 +91,10 @@ def rewrite_priority(names: list[str], s: Shares) -> float:
             p = 2.8 + s.gemm  # many small GEMMs become one large one
         elif name == "gemm_activation_epilogue":
             p = 2.4 + 0.5 * s.triton  # the epilogue kernel it removes is a Triton pass
+        elif name == "separable_avg_pool":
+            p = 3.0 + s.triton  # kh + kw loads per output instead of kh * kw
+        elif name == "pool_before_activation":
+            p = 2.2 + 0.5 * s.triton  # one pass over the larger tensor, in eager only
         else:
             p = 2.6 + 0.5 * (s.triton + s.conv)
         best = max(best, p)

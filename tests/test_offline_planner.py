@@ -1,0 +1,131 @@
+"""The offline Planner's ordering for a short GPU search: graphed rewrites first where launches
+dominate, compile-heavy moves skipped late (``budget_left``), kernel moves on the parent's own
+kernels, and the experience memory keyed by op pattern."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_offline_moves import CONV_BN, ROW_NORM, _ctx, _io, _root, _unit
+from test_search import ROOT
+
+from kernelopt_jupyter.agents.base import ExperienceItem, KernelUnit, Plan
+from kernelopt_jupyter.agents.memory import ExperienceMemory
+from kernelopt_jupyter.agents.offline import OfflinePolicy, move_cost_s, patterns_of
+from kernelopt_jupyter.candidate import Candidate
+from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
+
+
+@pytest.fixture(scope="module")
+def scanned() -> OfflinePolicy:
+    """A policy that has scanned the conv+BN problem once (the scan is a worker)."""
+    policy = OfflinePolicy()
+    policy._scan(_ctx(CONV_BN), _io_once())
+    return policy
+
+
+def _io_once():  # type: ignore[no-untyped-def]
+    import tempfile
+
+    return _io(Path(tempfile.mkdtemp()))
+
+
+def _policy(scanned: OfflinePolicy, memory: ExperienceMemory | None = None) -> OfflinePolicy:
+    policy = OfflinePolicy(memory)
+    policy._scans = scanned._scans
+    return policy
+
+
+def _launch_bound_ctx(**kw: object):  # type: ignore[no-untyped-def]
+    ctx = _ctx(CONV_BN, [_unit("extern_conv", "vendor", 0.6, ["aten.convolution"])], "cuda")
+    ctx.baselines = {"eager": 0.05, "compile": 0.06}
+    for k, v in kw.items():
+        setattr(ctx, k, v)
+    return ctx
+
+
+def test_a_launch_bound_rewrite_comes_first_already_graphed(
+    scanned: OfflinePolicy, tmp_path: Path
+) -> None:
+    policy = _policy(scanned)
+    ctx = _launch_bound_ctx()
+    plans = policy.plan(ctx, None, _root(), 8, _io(tmp_path))  # type: ignore[arg-type]
+    first = plans[0]
+    assert first.action == "graph_rewrite" and first.params.get("graphed") is True
+    assert first.title.endswith("in a CUDA graph") and first.params["route"] == "eager"
+    edit = policy.execute(ctx, first, _root(), None, _io(tmp_path))
+    assert edit.source is not None and "KernelOPT: CUDA-graph capture" in edit.source
+    assert "_refresh_before_replay" in edit.source and edit.dispatch_only
+    # Off the GPU (nothing to capture) no graphed variant is offered.
+    cpu = _policy(scanned).plan(_ctx(CONV_BN), None, _root(), 8, _io(tmp_path))  # type: ignore[arg-type]
+    assert not [p for p in cpu if p.params.get("graphed")]
+
+
+def test_moves_that_need_a_compile_are_skipped_late(scanned: OfflinePolicy, tmp_path: Path) -> None:
+    kernels = [
+        _unit("extern_conv", "vendor", 0.6, ["aten.convolution"]),
+        _unit("triton_poi_fused_0", "triton", 0.4, ["aten.relu"]),
+    ]
+    early = _launch_bound_ctx(kernels=kernels, budget_left=500.0)
+    late = _launch_bound_ctx(kernels=kernels, budget_left=15.0)
+    io = _io(tmp_path)
+    many = _policy(scanned).plan(early, None, _root(), 30, io)  # type: ignore[arg-type]
+    few = _policy(scanned).plan(late, None, _root(), 30, io)  # type: ignore[arg-type]
+    assert any(move_cost_s(p.action, p.params) for p in many)
+    assert few and not any(move_cost_s(p.action, p.params) for p in few)
+    assert {p.action for p in few} >= {"graph_rewrite", "cuda_graph"}  # cheap moves remain
+    assert move_cost_s("inductor_config", {"config": "coordinate_descent_tuning"}) > move_cost_s(
+        "inductor_config", {"config": "aggressive_fusion"}
+    )
+
+
+def test_kernel_moves_use_the_parents_own_kernels(tmp_path: Path) -> None:
+    ctx = _ctx(
+        ROW_NORM,
+        [KernelUnit("triton_red_fused_div_0", "triton", share=0.9, bound="memory")],
+        "cuda",
+    )
+    parent = Candidate("c2", ROOT, "c0", "executor", "c0.p1", False, "rewrite: something")
+    plans = OfflinePolicy().plan(ctx, None, parent, 12, _io(tmp_path))  # type: ignore[arg-type]
+    kernel_plans = [p for p in plans if p.action == "retile"]
+    assert kernel_plans and all(p.params["kernel"] == "k_relu" for p in kernel_plans)
+    body = [p for p in kernel_plans if p.params.get("body") == "evict_first"]
+    assert body and "kernel body" in body[0].title
+    edit = OfflinePolicy().execute(ctx, body[0], parent, None, _io(tmp_path))
+    assert edit.source is not None and "evict_first" in edit.source
+
+
+def test_the_kernel_body_move_passes_the_gates(tmp_path: Path) -> None:
+    from test_search import PROBLEM
+
+    from kernelopt_jupyter.problem import problem_from_source
+
+    problem = problem_from_source(PROBLEM, "relu2.py")
+    ctx = _ctx(ROW_NORM)
+    ctx.problem = problem
+    plan = Plan(
+        "p", "kernel body", "r", "retile", params={"kernel": "k_relu", "body": "evict_first"}
+    )
+    parent = Candidate("c0", ROOT, None, "harvest", None, False, "harvest")
+    edit = OfflinePolicy().execute(ctx, plan, parent, None, _io(tmp_path))
+    assert edit.source is not None
+    report = verify_candidate(problem, edit.source, VerifyOptions(device="cpu", seeds=2))
+    assert report.verdict == "pass", [g.detail for g in report.gates]
+
+
+def test_memory_keys_op_patterns_and_graphed_moves(scanned: OfflinePolicy, tmp_path: Path) -> None:
+    ctx = _launch_bound_ctx()
+    tags = patterns_of(ctx)
+    assert "op:convolution" in tags and "launch-bound" in tags
+    memory = ExperienceMemory(None)
+    # A lesson learnt elsewhere on a convolution: the plain CUDA graph won big there.
+    memory.items.append(ExperienceItem("op:convolution", "cuda_graph", 4.0, "graph won", "other"))
+    plans = _policy(scanned, memory).plan(ctx, None, _root(), 8, _io(tmp_path))  # type: ignore[arg-type]
+    assert plans[0].action == "cuda_graph" and "memory" in plans[0].rationale
+    graphed = Plan(
+        "p", "t", "r", "graph_rewrite", params={"rewrite": "fold_batchnorm", "graphed": True}
+    )
+    from kernelopt_jupyter.agents.offline import memory_action
+
+    assert memory_action(graphed) == "graph_rewrite:fold_batchnorm+graph"
