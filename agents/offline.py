@@ -290,8 +290,11 @@ class OfflinePolicy:
         if not parent_dispatch and (
             read_launch_configs(parent.source) or ctx.problem.kind != "module"
         ):
-            for priority, title, params in self._kernel_moves(ctx, parent):
-                add(priority, "retile", title, **params)
+            for priority, title, kernel, body in self._kernel_moves(ctx, parent):
+                if body:
+                    add(priority, "retile", title, kernel=kernel, body=body)
+                else:
+                    add(priority, "retile", title, kernel=kernel)
         if skipped:
             left = ctx.budget_left or 0.0
             io.text(f"Skipped with {left:.0f} s left (no time to compile): {'; '.join(skipped)}.")
@@ -354,8 +357,8 @@ class OfflinePolicy:
 
     def _kernel_moves(
         self, ctx: AgentContext, parent: Candidate
-    ) -> list[tuple[float, str, dict[str, object]]]:
-        """Launch-configuration and kernel-body moves on the parent's own Triton kernels.
+    ) -> list[tuple[float, str, str, str]]:
+        """``(priority, title, kernel, body)``: launch-configuration and kernel-body moves on the parent's own Triton kernels.
 
         Kernel names come from the parent's ``LAUNCH_CONFIGS`` (a rewritten harvest has other
         kernels than the reference's), ranked by the profile's share where the names match.
@@ -367,15 +370,13 @@ class OfflinePolicy:
         if not names and ctx.problem.kind != "module":
             names = [k.name for k in _ranked([k for k in ctx.kernels if k.kind == "triton"])]
         if not names:
-            return [(1.2, "launch config: retune the kernel", {"kernel": ""})]
+            return [(1.2, "launch config: retune the kernel", "", "")]
         ranked = sorted(names, key=lambda n: -(shares[n].share or 0.0) if n in shares else 0.0)
-        out: list[tuple[float, str, dict[str, object]]] = []
+        out: list[tuple[float, str, str, str]] = []
         for rank, name in enumerate(ranked[:2]):
             unit = shares.get(name)
             share = unit.share if unit is not None and unit.share is not None else 0.5
-            out.append(
-                (1.3 + 0.4 * share - 0.3 * rank, f"launch config: retune {name}", {"kernel": name})
-            )
+            out.append((1.3 + 0.4 * share - 0.3 * rank, f"launch config: retune {name}", name, ""))
             if rank == 0 and (unit is None or unit.bound != "compute"):
                 try:
                     loads = streamed_loads(parent.source, name)
@@ -383,7 +384,7 @@ class OfflinePolicy:
                     loads = 0
                 if loads:
                     title = f"kernel body: evict_first on {name}'s {loads} streamed load(s)"
-                    out.append((1.2 + 0.3 * share, title, {"kernel": name, "body": "evict_first"}))
+                    out.append((1.2 + 0.3 * share, title, name, "evict_first"))
         return out
 
     def _scan(self, ctx: AgentContext, io: AgentIO) -> RewriteScan:

@@ -109,9 +109,7 @@ def _is_viewish(node: fx.Node) -> bool:
 
 
 def _inputs(node: fx.Node) -> list[fx.Node]:
-    found: list[fx.Node] = []
-    fx.node.map_arg((node.args, node.kwargs), lambda n: found.append(n) or n)
-    return found
+    return list(node.all_input_nodes)
 
 
 def _static_nodes(g: fx.Graph) -> set[fx.Node]:

@@ -363,7 +363,11 @@ _CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
 _CONV_FN = (F.conv1d, F.conv2d, F.conv3d)
 _BNS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
 _CONV_TS = (nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)
-_CONV_T_FN = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)
+_CONV_T_FN: tuple[Callable[..., Any], ...] = (
+    F.conv_transpose1d,
+    F.conv_transpose2d,
+    F.conv_transpose3d,
+)
 
 
 def _conv_dims(mod: nn.Module) -> int:
@@ -383,10 +387,10 @@ def _layer_call(
             g, fn, node.args[0], weight, bias, mod.stride, mod.padding, mod.dilation, mod.groups
         )
     if isinstance(mod, _CONV_TS) and mod.padding_mode == "zeros" and len(node.args) == 1:
-        fn = _CONV_T_FN[next(i for i, c in enumerate(_CONV_TS) if isinstance(mod, c))]
+        fn_t = _CONV_T_FN[next(i for i, c in enumerate(_CONV_TS) if isinstance(mod, c))]
         return _call(
             g,
-            fn,
+            fn_t,
             node.args[0],
             weight,
             bias,
@@ -638,6 +642,15 @@ def _monotone_activation(gm: fx.GraphModule, node: Any) -> bool:
     return False
 
 
+def _substitute(old: Any, new: Any) -> Callable[[fx.Node], Any]:
+    """An argument map for ``Graph.node_copy`` that puts ``new`` where ``old`` was."""
+
+    def arg_map(n: fx.Node) -> Any:
+        return new if n is old else n
+
+    return arg_map
+
+
 def pool_before_activation(gm: fx.GraphModule) -> int:
     """``max_pool(act(x))`` -> ``act(max_pool(x))`` for a non-decreasing piecewise-linear ``act``.
 
@@ -661,8 +674,8 @@ def pool_before_activation(gm: fx.GraphModule) -> int:
             continue
         x = act.args[0]
         with g.inserting_before(node):
-            pooled = g.node_copy(node, lambda n, a=act, v=x: v if n is a else n)
-            moved = g.node_copy(act, lambda n, p=pooled, v=x: p if n is v else n)
+            pooled = g.node_copy(node, _substitute(act, x))
+            moved = g.node_copy(act, _substitute(x, pooled))
         node.replace_all_uses_with(moved)
         count += 1
     if count:
