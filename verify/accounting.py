@@ -20,6 +20,7 @@ state, so ``return cached.clone()`` is still ``stale``.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -149,7 +150,16 @@ COPY_OPS = frozenset(
 META_OPS = frozenset({"_local_scalar_dense", "is_nonzero", "sym_size", "sym_stride", "sym_numel"})
 
 #: How honestly a storage was produced; the weakest source wins for a copy of several.
-_RANK = {"foreign": -1, "stale": 0, "fresh": 1, "torch": 2, "graph": 3, "vendor": 3, "kernel": 3}
+_RANK = {
+    "unlinked": -1,
+    "foreign": -1,
+    "stale": 0,
+    "fresh": 1,
+    "torch": 2,
+    "graph": 3,
+    "vendor": 3,
+    "kernel": 3,
+}
 
 
 def op_class(name: str) -> str:
@@ -211,6 +221,31 @@ def _weak(t: torch.Tensor) -> Any:
         return None
 
 
+#: The candidate's module's name starts with this (``problem.load_source_module``).
+CANDIDATE_MODULE = "kernelopt_src_candidate"
+
+
+def candidate_code(depth: int = 96) -> bool:
+    """Whether the candidate's own code is on the stack of this op. Suspension (inside a
+    Triton launch or autotuning) is for Triton's own copies and timing; a hook of the
+    candidate's that Triton calls there (``add_pre_run_hook``, launch hooks, an autotune
+    config's ``pre_hook``) is the candidate's code and is counted."""
+    frame: Any = sys._getframe(1)
+    while frame is not None and depth:
+        name = str(frame.f_globals.get("__name__", ""))
+        if name.startswith(CANDIDATE_MODULE):
+            return True
+        if name == _SUSPENDER:  # the launch (or autotuning) wrapper that suspended counting
+            return False
+        frame = frame.f_back
+        depth -= 1
+    return False
+
+
+#: The module whose wrappers suspend the counting (``LaunchRecorder``).
+_SUSPENDER = "kernelopt_jupyter.verify.launches"
+
+
 class Accounting(TorchDispatchMode):
     """Counts ATen ops by class and follows which storages each call wrote, and how."""
 
@@ -241,6 +276,8 @@ class Accounting(TorchDispatchMode):
         self.classes: Counter[str] = Counter()
         self.state: dict[int, str] = {}
         self.graph_replays = 0
+        #: Storages holding data derived from this call's inputs (through ops and launches).
+        self.live: set[int] = set()
         self.known = {k: w for k, w in self.known.items() if w is not None and not w.expired()}
 
     # ------------------------------------------------------------------ what is known
@@ -251,6 +288,15 @@ class Accounting(TorchDispatchMode):
             key = storage_key(t)
             if key is not None and key not in self.exported:
                 self.known[key] = _weak(t)
+
+    def inputs(self, tensors: list[torch.Tensor]) -> None:
+        """This call's inputs: known, and the roots of what depends on them."""
+        self.know(tensors)
+        self.live |= {k for k in (storage_key(t) for t in tensors) if k is not None}
+
+    def _derives(self, tensors: list[torch.Tensor], written: list[torch.Tensor]) -> None:
+        if self.live and any(storage_key(t) in self.live for t in tensors):
+            self.live |= {k for k in (storage_key(t) for t in written) if k is not None}
 
     def _known(self, key: int) -> bool:
         ref = self.known.get(key)
@@ -303,7 +349,7 @@ class Accounting(TorchDispatchMode):
     def record(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run one op and account for it."""
         out = func(*args, **kwargs)
-        if self.suspended or _symbolic(args, kwargs):
+        if (self.suspended and not candidate_code()) or _symbolic(args, kwargs):
             return out
         written = _tensors(out)
         if self.observe_only:
@@ -327,6 +373,8 @@ class Accounting(TorchDispatchMode):
             state = {"vendor": "vendor", "alloc": "fresh", "fill": "fresh"}.get(kind, "torch")
         if tainted:
             state = "foreign"
+        if kind not in ("alloc", "fill"):  # those read no values (empty_like reads a shape)
+            self._derives(given, written)
         for t in written:
             key = storage_key(t)
             if key is not None:
@@ -342,12 +390,16 @@ class Accounting(TorchDispatchMode):
             return "stale"
         if key in self.exported:
             return "foreign"
-        return self.state.get(key, "stale")
+        state = self.state.get(key, "stale")
+        if self.live and state in ("kernel", "vendor", "torch") and key not in self.live:
+            return "unlinked"  # written, but from nothing this call's inputs reached
+        return state
 
     def mark_kernel(self, tensors: list[torch.Tensor]) -> None:
         """A Triton launch of this call was given these tensors (it may have written them):
         from foreign data, everything it was given is foreign."""
         tainted = any(self.foreign(t) for t in tensors)
+        self._derives(tensors, tensors)
         for t in tensors:
             key = storage_key(t)
             if key is not None:

@@ -21,6 +21,7 @@ can decide from data (values, structure, digests of inputs and weights) it decid
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import socket
@@ -36,7 +37,7 @@ from typing import Any
 import torch
 
 from kernelopt_jupyter.verify import perf, wire
-from kernelopt_jupyter.verify.accounting import Accounting, storage_key
+from kernelopt_jupyter.verify.accounting import Accounting, candidate_code, storage_key
 from kernelopt_jupyter.verify.launches import GlobalGuard, LaunchRecorder, program_order
 
 #: The largest message the checker sends (inputs and weights of one call).
@@ -126,7 +127,11 @@ class Sandbox:
         self.graph_replays = 0
         self.watching = False  # the candidate's code may be running (import, build, forward)
         self.forks = 0
+        self.refusals: list[str] = []  # what the audit hook refused since the last report
+        self.hooks_at_start: dict[str, Any] = {}
         self.last_inputs: list[Any] | None = None
+        self.last_host: list[Any] = []
+        self.call_threads: list[Any] = []  # one Event per thread a call started: set at its end
 
     # ------------------------------------------------------------------ commands
 
@@ -184,7 +189,9 @@ class Sandbox:
             "missing": list(result.missing_keys),
             "unexpected": list(result.unexpected_keys),
             "construction_launches": self.recorder.total,
-            "changes": self.guard.changes() + self._process_changes(forks_before, None),
+            "changes": self.guard.changes()
+            + self._process_changes(forks_before, None)
+            + _hook_changes(self.hooks_at_start, _hooks()),
         }
 
     def reload(self, header: dict[str, Any], blobs: list[Any]) -> dict[str, Any]:
@@ -207,15 +214,28 @@ class Sandbox:
             # a number of calls meets the checked call that follows, on new inputs.
             for k in range(burst):
                 try:
+                    # The same prologue as a checked call (refill, fingerprint), so the gap
+                    # between calls does not tell the run from the checked call after it.
+                    for buf, again in zip(self.last_inputs, self.last_host):
+                        if isinstance(buf, torch.Tensor) and isinstance(again, torch.Tensor):
+                            buf.copy_(again)
+                    digest(self._state_tensors())
                     self._forward(self.last_inputs, "grid", 0)
+                except Refused as exc:
+                    return {"ok": False, "detail": f"{exc} (call {k + 1} of a run of {burst})"}, []
                 except BaseException as exc:  # SystemExit from a candidate is its failure too
                     return {
                         "ok": False,
                         "detail": f"forward raised {_one_line(exc)} on call {k + 1} of a run of "
                         f"{burst} back-to-back calls",
                     }, []
-        inputs = self._fill_inputs(wire.decode(header["inputs"], blobs, trusted=True))
+        sent = wire.decode(header["inputs"], blobs, trusted=True)
+        inputs = self._fill_inputs(sent)
         self.last_inputs = inputs
+        self.last_host = [
+            v.tensor if isinstance(v, wire.Sent) else None
+            for v in (sent if isinstance(sent, list | tuple) else [sent])
+        ]
         state_before = digest(self._state_tensors())
         launches_before = self.recorder.total
         kernels_before = dict(self.recorder.kernels)
@@ -227,6 +247,8 @@ class Sandbox:
             out = self._forward(
                 inputs, header.get("order", "grid"), int(header.get("order_seed", 0))
             )
+        except Refused as exc:
+            return {"ok": False, "detail": str(exc)}, []
         except torch.OutOfMemoryError as exc:
             return {"ok": False, "oom": True, "detail": _oom_detail(exc)}, []
         except BaseException as exc:  # SystemExit from a candidate is its failure too
@@ -301,8 +323,11 @@ class Sandbox:
         """One forward under the instruments: launches, dispatch accounting, program order."""
         assert self.recorder is not None
         self.accounting.reset()
-        self.accounting.know(_tensor_leaves(inputs) + self._state_tensors())
+        self.accounting.know(self._state_tensors())
+        self.accounting.inputs(_tensor_leaves(inputs))
         self.recorder.accounting = self.accounting
+        self.call_threads = []
+        hooks = _hooks()
         try:
             with (
                 torch.no_grad(),
@@ -312,10 +337,27 @@ class Sandbox:
                 self.accounting,
             ):
                 out = self.model(*inputs)
+            # The collector stays off until the reply is sent (``serve``): no finaliser of the
+            # candidate's garbage runs between forward and the reply, behind the accounting.
+            gc.disable()
             if self.device == "cuda":
                 torch.cuda.synchronize()  # every stream: work left anywhere is finished
         finally:
             self.recorder.accounting = None
+        # Nothing of the candidate may run after forward returned, behind the accounting's
+        # back: no thread it started still running, no hook, handler or timer left armed.
+        running = [t for t in self.call_threads if not t.is_set()]
+        if running:
+            raise Refused(
+                f"forward returned while {len(running)} thread(s) it started were still running "
+                "(work after the call escapes the accounting; join every thread in forward)"
+            )
+        now = _hooks()
+        left = _hook_changes(hooks, now) or _hook_changes(self.hooks_at_start, now)
+        if left:
+            raise Refused(
+                "forward left code armed to run after it returned: " + "; ".join(left[:4])
+            )
         return out
 
     @contextmanager
@@ -326,9 +368,39 @@ class Sandbox:
         finally:
             self.watching = False
 
+    def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        """CPython's audit events while the candidate runs (outside Triton's own launch
+        machinery, which compiles with a toolchain on the GPU): a new audit hook is refused,
+        and so is any new process, and on the CPU any native call through ctypes."""
+        interesting = (
+            event == "sys.addaudithook"
+            or event in _PROCESS_EVENTS
+            or (event.startswith("ctypes.") and self.device == "cpu")
+        )
+        if not interesting or not self.watching:
+            return  # (nothing here may raise an audited event itself: sys._getframe does)
+        if self.accounting.suspended and not candidate_code():
+            return
+        refused = None
+        if event == "sys.addaudithook":
+            refused = "added an audit hook"
+        elif event in ("os.fork", "os.forkpty"):
+            refused = "forked a process"
+        elif event in _PROCESS_EVENTS:
+            program = str(args[0] if args else "")
+            tool = os.path.basename(program.split()[0]) if program.split() else ""
+            if self.device == "cpu" or tool not in TOOLCHAIN:
+                refused = f"started a process ({event} {program[:80]!r})"
+        elif event.startswith("ctypes.") and self.device == "cpu":
+            refused = f"called native code through ctypes ({event})"
+        if refused is not None:
+            self.refusals.append(refused)
+            raise RuntimeError(f"the verifier's sandbox refuses this: {refused}")
+
     def _process_changes(self, forks_before: int, children_before: float | None) -> list[str]:
         """What the candidate did to the process structure since the marks were taken."""
-        found = []
+        found = [f"{r} (work outside the accounting)" for r in self.refusals]
+        self.refusals = []
         if self.forks > forks_before:
             found.append(
                 f"forked {self.forks - forks_before} process(es) (work in another process "
@@ -359,12 +431,14 @@ class Sandbox:
                 box.forks += 1
 
         os.register_at_fork(after_in_child=in_child, after_in_parent=in_parent)
+        sys.addaudithook(self._audit)  # cannot be removed; it refuses any later audit hook
         with suppress(ImportError):
             from kernelopt_jupyter.worker import become_subreaper
 
             become_subreaper()  # orphans of anything it starts come here, to be seen
         _watch_threads(self)
         _watch_host_exports(self)
+        self.hooks_at_start = _hooks()
 
     def _state_tensors(self) -> list[torch.Tensor]:
         if self.model is None:
@@ -450,6 +524,90 @@ def _import_kernel_languages(source: str) -> None:
             importlib.import_module(name)
 
 
+class Refused(Exception):
+    """The candidate did something after which its call cannot be taken (said in words)."""
+
+
+def _hooks() -> dict[str, Any]:
+    """What can run code later without being called: trace and profile hooks, dispatch and
+    function modes, signal handlers and interval timers."""
+    import signal
+    import threading
+
+    from torch.overrides import _get_current_function_mode_stack
+
+    found: dict[str, Any] = {
+        "sys.settrace": sys.gettrace(),
+        "sys.setprofile": sys.getprofile(),
+        "threading.settrace": getattr(threading, "_trace_hook", None),
+        "threading.setprofile": getattr(threading, "_profile_hook", None),
+        "TorchDispatchMode stack": torch._C._len_torch_dispatch_stack(),
+        "TorchFunctionMode stack": len(_get_current_function_mode_stack()),
+    }
+    with suppress(ImportError, AttributeError):
+        import triton.knobs as knobs
+
+        for name in _TRITON_HOOKS:
+            value = getattr(knobs.runtime, name, None)
+            calls = getattr(value, "calls", None)
+            found[f"triton.knobs.runtime.{name}"] = tuple(calls) if calls is not None else value
+    for sig in signal.valid_signals():
+        with suppress(ValueError, OSError, RuntimeError):
+            found[f"handler of {signal.Signals(sig).name}"] = signal.getsignal(sig)
+    for name in ("ITIMER_REAL", "ITIMER_VIRTUAL", "ITIMER_PROF"):
+        found[f"signal.setitimer({name})"] = signal.getitimer(getattr(signal, name)) != (0.0, 0.0)
+    return found
+
+
+#: Process-creating audit events.
+_PROCESS_EVENTS = frozenset(
+    {
+        "os.fork",
+        "os.forkpty",
+        "os.posix_spawn",
+        "os.exec",
+        "os.spawn",
+        "os.system",
+        "subprocess.Popen",
+    }
+)
+#: Programs Triton's own machinery runs on the GPU (compilers, assemblers, library lookup).
+TOOLCHAIN = frozenset(
+    {
+        "cc",
+        "gcc",
+        "g++",
+        "c++",
+        "clang",
+        "clang++",
+        "ptxas",
+        "nvdisasm",
+        "cuobjdump",
+        "ldconfig",
+        "nvcc",
+    }
+)
+#: Triton's hook points that run inside a launch (the accounting counts the candidate's code
+#: there anyway: ``Accounting.record``); one left set after forward is refused.
+_TRITON_HOOKS = (
+    "launch_enter_hook",
+    "launch_exit_hook",
+    "kernel_load_start_hook",
+    "kernel_load_end_hook",
+    "jit_cache_hook",
+    "jit_post_compile_hook",
+    "add_stages_inspection_hook",
+)
+
+
+def _hook_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    return [
+        f"changed {k}"
+        for k in sorted(set(before) | set(after))
+        if before.get(k) is not after.get(k) and before.get(k) != after.get(k)
+    ]
+
+
 def _watch_threads(box: Sandbox) -> None:
     """Every Python thread started while the candidate runs runs under its call's accounting
     (the dispatch mode stack is per thread, so a helper thread's ops were invisible)."""
@@ -465,10 +623,15 @@ def _watch_threads(box: Sandbox) -> None:
             if box.watching:
                 mode = box.accounting.thread_mode()
                 inner = function
+                done = threading.Event()
+                box.call_threads.append(done)
 
                 def function(*a: Any, **k: Any) -> Any:
-                    with mode:
-                        return inner(*a, **k)
+                    try:
+                        with mode:
+                            return inner(*a, **k)
+                    finally:
+                        done.set()
 
             return _original(function, *rest, **kw)
 
@@ -491,7 +654,7 @@ def _watch_host_exports(box: Sandbox) -> None:
             return
 
         def exported(t: Any, *args: Any, **kwargs: Any) -> Any:
-            if box.watching and isinstance(t, torch.Tensor):
+            if box.watching and isinstance(t, torch.Tensor | torch.UntypedStorage):
                 box.accounting.exported_to_host(t)
             return original(t, *args, **kwargs)
 
@@ -499,6 +662,8 @@ def _watch_host_exports(box: Sandbox) -> None:
         setattr(owner, name, exported)
 
     wrap(torch.Tensor, "numpy")
+    wrap(torch.Tensor, "tolist")
+    wrap(torch.UntypedStorage, "tolist")
     wrap(torch.Tensor, "__dlpack__")
     wrap(torch, "to_dlpack")
     import torch.utils.dlpack as dlpack
@@ -572,8 +737,6 @@ def serve(sock: socket.socket) -> None:
             blobs_out = [pickle.dumps(specs)]
         elif cmd in perf.COMMANDS:
             reply, blobs_out = perf.sandbox_command(box, header, blobs)
-        elif cmd in perf.COMMANDS:
-            reply, blobs_out = perf.sandbox_command(box, header, blobs)
         elif cmd == "exit":
             sys.stderr.flush()
             return
@@ -581,3 +744,4 @@ def serve(sock: socket.socket) -> None:
             reply = {"ok": False, "detail": f"unknown command {cmd!r}"}
         del blobs
         wire.send(sock, reply, blobs_out)
+        gc.enable()
