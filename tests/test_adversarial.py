@@ -216,7 +216,12 @@ GPU_CHEATS = [
 #: Cheats that the verifier at HEAD lets through, by the class they escape by (see the module
 #: docstring: each is a strict xfail, so a verifier that starts catching one fails the suite
 #: until the marker is removed).
-ESCAPES: dict[str, str] = {}
+ESCAPES: dict[str, str] = {
+    "fingerprint_memo_dummy_arg": "memo (values are right on every checked call: a full-input "
+    "fingerprint misses on the one-element perturbation, and the copy kernel handed the input "
+    "as an unused argument looks derived from it; only reads, which launches do not report, "
+    "or timing on repeated inputs would show it)",
+}
 
 
 @cache
