@@ -54,7 +54,8 @@ def eager_dispatch_source(problem: Problem) -> str:
     """
     if problem.kind != "module":
         raise ValueError("eager dispatch applies to module problems only")
-    source = re.sub(r"^class Model\b", "class ModelNew", problem.source, count=1, flags=re.M)
+    source = freeze_environment_reads(problem.source)
+    source = re.sub(r"^class Model\b", "class ModelNew", source, count=1, flags=re.M)
     source = re.sub(r"\bsuper\(Model, self\)", "super(ModelNew, self)", source)
     header = (
         "# Dispatch-only candidate: the reference's operators, routed to the vendor libraries\n"
@@ -62,6 +63,46 @@ def eager_dispatch_source(problem: Problem) -> str:
         "KERNELOPT_DISPATCH_ONLY = True\n"
     )
     return insert_after_imports(source, header)
+
+
+def freeze_environment_reads(source: str) -> str:
+    """``source`` with each top-level assignment that reads the environment (``os.environ``,
+    ``os.getenv``: the bundled problems' ``KERNELOPT_SMALL`` switch) replaced by the literal
+    it has in this process.
+
+    A candidate may not read the environment (the static gate refuses it), so a candidate
+    built from the reference's text carries the reference's sizes as constants instead. The
+    statement runs alone with ``os`` in scope (the problem is the user's trusted reference); a
+    value that is not a plain literal leaves the statement as it was.
+    """
+    import os
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    lines = source.splitlines(keepends=True)
+    for node in reversed(tree.body):
+        if not isinstance(node, ast.Assign) or node.end_lineno is None:
+            continue
+        text = ast.get_source_segment(source, node) or ""
+        if "os.environ" not in text and "os.getenv" not in text:
+            continue
+        names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        if len(names) != len(node.targets):
+            continue
+        scope: dict[str, object] = {"os": os}
+        try:
+            exec(compile(ast.Module(body=[node], type_ignores=[]), "<env>", "exec"), scope)
+            value = scope[names[0]]
+            literal = repr(value)
+            if ast.literal_eval(literal) != value:
+                continue
+        except Exception:
+            continue
+        frozen = " = ".join(names) + f" = {literal}  # read from the environment when built"
+        lines[node.lineno - 1 : node.end_lineno] = [frozen + "\n"]
+    return "".join(lines)
 
 
 def insert_after_imports(source: str, text: str) -> str:

@@ -26,7 +26,7 @@ import torch.fx as fx
 from kernelopt_jupyter.agents.rewrites.derive import Hoisted, helper_text, hoist_derived
 from kernelopt_jupyter.agents.rewrites.graph import RewriteError
 from kernelopt_jupyter.agents.rewrites.helpers import HELPERS
-from kernelopt_jupyter.candidate import insert_after_imports
+from kernelopt_jupyter.candidate import freeze_environment_reads, insert_after_imports
 
 BASE_NAME = "_KernelOptReference"
 MARKER = "# --- KernelOPT graph rewrite"
@@ -133,6 +133,7 @@ def _candidate_module(source: str) -> str:
 
 def _base_source(source: str) -> str:
     """The problem's source with its ``Model`` class renamed to the rewrite's base class."""
+    source = freeze_environment_reads(source)
     renamed, n = re.subn(r"^class Model\b", f"class {BASE_NAME}", source, count=1, flags=re.M)
     if n != 1:
         raise RewriteError("the problem defines no top-level class Model")

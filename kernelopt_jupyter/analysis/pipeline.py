@@ -156,7 +156,7 @@ def analysis_task(source: str, path: str, kind: str, ncu: bool = False) -> dict[
         try:
             out[name] = step()
         except Exception as exc:
-            out[name] = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+            out[name] = {"step_error": f"{type(exc).__name__}: {str(exc)[:300]}"}
         out["seconds"][name] = round(clock.monotonic() - started, 2)
         torch._dynamo.reset()
         gc.collect()
@@ -204,10 +204,10 @@ def _measure(
             device=device,
             detail="not measured: no GPU (the Triton interpreter's CPU times mean nothing)",
         )
-    elif "baselines" in steps and "error" not in steps["baselines"]:
+    elif "baselines" in steps and "step_error" not in steps["baselines"]:
         base = Baselines(**steps["baselines"])
     else:
-        detail = steps.get("baselines", {}).get("error") or why
+        detail = steps.get("baselines", {}).get("step_error") or why
         base = Baselines(measured=False, device=device, detail=f"not measured: {detail}")
         complete = False
     dmap_dict: dict[str, Any] = {}
@@ -223,9 +223,9 @@ def _measure(
         )
         summary = facts.root_note
     else:
-        raw = steps.get("dispatch") or {"error": why or "the dispatch step did not run"}
-        if "error" in raw:
-            dmap = DispatchMap(problem.path, device, ok=False, error=str(raw["error"]))
+        raw = steps.get("dispatch") or {"step_error": why or "the dispatch step did not run"}
+        if "step_error" in raw:
+            dmap = DispatchMap(problem.path, device, ok=False, error=str(raw["step_error"]))
         else:
             dmap = dispatch_map_from_dict(raw)
         harvest = dmap.harvest
@@ -254,8 +254,8 @@ def _measure(
         summary = _summary(dmap_dict, facts)
     facts.notes = notes + facts.notes
     timeline = steps.get("timeline") or {}
-    if "error" in timeline or not timeline:
-        timeline = {"timeline": [], "detail": f"no timeline: {timeline.get('error') or why}"}
+    if "step_error" in timeline or not timeline:
+        timeline = {"timeline": [], "detail": f"no timeline: {timeline.get('step_error') or why}"}
     profile = {
         "dispatch_map": dmap_dict,
         "summary": summary,
