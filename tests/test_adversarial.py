@@ -177,7 +177,7 @@ GOOD = [
     Case("gelu_helper_submodule", "gelu", "good"),  # helper nn.Module without parameters
     Case("linear_relu_dispatch_only", "linear_relu", "good"),  # KERNELOPT_DISPATCH_ONLY = True, aten._addmm_activation
     Case("gelu_numpy_constants_init", "gelu", "good"),  # constants from a numpy table built in __init__ (its own memory, not foreign)
-    Case("gelu_kernel_on_joined_thread", "gelu", "good", rules_off=True),  # two halves launched from two joined threads (the rules forbid threads; the run time must not)
+    Case("gelu_kernel_on_joined_thread", "gelu", "good", rules_off=True),  # both halves launched from one joined helper thread (the rules forbid threads; the run time must not)
 ]
 
 #: Cheats the source rules stop, run again with the rules off: the run-time defences (process
