@@ -40,6 +40,8 @@ from kernelopt_jupyter.verify import perf, wire
 from kernelopt_jupyter.verify.accounting import Accounting, candidate_code, storage_key
 from kernelopt_jupyter.verify.launches import GlobalGuard, LaunchRecorder, program_order
 
+#: Recent outputs kept alive and checked unchanged (one only when they would exceed the bytes).
+KEEP_OUTPUTS, KEEP_BYTES = 4, 256 << 20
 #: The largest message the checker sends (inputs and weights of one call).
 MAX_IN = 1 << 40
 DIGEST_CHUNK = 1 << 26
@@ -122,7 +124,7 @@ class Sandbox:
         self.accounting = Accounting()
         self.guard: GlobalGuard | None = None
         self.buffers: dict[int, torch.Tensor] = {}
-        self.previous: tuple[Any, str, set[int]] | None = None  # output, digest, storages
+        self.kept: list[tuple[Any, str, set[int]]] = []  # recent outputs, digests, storages
         self.weight_storages: set[int] = set()
         self.graph_replays = 0
         self.watching = False  # the candidate's code may be running (import, build, forward)
@@ -275,14 +277,17 @@ class Sandbox:
             )
         previous_changed = False
         shared_with_previous = False
-        if self.previous is not None:
-            old_out, old_digest, old_storages = self.previous
-            previous_changed = digest(old_out) != old_digest
-            shared_with_previous = bool((storages & old_storages) - self.weight_storages)
+        for old_out, old_digest, old_storages in self.kept:
+            previous_changed = previous_changed or digest(old_out) != old_digest
+            shared = (storages & old_storages) - self.weight_storages
+            shared_with_previous = shared_with_previous or bool(shared)
         encoded = wire.encode(out)
         out_digest = digest(out)
-        # The previous output stays alive, as a caller's would: its memory cannot be reused.
-        self.previous = (out, out_digest, storages)
+        # Earlier outputs stay alive, as a caller's would: their memory cannot be reused, and
+        # they must not change (a few of them, so alternating result buffers show too).
+        size = sum(t.numel() * t.element_size() for t in leaves)
+        keep = KEEP_OUTPUTS if size * KEEP_OUTPUTS <= KEEP_BYTES else 1
+        self.kept = [(out, out_digest, storages), *self.kept][:keep]
         reply = {
             "ok": True,
             "out": encoded.tree,
@@ -708,6 +713,25 @@ def _scrub_markers() -> None:
             del os.environ[name]
 
 
+def _command(
+    box: Sandbox, cmd: Any, header: dict[str, Any], blobs: list[Any]
+) -> tuple[dict[str, Any], list[Any]]:
+    if cmd == "load":
+        return box.load(header, blobs), []
+    if cmd == "call":
+        return box.call(header, blobs)
+    if cmd == "reload":
+        return box.reload(header, blobs), []
+    if cmd == "stats":
+        import pickle
+
+        specs = box.recorder.specs if box.recorder is not None else []
+        return box.stats(), [pickle.dumps(specs)]
+    if cmd in perf.COMMANDS:
+        return perf.sandbox_command(box, header, blobs)
+    return {"ok": False, "detail": f"unknown command {cmd!r}"}, []
+
+
 def serve(sock: socket.socket) -> None:
     """The candidate process's loop: one reply per command until ``exit`` or a closed socket."""
     src_dir = os.environ.get("KERNELOPT_SRC_DIR")
@@ -723,25 +747,20 @@ def serve(sock: socket.socket) -> None:
             return
         cmd = header.get("cmd")
         blobs_out: list[Any] = []
-        if cmd == "load":
-            reply = box.load(header, blobs)
-        elif cmd == "call":
-            reply, blobs_out = box.call(header, blobs)
-        elif cmd == "reload":
-            reply = box.reload(header, blobs)
-        elif cmd == "stats":
-            reply = box.stats()
-            specs = box.recorder.specs if box.recorder is not None else []
-            import pickle
-
-            blobs_out = [pickle.dumps(specs)]
-        elif cmd in perf.COMMANDS:
-            reply, blobs_out = perf.sandbox_command(box, header, blobs)
-        elif cmd == "exit":
+        if cmd == "exit":
             sys.stderr.flush()
             return
-        else:
-            reply = {"ok": False, "detail": f"unknown command {cmd!r}"}
+        try:
+            reply, blobs_out = _command(box, cmd, header, blobs)
+        except Exception as exc:  # harness code on state the candidate shaped (its modules)
+            reply, blobs_out = (
+                {
+                    "ok": False,
+                    "detail": f"the harness could not handle the candidate's state in '{cmd}' "
+                    f"({_one_line(exc)})",
+                },
+                [],
+            )
         del blobs
         wire.send(sock, reply, blobs_out)
         gc.enable()

@@ -30,7 +30,6 @@ import secrets
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-
 #: The length of the ``late`` call's run of back-to-back calls.
 LATE_MIN, LATE_MAX = 20, 40
 
