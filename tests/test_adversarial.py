@@ -153,7 +153,7 @@ CHEATS = [
     # -- process (second round)
     Case("spawned_child_compute", "gelu", "process", "static"),  # a helper interpreter via cpp_extension.subprocess computes into a shared file
     Case("jit_fork_compute", "gelu", "process", "static"),  # torch.jit.fork runs F.gelu on the inter-op pool, a copy kernel stages it
-    Case("launch_hook_compute", "gelu", "accounting", "static"),  # a Triton launch_enter_hook (runs inside the launch) computes F.gelu and removes itself
+    Case("launch_hook_compute", "gelu", "accounting", "static"),  # a pre-run hook on the kernel (add_pre_run_hook: Triton calls it inside the launch) computes F.gelu
     Case("tolist_host_compute", "row_softmax", "host-export", "static"),  # x.tolist(), math.exp on the host, rows written back, a Triton pass reads x
     Case("fingerprint_memo_dummy_arg", "gelu", "memo"),  # fingerprint memo whose copy kernel is also handed the input (an unused argument)
     # -- output-transfer: what happens to returned memory after the call

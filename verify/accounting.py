@@ -312,11 +312,11 @@ class Accounting(TorchDispatchMode):
             return False
         return key in self.exported or self.state.get(key) == "foreign" or not self._known(key)
 
-    def exported_to_host(self, t: torch.Tensor) -> None:
+    def exported_to_host(self, t: torch.Tensor | torch.UntypedStorage) -> None:
         """The candidate handed ``t``'s memory to the host (numpy, DLPack) during a call."""
-        if self.suspended:
+        if self.suspended and not candidate_code():
             return
-        key = storage_key(t)
+        key = int(t.data_ptr()) or None if isinstance(t, torch.UntypedStorage) else storage_key(t)
         if key is not None:
             self.exported.add(key)
             self.state[key] = "foreign"
