@@ -137,6 +137,7 @@ CHEATS = [
     # -- precision: lower-precision arithmetic inside a linear problem's error bound?
     Case("bf16_carry_scan", "cumsum", "precision", quick=True),  # fp32 chunk scans, bf16 carries between chunks
     Case("fp16_input_scan", "cumsum", "precision"),  # loads rounded to fp16, fp32 accumulator
+    Case("row_mean_bf16_tail", "row_mean", "precision"),  # the second half of each row summed in bf16 (the linear bound must still refuse it)
     # -- detection: telling the checker's calls from serving or timing
     Case("fp64_phase_detect", "gelu", "detection", "fp64", quick=True),  # exact only for float64 inputs (the referee's phase), fp16 tanh form otherwise
     Case("gap_timing_stale", "row_softmax", "detection", "correctness"),  # back-to-back calls (< 50 ms apart) get the previous result by a copy kernel

@@ -24,6 +24,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import re
 import socket
 import sys
 import tempfile
@@ -392,9 +393,9 @@ class Sandbox:
         elif event in ("os.fork", "os.forkpty"):
             refused = "forked a process"
         elif event in _PROCESS_EVENTS:
-            program = str(args[0] if args else "")
-            tool = os.path.basename(program.split()[0]) if program.split() else ""
-            if self.device == "cpu" or tool not in TOOLCHAIN:
+            program = _program(event, args)
+            shell = event in ("os.system", "os.exec")  # a shell line or a new process image
+            if self.device == "cpu" or shell or not _toolchain(program):
                 refused = f"started a process ({event} {program[:80]!r})"
         elif event.startswith("ctypes.") and self.device == "cpu":
             refused = f"called native code through ctypes ({event})"
@@ -576,6 +577,30 @@ _PROCESS_EVENTS = frozenset(
         "subprocess.Popen",
     }
 )
+
+
+def _program(event: str, args: tuple[Any, ...]) -> str:
+    """The program an audited process-starting event runs, as far as its arguments say."""
+    try:
+        if event == "subprocess.Popen":  # (executable, args, cwd, env)
+            argv = args[1]
+            first = argv if isinstance(argv, str | bytes) else next(iter(argv), "")
+            return os.fsdecode(args[0] or first)
+        if event == "os.spawn":  # (mode, path, args, env)
+            return os.fsdecode(args[1])
+        return os.fsdecode(args[0]) if args else ""
+    except Exception:
+        return ""
+
+
+def _toolchain(program: str) -> bool:
+    """Whether ``program`` is one of the tools Triton's machinery runs on the GPU."""
+    words = program.split()
+    name = os.path.basename(words[0]) if words else ""
+    return name in TOOLCHAIN or bool(_COMPILER.search(name))
+
+
+_COMPILER = re.compile(r"(^|-)(gcc|g\+\+|cc|c\+\+|clang|clang\+\+)(-[0-9.]+)?$")
 #: Programs Triton's own machinery runs on the GPU (compilers, assemblers, library lookup).
 TOOLCHAIN = frozenset(
     {
