@@ -217,6 +217,7 @@ def test_dispatch_accounting_classes_ops_and_follows_storages() -> None:
     assert op_class("relu_") == "compute" and op_class("add") == "compute"
     acc = Accounting()
     kept = torch.randn(8)
+    acc.know([kept])  # made before the call: known (unknown memory would be foreign)
     with acc:
         fresh = torch.empty(8)
         mm = torch.mm(torch.ones(2, 3), torch.ones(3, 2))
