@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+import torch
 
 from kernelopt_jupyter.problem import Problem, load_problem
 from kernelopt_jupyter.verify import VerifyOptions, VerifyReport, verify_candidate
@@ -332,3 +333,28 @@ def test_every_case_file_is_listed() -> None:
     assert set(RULES_OFF) <= {c.name for c in CHEATS}
     classes = {c.klass for c in CHEATS}
     assert all(any(c.quick and c.klass == k for c in CHEATS) for k in classes)
+
+
+def test_accounting_foreign_and_unlinked() -> None:
+    """Provenance beyond 'which op wrote it': host memory is foreign, and a kernel-written
+    result that nothing of the call's inputs reached is unlinked."""
+    import numpy as np
+
+    from kernelopt_jupyter.verify.accounting import Accounting
+
+    acc = Accounting()
+    x, cache = torch.randn(8), torch.randn(8)
+    acc.know([cache])
+    acc.inputs([x])
+    with acc:
+        host = torch.from_numpy(np.ones(8, dtype=np.float32))
+        staged = torch.empty(8)
+        staged.copy_(host)
+        derived = torch.empty_like(x)  # an allocation reads no values: not derived from x
+        copied = torch.empty(8)
+    acc.mark_kernel([cache, copied])  # a copy kernel from a kept result: nothing of x
+    acc.mark_kernel([x, derived])
+    assert acc.state_of(host) == "foreign" and acc.state_of(staged) == "foreign"
+    assert acc.state_of(copied) == "unlinked" and acc.state_of(derived) == "kernel"
+    acc.exported_to_host(derived)  # handed to numpy: foreign for good
+    assert acc.state_of(derived) == "foreign"
