@@ -242,6 +242,8 @@ def candidate_code(depth: int = 96) -> bool:
     return False
 
 
+#: Elements a call may bring in from the host as constants (``torch.tensor`` of numbers).
+HOST_CONSTANTS = 64
 #: The module whose wrappers suspend the counting (``LaunchRecorder``).
 _SUSPENDER = "kernelopt_jupyter.verify.launches"
 
@@ -278,6 +280,7 @@ class Accounting(TorchDispatchMode):
         self.graph_replays = 0
         #: Storages holding data derived from this call's inputs (through ops and launches).
         self.live: set[int] = set()
+        self.host_constants = 0
         self.known = {k: w for k, w in self.known.items() if w is not None and not w.expired()}
 
     # ------------------------------------------------------------------ what is known
@@ -297,6 +300,15 @@ class Accounting(TorchDispatchMode):
     def _derives(self, tensors: list[torch.Tensor], written: list[torch.Tensor]) -> None:
         if self.live and any(storage_key(t) in self.live for t in tensors):
             self.live |= {k for k in (storage_key(t) for t in written) if k is not None}
+
+    def _small_constant(self, tensors: list[torch.Tensor]) -> bool:
+        """A few numbers from the host (``torch.tensor(scale)``) per call are constants; more
+        is host data (``HOST_CONSTANTS`` elements a call)."""
+        count = sum(t.numel() for t in tensors if self.foreign(t))
+        if self.host_constants + count > HOST_CONSTANTS:
+            return False
+        self.host_constants += count
+        return True
 
     def _known(self, key: int) -> bool:
         ref = self.known.get(key)
@@ -362,6 +374,13 @@ class Accounting(TorchDispatchMode):
         if kind in ("view", "meta"):
             return out
         given = _tensors(list(args) + list(kwargs.values()))
+        if name in ("lift_fresh", "lift_fresh_copy") and self._small_constant(given):
+            self.know(given + written)  # torch.tensor(0.5): a constant, not host data
+            for t in written:
+                key = storage_key(t)
+                if key is not None:
+                    self.state[key] = "fresh"
+            return out
         storages = [
             a for a in list(args) + list(kwargs.values()) if isinstance(a, torch.UntypedStorage)
         ]

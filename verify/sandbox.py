@@ -691,9 +691,7 @@ def _watch_host_exports(box: Sandbox) -> None:
         exported._kernelopt_wrapped = True  # type: ignore[attr-defined]
         setattr(owner, name, exported)
 
-    wrap(torch.Tensor, "numpy")
-    wrap(torch.Tensor, "tolist")
-    wrap(torch.UntypedStorage, "tolist")
+    wrap(torch.Tensor, "numpy")  # (tolist and item copy: the host cannot write through them)
     wrap(torch.Tensor, "__dlpack__")
     wrap(torch, "to_dlpack")
     import torch.utils.dlpack as dlpack
