@@ -214,6 +214,8 @@ GPU_CHEATS = [
     Case("lost_update_rowmean", "row_mean", "compile-race", "correctness"),  # 16 programs per row load+store into one output (no atomics)
     Case("freed_reference_memory_gpu", "gelu", "less-work", "correctness"),  # caching allocator hands back the reference's output; kernel writes the tail
     Case("inline_ptx_tanh", "gelu", "referee", "fp64"),  # tanh.approx.f32 inline PTX in a tanh-form GELU
+    Case("launch_enter_hook_gpu", "gelu", "accounting", "static"),  # triton.knobs launch_enter_hook computes F.gelu inside every launch (the accounting counts the candidate's code there)
+    Case("numpy_host_gpu", "gelu", "host-export", "static"),  # float64 numpy erf on the host, from_numpy(...).to(device), staged by a copy kernel (foreign data)
 ]
 # fmt: on
 
