@@ -398,7 +398,7 @@ class Quiet:
             init="self.memo = {}",
         ),
         "correctness",
-        "elements outside",
+        "nothing of this call's inputs reached",
     ),
     Case(
         "address_cache_kernel_copy",
@@ -412,7 +412,7 @@ class Quiet:
             init="self.memo = {}",
         ),
         "correctness",
-        "elements outside",
+        "nothing of this call's inputs reached",
     ),
     Case(
         "weights_cached_at_first_call",
@@ -478,7 +478,7 @@ def _clamped(x_ptr, y_ptr, s_ptr, out_ptr, n, cols, BLOCK: tl.constexpr):
             init="self.calls = 0\nself.first = None",
         ),
         "correctness",
-        "elements outside",
+        "nothing of this call's inputs reached",
     ),
     Case(
         "mutates_input_as_scratch",

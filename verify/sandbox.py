@@ -41,6 +41,8 @@ from kernelopt_jupyter.verify import perf, wire
 from kernelopt_jupyter.verify.accounting import Accounting, candidate_code, storage_key
 from kernelopt_jupyter.verify.launches import GlobalGuard, LaunchRecorder, program_order
 
+#: The most seconds a run of back-to-back calls (the schedule's ``late`` call) may take.
+BURST_BUDGET_S = 10.0
 #: Recent outputs kept alive and checked unchanged (one only when they would exceed the bytes).
 KEEP_OUTPUTS, KEEP_BYTES = 4, 256 << 20
 #: The largest message the checker sends (inputs and weights of one call).
@@ -215,7 +217,10 @@ class Sandbox:
             # A run of back-to-back calls on the previous call's inputs, each one under the
             # same instruments as a checked call: a candidate that changes its behaviour after
             # a number of calls meets the checked call that follows, on new inputs.
+            started = time.monotonic()
             for k in range(burst):
+                if time.monotonic() - started > BURST_BUDGET_S:
+                    break  # a slow candidate gets fewer back-to-back calls, not a timeout
                 try:
                     # The same prologue as a checked call (refill, fingerprint), so the gap
                     # between calls does not tell the run from the checked call after it.
