@@ -43,6 +43,15 @@ def _positive_int(value: str) -> int:
     return number
 
 
+def _gpus(value: str) -> int | str:
+    if value == "all":
+        return value
+    try:
+        return _positive_int(value)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{value!r}: use a number of GPUs or all") from None
+
+
 def _seconds(value: str) -> float:
     try:
         number = float(value)
@@ -171,6 +180,23 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--budget", type=_positive_int, default=16, help="candidates per problem")
     bench.add_argument("--seeds", type=_positive_int, default=3, help="input seeds per gate")
     bench.add_argument("--model", default=None, help="Claude model (default $KERNELOPT_MODEL)")
+    bench.add_argument(
+        "--gpus",
+        type=_gpus,
+        default=None,
+        metavar="N|all",
+        help="one worker process per GPU, problems from one queue (with --device cpu: N CPU "
+        "stand-in workers); the rows are a serial run's",
+    )
+    bench.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="ray: each problem a Ray task asking for one GPU (pip install kernelopt-jupyter[ray])",
+    )
+    bench.add_argument(
+        "--address", default=None, metavar="ADDR", help="with --executor ray: the cluster's address"
+    )
     _mode(bench)
     _api_budget(bench)
     # export, shapes, reverify (deploy): their flags live beside their handlers.

@@ -369,8 +369,43 @@ def _peers(session: OptimizationSession) -> dict[str, Any] | None:
     return measure_peers(session.problem, best.candidate.source if best else None)
 
 
+def bench_one(path: Path, args: argparse.Namespace, out: Path) -> dict[str, Any]:
+    """One problem of a bench: its search in ``out/LEVEL/NAME``, the side-by-side run on the
+    GPU, and its row; never raises for a broken problem (the row says ``error``). The serial
+    bench and every worker of a parallel one (``bench_pool``) call this."""
+    opts = _options(args, out / path.parent.name / path.stem)
+    # The side-by-side run below times the winner against every peer.
+    opts.final_check = opts.profile_best = False
+    start = time.monotonic()
+    print(f"== {path}", file=sys.stderr, flush=True)
+    try:
+        session = optimize_one(str(path), opts, quiet=True)
+        seconds = time.monotonic() - start
+        peers = _peers(session)
+        row = bench_row(path, session, seconds, peers=peers)
+        if peers is not None:
+            row["peer_seconds"] = round(time.monotonic() - start - seconds, 1)
+    except (ProblemError, SessionError, DeviceError) as exc:
+        row = bench_row(path, None, time.monotonic() - start, str(exc))
+    except Exception as exc:  # one broken problem must not end the benchmark
+        row = bench_row(path, None, time.monotonic() - start, f"{type(exc).__name__}: {exc}")
+    print(f"   {row.get('verdict')} {row.get('speedup_vs_compile')}", file=sys.stderr, flush=True)
+    return row
+
+
+def write_bench(out: Path, rows: list[dict[str, Any]], *, complete: bool) -> dict[str, Any]:
+    """``out/bench.json`` (rows, their summary), rewritten atomically; returns the payload."""
+    payload = {"schema": 1, "rows": rows, "summary": summarize_rows(rows), "complete": complete}
+    write_atomic(out / "bench.json", json.dumps(payload, indent=1, default=str))
+    return payload
+
+
 def run_bench(args: argparse.Namespace) -> int:
-    """The ``bench`` subcommand: a folder of problems, one search each, a per-level summary."""
+    """The ``bench`` subcommand: a folder of problems, one search each, a per-level summary.
+
+    With ``--gpus`` or ``--executor ray`` the problems run in parallel (``bench_pool``); the
+    rows and the summary are those of a serial run, in the same order.
+    """
     try:
         files = _problem_files(list(args.problems))
     except ProblemError as exc:
@@ -380,38 +415,21 @@ def run_bench(args: argparse.Namespace) -> int:
         return _fail(f"bench: {named}: no problem files (*.py) found there")
     out = Path(getattr(args, "out", None) or "runs/bench")
     out.mkdir(parents=True, exist_ok=True)
-    rows = []
-    for path in files:
-        level = path.parent.name
-        opts = _options(args, out / level / path.stem)
-        # The side-by-side run below times the winner against every peer.
-        opts.final_check = opts.profile_best = False
-        start = time.monotonic()
-        print(f"== {path}", file=sys.stderr, flush=True)
+    rows: list[dict[str, Any]] = []
+    if getattr(args, "gpus", None) or getattr(args, "executor", "local") == "ray":
+        from kernelopt_jupyter.cli.bench_pool import BenchPoolError, run_parallel
+
         try:
-            session = optimize_one(str(path), opts, quiet=True)
-            seconds = time.monotonic() - start
-            peers = _peers(session)
-            rows.append(bench_row(path, session, seconds, peers=peers))
-            if peers is not None:
-                rows[-1]["peer_seconds"] = round(time.monotonic() - start - seconds, 1)
-        except (ProblemError, SessionError, DeviceError) as exc:
-            rows.append(bench_row(path, None, time.monotonic() - start, str(exc)))
-        except Exception as exc:  # one broken problem must not end the benchmark
-            rows.append(
-                bench_row(path, None, time.monotonic() - start, f"{type(exc).__name__}: {exc}")
-            )
-        print(
-            f"   {rows[-1].get('verdict')} {rows[-1].get('speedup_vs_compile')}",
-            file=sys.stderr,
-            flush=True,
-        )
-        # Each row as it finishes: a bench killed at any moment keeps every finished problem.
-        payload = {"schema": 1, "rows": rows, "summary": summarize_rows(rows), "complete": False}
-        write_atomic(out / "bench.json", json.dumps(payload, indent=1, default=str))
-    summary = summarize_rows(rows)
-    payload = {"schema": 1, "rows": rows, "summary": summary, "complete": True}
-    write_atomic(out / "bench.json", json.dumps(payload, indent=1, default=str))
+            rows = run_parallel(files, args, out)
+        except BenchPoolError as exc:
+            return _fail(str(exc))
+    else:
+        for path in files:
+            rows.append(bench_one(path, args, out))
+            # Each row as it finishes: a bench killed at any moment keeps every finished problem.
+            write_bench(out, rows, complete=False)
+    payload = write_bench(out, rows, complete=True)
+    summary = payload["summary"]
     if getattr(args, "json", False):
         print(json.dumps(payload, default=str))
     else:
