@@ -323,26 +323,10 @@ def run_task(
     file descriptor but its socket, runs in its own process group and dies with the worker;
     CUDA is initialised in each child, never before the fork.
     """
-    env = scrubbed_env(interpreter_env(device))
-    env["PYTHONUNBUFFERED"] = "1"
-    env.setdefault(
-        "TORCHINDUCTOR_CACHE_DIR", str(Path(tempfile.gettempdir()) / "kernelopt-inductor")
-    )
-    if extra_env:
-        env.update(extra_env)
     with tempfile.TemporaryDirectory(prefix="kernelopt-worker-") as tmp:
-        env["KERNELOPT_SRC_DIR"] = str(Path(tmp) / "src")
-        env["KERNELOPT_WORKER_PARENT"] = str(os.getpid())
-        if children:
-            # A fork server must not initialise CUDA before it forks (a forked CUDA driver is
-            # unusable): torch.cuda.is_available() then asks NVML instead of the driver.
-            env.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+        env = _prepare(tmp, task, kwargs, device, extra_env, preload, children)
         payload = Path(tmp) / "payload.pkl"
         result = Path(tmp) / "result.pkl"
-        payload.write_bytes(pickle.dumps({"task": task, "kwargs": kwargs}))
-        (Path(tmp) / "forks.pkl").write_bytes(
-            pickle.dumps({"preload": list(preload), "children": list(children)})
-        )
         start = time.monotonic()
         with open(Path(tmp) / "stderr.txt", "w+b") as err:
             proc = subprocess.Popen(
@@ -393,6 +377,166 @@ def run_task(
                 seconds=seconds,
             )
         return WorkerResult(False, exitcode=proc.returncode, stderr=stderr, seconds=seconds)
+
+
+def _prepare(
+    tmp: str,
+    task: str,
+    kwargs: dict[str, Any],
+    device: Device,
+    extra_env: dict[str, str] | None,
+    preload: tuple[str, ...],
+    children: tuple[str, ...],
+) -> dict[str, str]:
+    """Write a worker's payload and fork plan into ``tmp``; the worker's environment."""
+    env = scrubbed_env(interpreter_env(device))
+    env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault(
+        "TORCHINDUCTOR_CACHE_DIR", str(Path(tempfile.gettempdir()) / "kernelopt-inductor")
+    )
+    if extra_env:
+        env.update(extra_env)
+    env["KERNELOPT_SRC_DIR"] = str(Path(tmp) / "src")
+    env["KERNELOPT_WORKER_PARENT"] = str(os.getpid())
+    if children:
+        # A fork server must not initialise CUDA before it forks (a forked CUDA driver is
+        # unusable): torch.cuda.is_available() then asks NVML instead of the driver.
+        env.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    (Path(tmp) / "payload.pkl").write_bytes(pickle.dumps({"task": task, "kwargs": kwargs}))
+    (Path(tmp) / "forks.pkl").write_bytes(
+        pickle.dumps({"preload": list(preload), "children": list(children)})
+    )
+    return env
+
+
+class ServiceError(Exception):
+    """A service worker died, or answered with something that is not a reply."""
+
+
+class ServiceTimeout(ServiceError):
+    """A service worker did not answer in time; it has been killed with its whole tree."""
+
+
+def send_frame(sock: Any, data: bytes) -> None:
+    """One length-prefixed frame on a stream socket."""
+    sock.sendall(len(data).to_bytes(8, "big") + data)
+
+
+def recv_frame(sock: Any, limit: int = 1 << 31) -> bytes:
+    """The next frame (``send_frame``); ``ServiceError`` when the peer closed or lied."""
+    head = _recv_n(sock, 8)
+    size = int.from_bytes(head, "big")
+    if size > limit:
+        raise ServiceError(f"a frame of {size} bytes is over the limit of {limit}")
+    return bytes(_recv_n(sock, size))
+
+
+def _recv_n(sock: Any, n: int) -> bytearray:
+    buf = bytearray(n)
+    view = memoryview(buf)
+    got = 0
+    while got < n:
+        k = sock.recv_into(view[got:], n - got)
+        if k == 0:
+            raise ServiceError("the worker closed its connection")
+        got += k
+    return buf
+
+
+class Service:
+    """A worker that stays up and answers requests one at a time (``start_service``).
+
+    Started like ``run_task`` (scrubbed environment, own session, a fork server's children
+    forked before the payload is read), with one more thing: a socket to this process, over
+    which the task reads requests (pickles from this trusted side) and writes replies, which
+    are read back as plain data only. A request that is not answered in time kills the worker
+    and everything below it. ``close`` ends it the same way; nothing it started survives.
+    """
+
+    def __init__(self, proc: subprocess.Popen[bytes], sock: Any, tmp: Any, err: Any) -> None:
+        self.proc = proc
+        self.sock = sock
+        self._tmp = tmp
+        self._err = err
+        self.closed = False
+
+    def request(self, message: Any, timeout_s: float) -> Any:
+        """Send ``message``; its reply (plain data), or ``ServiceTimeout``/``ServiceError``."""
+        if self.closed:
+            raise ServiceError("the service is closed")
+        try:
+            self.sock.settimeout(max(0.01, timeout_s))
+            send_frame(self.sock, pickle.dumps(message))
+            reply = load_plain(recv_frame(self.sock))
+        except TimeoutError:
+            self.close()
+            raise ServiceTimeout(f"no reply within {timeout_s:.0f} s") from None
+        except (OSError, ServiceError, pickle.UnpicklingError, EOFError) as exc:
+            tail = self.stderr()
+            self.close()
+            raise ServiceError(f"the service worker failed ({exc}): {_last_line(tail)}") from None
+        return reply
+
+    def stderr(self) -> str:
+        """The tail of the worker's stderr so far."""
+        try:
+            self._err.flush()
+            self._err.seek(0)
+            return str(self._err.read().decode(errors="replace")[-STDERR_TAIL:])
+        except (OSError, ValueError):
+            return ""
+
+    def close(self) -> None:
+        """Ask the task to end, then take the worker's whole tree down; idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        with contextlib.suppress(OSError, ServiceError):
+            self.sock.settimeout(2.0)
+            send_frame(self.sock, pickle.dumps(None))
+        with contextlib.suppress(OSError):
+            self.sock.close()
+        try:
+            self.proc.wait(timeout=3.0)
+        except subprocess.TimeoutExpired:
+            stop_process_tree(self.proc)
+        kill_tree(self.proc.pid)
+        with contextlib.suppress(OSError):
+            self._err.close()
+        self._tmp.cleanup()
+
+
+def start_service(
+    task: str,
+    kwargs: dict[str, Any],
+    *,
+    device: Device,
+    extra_env: dict[str, str] | None = None,
+    preload: tuple[str, ...] = (),
+    children: tuple[str, ...] = (),
+) -> Service:
+    """Start ``task(**kwargs, control=socket)`` in a worker that serves requests until it is
+    closed (see :class:`Service`); the task reads each request with ``recv_frame`` and
+    answers with ``send_frame``, a ``None`` request meaning: end."""
+    import socket
+
+    tmp = tempfile.TemporaryDirectory(prefix="kernelopt-service-")
+    env = _prepare(tmp.name, task, kwargs, device, extra_env, preload, children)
+    ours, theirs = socket.socketpair()
+    env["KERNELOPT_CONTROL_FD"] = str(theirs.fileno())
+    err = open(Path(tmp.name) / "stderr.txt", "w+b")  # noqa: SIM115 - closed by Service.close
+    payload = Path(tmp.name) / "payload.pkl"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kernelopt_jupyter.worker", str(payload), str(payload) + ".out"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=err,
+        start_new_session=True,
+        pass_fds=(theirs.fileno(),),
+    )
+    theirs.close()
+    return Service(proc, ours, tmp, err)
 
 
 # ---------------------------------------------------------------------------- child side
@@ -482,11 +626,17 @@ def main(argv: list[str]) -> int:
     except BaseException as exc:  # pragma: no cover - an import error in the fork server
         made = []
         forks = {"error": exc}
-    # Read only after forking, then remove: a child never sees the task's arguments.
+    # Read only after forking, then remove: a child never sees the task's arguments (nor the
+    # control socket of a service: every child closed all it inherited but its own socket).
     request = pickle.loads(Path(payload_path).read_bytes())
     Path(payload_path).unlink()
     if made:
         request["kwargs"]["children"] = made
+    control_fd = os.environ.pop("KERNELOPT_CONTROL_FD", "")
+    if control_fd.isdigit():
+        import socket
+
+        request["kwargs"]["control"] = socket.socket(fileno=int(control_fd))
     try:
         if "error" in forks:
             raise forks["error"]

@@ -103,7 +103,9 @@ def test_the_deadline_travels_in_the_options_and_no_extra_worker_starts(
     def no_worker(*args: object, **kwargs: object) -> None:
         raise AssertionError("an extra worker was started")
 
-    def verify_now(_problem: object, _source: str, opts: VerifyOptions, _path: str) -> object:
+    def verify_now(
+        _problem: object, _source: str, opts: VerifyOptions, _path: str, **_kw: object
+    ) -> object:
         seen.append(opts)
         return report
 

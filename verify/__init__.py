@@ -18,6 +18,7 @@ from kernelopt_jupyter.verify.report import GATE_NAMES, GateResult, VerifyOption
 if TYPE_CHECKING:
     from kernelopt_jupyter.problem import Problem
     from kernelopt_jupyter.verify.cascade import GateCallback
+    from kernelopt_jupyter.verify.service import VerifyService
 
 __all__ = [
     "GATE_NAMES",
@@ -36,11 +37,15 @@ def verify_candidate(
     candidate_path: str = "<candidate>",
     *,
     on_gate: GateCallback | None = None,
+    service: VerifyService | None = None,
 ) -> VerifyReport:
-    """Run the four gates on one candidate (see ``cascade.verify_candidate``)."""
+    """Run the four gates on one candidate (see ``cascade.verify_candidate``); ``service``
+    (``verify.service.VerifyService``) reuses a search's verification worker."""
     from kernelopt_jupyter.verify.cascade import verify_candidate as _verify
 
-    return _verify(problem, candidate_source, options, candidate_path, on_gate=on_gate)
+    return _verify(
+        problem, candidate_source, options, candidate_path, on_gate=on_gate, service=service
+    )
 
 
 def verify_candidates(

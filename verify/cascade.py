@@ -40,6 +40,7 @@ from kernelopt_jupyter.verify.report import (
     skipped_after,
 )
 from kernelopt_jupyter.verify.schedule import fresh_seed
+from kernelopt_jupyter.verify.service import VerifyService
 from kernelopt_jupyter.verify.static import StaticAnalysis, analyze_candidate
 from kernelopt_jupyter.worker import WorkerResult, run_task
 
@@ -106,6 +107,7 @@ def verify_candidate(
     candidate_path: str = "<candidate>",
     *,
     on_gate: GateCallback | None = None,
+    service: VerifyService | None = None,
 ) -> VerifyReport:
     """Run the four gates on one candidate; ``on_gate`` sees each result as it is decided.
 
@@ -113,7 +115,9 @@ def verify_candidate(
     ``DeviceError`` for an unusable device; every candidate failure is a failed gate.
     """
     callback = None if on_gate is None else (lambda _index, gate: on_gate(gate))
-    return verify_candidates(problem, [candidate_source], options, [candidate_path], callback)[0]
+    return verify_candidates(
+        problem, [candidate_source], options, [candidate_path], callback, service=service
+    )[0]
 
 
 def verify_candidates(
@@ -122,12 +126,16 @@ def verify_candidates(
     options: VerifyOptions | None = None,
     paths: list[str] | None = None,
     on_gate: Callable[[int, GateResult], None] | None = None,
+    *,
+    service: VerifyService | None = None,
 ) -> list[VerifyReport]:
     """The four gates on several candidates of one problem, with one fork server: each
     candidate still runs in its own fresh process (forked for it alone, gone before the next
     starts) and gets its own schedule seed; the reference's process serves them all.
 
     ``options.seed``, when set, is the first candidate's seed (the next get seed + 1, ...).
+    ``service`` (a :class:`VerifyService` of this problem) runs the checks in its long-lived
+    worker instead of a worker started for this call, when its settings match.
     Raises like ``verify_candidate``.
     """
     options = options or VerifyOptions()
@@ -166,7 +174,13 @@ def verify_candidates(
         )
     if not todo:
         return reports
-    all_phases = _run_checks(problem, [spec for _, spec in todo], options, device)
+    specs = [spec for _, spec in todo]
+    if service is not None and service.accepts(options, device):
+        wanted = list(options.baselines) if _times(options, device) else None
+        all_phases = [service.check({**spec, "performance": wanted}, options) for spec in specs]
+        _raise_problem_errors(all_phases)
+    else:
+        all_phases = _run_checks(problem, specs, options, device)
     compiled = _compile_checks(device, [spec["source"] for _, spec in todo], all_phases, options)
     for (index, _spec), phases, built in zip(todo, all_phases, compiled):
         started = time.monotonic()
@@ -225,12 +239,17 @@ def _run_checks(
         }
         return [crashed for _ in specs]
     done: list[dict[str, dict[str, Any]]] = list(result.value)
+    _raise_problem_errors(done)
+    return done
+
+
+def _raise_problem_errors(done: list[dict[str, dict[str, Any]]]) -> None:
+    """``ProblemError`` when the reference (the user's problem) could not run."""
     for phases in done:
         reference = phases.get("reference")
         if reference is None or "problem_error" in reference:
             message = reference["problem_error"] if reference else "the reference could not run"
             raise ProblemError(message)
-    return done
 
 
 def _bounded(options: VerifyOptions, limit: float) -> float:

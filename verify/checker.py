@@ -668,6 +668,40 @@ class Checker:
         phases["specs"] = {"specs": specs if isinstance(specs, list) else [], "errors": spec_errors}
 
 
+def _prepare_checker(device: str) -> None:
+    """The checker's own threads and work device (after the forks: CUDA here is its own)."""
+    if device == "cpu":
+        torch.set_num_threads(1)
+    elif torch.cuda.is_available():
+        from kernelopt_jupyter.verify import compare
+
+        compare.WORK_DEVICE = "cuda"
+
+
+def _check_one(
+    spec: dict[str, Any], settings: dict[str, Any], ref: Child, fork: tuple[int, socket.socket]
+) -> dict[str, dict[str, Any]]:
+    """One candidate (``spec``: ``source``, ``seed``, ``dispatch_only``, ``cuda_graphs``,
+    optionally ``performance``) in its own forked process; its phases as plain data."""
+    pid, sock = fork
+    cand = Child("candidate", pid, sock)
+    kwargs = {
+        **settings,
+        "candidate_source": spec["source"],
+        "seed": spec["seed"],
+        "dispatch_only": spec["dispatch_only"],
+        "cuda_graphs": spec["cuda_graphs"],
+        "performance": spec.get("performance", settings.get("performance")),
+    }
+    try:
+        phases = Checker(kwargs, ref, cand).run()
+    finally:
+        cand.stop()
+    # Which processes judged it (a search's candidates share the reference's, never their own).
+    phases["processes"] = {"candidate_pid": pid, "reference_pid": ref.pid}
+    return phases
+
+
 def verify_task(
     *,
     problem: Any,
@@ -685,40 +719,70 @@ def verify_task(
     the next one starts."""
     (ref_pid, ref_sock), *forks = children
     ref = Child("reference", ref_pid, ref_sock)
-    if device == "cpu":
-        torch.set_num_threads(1)
-    elif torch.cuda.is_available():  # after the forks: CUDA in the checker is its own
-        from kernelopt_jupyter.verify import compare
-
-        compare.WORK_DEVICE = "cuda"
+    _prepare_checker(device)
+    settings = {
+        "problem": problem,
+        "device": device,
+        "seeds": seeds,
+        "fp64_factor": fp64_factor,
+        "time_limit_s": time_limit_s,
+        "performance": performance,
+    }
     results: list[dict[str, dict[str, Any]]] = []
     try:
-        for spec, (pid, sock) in zip(candidates, forks):
-            cand = Child("candidate", pid, sock)
-            kwargs = {
-                "problem": problem,
-                "candidate_source": spec["source"],
-                "device": device,
-                "seed": spec["seed"],
-                "seeds": seeds,
-                "dispatch_only": spec["dispatch_only"],
-                "cuda_graphs": spec["cuda_graphs"],
-                "fp64_factor": fp64_factor,
-                "time_limit_s": time_limit_s,
-                "performance": performance,
-            }
-            try:
-                phases = Checker(kwargs, ref, cand).run()
-            finally:
-                cand.stop()
-            results.append(phases)
-            if "problem_error" in phases.get("reference", {}):
+        for spec, fork in zip(candidates, forks):
+            results.append(_check_one(spec, settings, ref, fork))
+            if "problem_error" in results[-1].get("reference", {}):
                 break  # the reference cannot run: no later candidate can be judged either
     finally:
         for pid, sock in forks[len(results) :]:
             Child("candidate", pid, sock).stop()
         ref.stop()
     return results
+
+
+def verify_service(
+    *,
+    problem: Any,
+    device: str,
+    seeds: int,
+    fp64_factor: float,
+    time_limit_s: float,
+    children: list[tuple[int, socket.socket]],
+    control: socket.socket,
+) -> None:
+    """Service task (``worker.start_service``): the verification worker kept for a whole
+    search. Each request is one candidate's spec; it is checked in the next of the processes
+    forked before this task read anything, against the one reference process, and its phases
+    are the reply. A ``None`` request, or no candidate process left, ends the service."""
+    from kernelopt_jupyter.worker import ServiceError, recv_frame, send_frame
+
+    (ref_pid, ref_sock), *forks = children
+    ref = Child("reference", ref_pid, ref_sock)
+    _prepare_checker(device)
+    settings = {
+        "problem": problem,
+        "device": device,
+        "seeds": seeds,
+        "fp64_factor": fp64_factor,
+        "time_limit_s": time_limit_s,
+    }
+    used = 0
+    try:
+        while used < len(forks):
+            try:
+                spec = pickle.loads(recv_frame(control))
+            except ServiceError:
+                return
+            if spec is None:
+                return
+            phases = _check_one(spec, settings, ref, forks[used])
+            used += 1
+            send_frame(control, pickle.dumps(phases))
+    finally:
+        for pid, sock in forks[used:]:
+            Child("candidate", pid, sock).stop()
+        ref.stop()
 
 
 #: Modules the verification worker imports once, before it forks (the fork server's preload).

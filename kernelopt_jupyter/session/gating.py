@@ -14,6 +14,7 @@ from kernelopt_jupyter.agents.search import DeadlineReached
 from kernelopt_jupyter.device import Device
 from kernelopt_jupyter.problem import Problem
 from kernelopt_jupyter.verify.report import VerifyOptions, VerifyReport
+from kernelopt_jupyter.verify.service import VerifyService
 
 #: A verification is not started with less time than this left: it could not finish.
 MIN_GATE_S = 2.0
@@ -27,6 +28,7 @@ def verify_before(
     *,
     device: Device,
     deadline: float,
+    service: VerifyService | None = None,
 ) -> VerifyReport:
     """Verify ``source``, cancelled at ``deadline`` (``time.monotonic()``).
 
@@ -47,7 +49,7 @@ def verify_before(
         raise DeadlineReached("time limit reached before the gates could start")
     try:
         return verify_candidate(
-            problem, source, replace(options, deadline=deadline), candidate_path
+            problem, source, replace(options, deadline=deadline), candidate_path, service=service
         )
     except VerificationCancelled:
         raise DeadlineReached(f"time limit reached after {left:.0f} s of gating") from None

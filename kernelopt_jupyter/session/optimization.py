@@ -165,6 +165,7 @@ class OptimizationSession:
         self.error: str | None = None
         self._resume = _resume_events
         self._search: BeamSearch | None = None
+        self._service: Any = None  # verify.service.VerifyService, made at the first gate
         self._deadline: float | None = None
         # Checkpoints come from the search thread and from a person's submit threads.
         self._files_lock = threading.Lock()
@@ -429,8 +430,11 @@ class OptimizationSession:
             baselines=baselines,
         )
         path = f"{self.out_dir}/{candidate.id}.py"
+        service = self._verify_service(problem, options)
         if self._deadline is None:
-            report = verify_candidate(problem, candidate.source, options, candidate_path=path)
+            report = verify_candidate(
+                problem, candidate.source, options, candidate_path=path, service=service
+            )
         else:
             report = verify_before(
                 problem,
@@ -439,6 +443,7 @@ class OptimizationSession:
                 path,
                 device=self.device,
                 deadline=self._deadline,
+                service=service,
             )
         (self.out_dir / "candidates").mkdir(exist_ok=True)
         (self.out_dir / "candidates" / f"{candidate.id}.py").write_text(candidate.source)
@@ -476,7 +481,23 @@ class OptimizationSession:
         (what a reader finds if the process dies now; the last write says how it ended)."""
         self._write_files(search.snapshot("interrupted"), "interrupted")
 
+    def _verify_service(self, problem: Problem, options: Any) -> Any:
+        """The search's verification worker (``verify.service``), made at the first gate: one
+        process start and one set of imports for many candidates, each still in a process of
+        its own. ``KERNELOPT_VERIFY_SERVICE=0`` verifies each candidate in a worker of its own."""
+        from kernelopt_jupyter.verify.service import VerifyService
+
+        if os.environ.get("KERNELOPT_VERIFY_SERVICE") == "0" or problem is not self.problem:
+            return None
+        if self._service is None:
+            pool = max(2, min(self.options.budget + 1, 16))
+            self._service = VerifyService(problem, self.device, options, pool=pool)
+        return self._service
+
     def _finish(self, status: str) -> None:
+        if self._service is not None:
+            self._service.close()
+            self._service = None
         result = self.result
         if result is None and self._search is not None:
             # The search did not return (Ctrl-C, a crash): keep everything it decided.

@@ -1,0 +1,94 @@
+"""The verification worker kept for a whole search (``verify.service``): one process start for
+many candidates, each candidate still in a process of its own that nothing before it touched."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from _verify_corpus import DATA, problem
+from test_deadline_worker import HANGS, PROBLEM, _descendants
+
+from kernelopt_jupyter.agents.search import DeadlineReached
+from kernelopt_jupyter.problem import problem_from_source
+from kernelopt_jupyter.session.gating import verify_before
+from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
+from kernelopt_jupyter.verify.service import VerifyService
+
+pytestmark = pytest.mark.slow
+
+GOOD = (DATA / "candidates" / "scaled_residual" / "good_fused.py").read_text()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_many_candidates_share_one_worker_and_each_gets_a_fresh_process() -> None:
+    prob = problem("scaled_residual")
+    options = VerifyOptions(device="cpu", seeds=1)
+    service = VerifyService(prob, "cpu", options, pool=4)
+    try:
+        reports = [verify_candidate(prob, GOOD, options, service=service) for _ in range(3)]
+        for report in reports:
+            assert report.verdict == "pass", [(g.name, g.status, g.detail) for g in report.gates]
+        pids = service.pids
+        assert service.started == 1 and service.served == 3
+        # One reference process for all; a new candidate process for each, gone after it.
+        assert len({p["reference_pid"] for p in pids}) == 1
+        assert len({p["candidate_pid"] for p in pids}) == 3
+        assert not any(_alive(p["candidate_pid"]) for p in pids)
+    finally:
+        service.close()
+    assert not _alive(pids[0]["reference_pid"])
+
+
+def test_a_used_up_pool_or_a_hang_gets_a_fresh_worker() -> None:
+    prob = problem_from_source(PROBLEM, "double.py")
+    options = VerifyOptions(device="cpu", seeds=1, time_limit_s=4.0)
+    service = VerifyService(prob, "cpu", options, pool=1)
+    good = HANGS.replace(
+        "        while True:\n            time.sleep(0.05)", "        return x * 2.0"
+    )
+    good = good.replace("class ModelNew(torch.nn.Module):", "class ModelNew(torch.nn.Module):")
+    try:
+        hang = verify_candidate(prob, HANGS, options, service=service)
+        after = verify_candidate(
+            prob, HANGS.replace("time.sleep(0.05)", "break"), options, service=service
+        )
+    finally:
+        service.close()
+    assert hang.verdict == "fail" and "timed out" in " ".join(g.detail for g in hang.gates)
+    assert after.verdict == "fail"  # returns None: a wrong answer, judged by a fresh worker
+    assert service.started == 2
+
+
+def test_the_deadline_kills_the_service_worker_in_flight() -> None:
+    prob = problem_from_source(PROBLEM, "double.py")
+    options = VerifyOptions(device="cpu", seeds=1, time_limit_s=600.0)
+    service = VerifyService(prob, "cpu", options, pool=2)
+    before = _descendants(os.getpid())
+    with pytest.raises(DeadlineReached, match="time limit"):
+        verify_before(
+            prob,
+            HANGS,
+            options,
+            "<hangs>",
+            device="cpu",
+            deadline=time.monotonic() + 8.0,
+            service=service,
+        )
+    service.close()
+    left = _descendants(os.getpid()) - before
+    for _ in range(50):
+        if not left:
+            break
+        time.sleep(0.1)
+        left = _descendants(os.getpid()) - before
+    assert not left, f"processes left running after the deadline: {sorted(left)}"

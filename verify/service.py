@@ -1,0 +1,142 @@
+"""A verification worker kept for a whole search: torch, Triton and the project imported once.
+
+``verify_candidate`` starts a verification worker (a fork server) per call: a process start
+and the torch, Triton and Inductor imports, several seconds per candidate before anything is
+checked. A :class:`VerifyService` starts one such worker for many candidates of one problem.
+The isolation is the same as per call, because the worker forks the reference's process and a
+pool of candidate processes *before* it reads anything (``worker.start_service``):
+
+* each candidate runs in a process of its own, forked for it alone and killed (with anything
+  it started) before the next candidate's process is used; none holds the task's arguments,
+  the control socket, or anything a previous candidate left, since none ran before;
+* the reference's process serves every candidate (it is the user's trusted code, rebuilt at
+  each candidate's ``setup``);
+* the checker decides as before; its reply per candidate is read here as plain data.
+
+A pool holds ``pool`` candidate processes; when it is used up (or the worker died or missed
+its time), the next candidate starts a fresh worker. Closing the service, or the caller's
+exit, takes the whole tree down.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from kernelopt_jupyter.device import Device
+from kernelopt_jupyter.problem import Problem
+from kernelopt_jupyter.verify.report import VerificationCancelled, VerifyOptions
+from kernelopt_jupyter.worker import Service, ServiceError, ServiceTimeout, start_service
+
+#: Candidate processes forked per service worker (idle ones share the fork server's pages).
+DEFAULT_POOL = 8
+#: Seconds one candidate's checks may take beyond its three phase limits (the checker bounds
+#: each phase itself; this is the last resort against a stuck worker).
+REQUEST_ALLOWANCE_S = 60.0
+#: Extra seconds when the reference must first torch.compile the "compile" baseline.
+COMPILE_ALLOWANCE_S = 240.0
+
+
+class VerifyService:
+    """Verification workers for one problem, started on demand and reused across candidates.
+
+    The per-service settings (device, seeds, float64 factor, phase time limit) come from the
+    options it was made with; a candidate verified with other settings goes the per-call way
+    (``accepts`` says which).
+    """
+
+    def __init__(
+        self, problem: Problem, device: Device, options: VerifyOptions, pool: int = DEFAULT_POOL
+    ) -> None:
+        from kernelopt_jupyter.verify.checker import PRELOAD, REFERENCE_ROLE, SANDBOX_ROLE
+
+        self.problem = problem
+        self.device = device
+        self.options = options
+        self.pool = max(1, pool)
+        self._roles = (REFERENCE_ROLE,) + (SANDBOX_ROLE,) * self.pool
+        self._preload = PRELOAD
+        self._worker: Service | None = None
+        self._left = 0
+        self.started = 0  # workers started (each a process start and the imports)
+        self.served = 0  # candidates checked
+        self.pids: list[dict[str, Any]] = []  # the processes that judged each candidate
+
+    def accepts(self, options: VerifyOptions, device: Device) -> bool:
+        """Whether a verification with ``options`` can run here (same per-worker settings)."""
+        mine = self.options
+        return (
+            device == self.device
+            and max(1, options.seeds) == max(1, mine.seeds)
+            and options.fp64_factor == mine.fp64_factor
+            and options.time_limit_s == mine.time_limit_s
+        )
+
+    def _start(self) -> Service:
+        self.close()
+        self._worker = start_service(
+            "kernelopt_jupyter.verify.checker:verify_service",
+            {
+                "problem": self.problem,
+                "device": self.device,
+                "seeds": max(1, self.options.seeds),
+                "fp64_factor": self.options.fp64_factor,
+                "time_limit_s": self.options.time_limit_s,
+            },
+            device=self.device,
+            preload=self._preload,
+            children=self._roles,
+        )
+        self._left = self.pool
+        self.started += 1
+        return self._worker
+
+    def check(self, spec: dict[str, Any], options: VerifyOptions) -> dict[str, dict[str, Any]]:
+        """One candidate's phases (as ``checker.verify_task`` gives them).
+
+        Raises :class:`VerificationCancelled` when ``options.deadline`` passed while it ran
+        (the worker is killed); a worker that died or missed its time gives phases that fail
+        the static gate with the reason, and the next candidate gets a fresh worker.
+        """
+        worker = self._worker if self._worker is not None and self._left > 0 else self._start()
+        self._left -= 1
+        limit = 3 * options.time_limit_s + REQUEST_ALLOWANCE_S
+        if "compile" in (spec.get("performance") or []):
+            limit += COMPILE_ALLOWANCE_S
+        if options.deadline is not None:
+            left = options.deadline - time.monotonic()
+            if left <= 0:
+                raise VerificationCancelled("the deadline passed before the verification started")
+            limit = min(limit, left)
+        try:
+            phases = worker.request(spec, limit)
+        except ServiceTimeout as exc:
+            self._worker = None
+            if options.deadline is not None and time.monotonic() >= options.deadline - 0.5:
+                raise VerificationCancelled("the deadline passed during the verification") from None
+            return _crashed(f"the verification worker timed out ({exc})")
+        except ServiceError as exc:
+            self._worker = None
+            return _crashed(str(exc))
+        if not isinstance(phases, dict):
+            self.close()
+            return _crashed(f"the verification worker answered {type(phases).__name__}")
+        self.served += 1
+        self.pids.append(dict(phases.get("processes") or {}))
+        if self._left <= 0:
+            self.close()  # its pool is used up: the next candidate starts a fresh worker
+        return phases
+
+    def close(self) -> None:
+        """End the current worker (and everything below it); the service can start again."""
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+        self._left = 0
+
+
+def _crashed(detail: str) -> dict[str, dict[str, Any]]:
+    return {
+        "reference": {"ok": True},
+        "static": {"ok": False, "status": "fail", "detail": detail},
+    }
