@@ -330,9 +330,9 @@ def run_on_ray(files: list[Path], args: argparse.Namespace, out: Path, record: R
     started = not ray.is_initialized()
     if started:
         try:
-            if address:
+            if address or os.environ.get("RAY_ADDRESS"):
                 ray.init(address=address)
-            else:
+            else:  # a local instance of this machine's CPUs and GPUs
                 ray.init(include_dashboard=False)
         except Exception as exc:  # ConnectionError and Ray's own: the cluster is not there
             where = address or "a local instance"
