@@ -341,13 +341,15 @@ def run_on_ray(files: list[Path], args: argparse.Namespace, out: Path, record: R
         gpus = float(ray.cluster_resources().get("GPU", 0))
         device = _ray_device(getattr(args, "device", "auto") or "auto", gpus, address)
         args_dict = {**vars(args), "device": device}
-        need = {"num_gpus": 1, "num_cpus": 1} if device == "cuda" else {"num_cpus": 1}
+        gpus_each = 1 if device == "cuda" else 0
         # A task whose worker process dies is retried once by Ray (then an error row).
-        task = ray.remote(max_retries=ATTEMPTS - 1, **need)(_ray_problem)
+        task = ray.remote(_ray_problem).options(
+            num_cpus=1, num_gpus=gpus_each, max_retries=ATTEMPTS - 1
+        )
         cwd = os.getcwd()
         refs = {task.remote(str(p), args_dict, str(out), cwd): i for i, p in enumerate(files)}
         print(
-            f"kernelopt: {len(files)} problems as Ray tasks ({device}: {need})",
+            f"kernelopt: {len(files)} problems as Ray tasks (each 1 CPU, {gpus_each} GPU)",
             file=sys.stderr,
             flush=True,
         )
