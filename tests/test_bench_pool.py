@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from kernelopt_jupyter.cli.bench_pool import _Job, _Queue
+from kernelopt_jupyter.cli.bench_pool import _BenchWorker, _Job, _Queue
 from kernelopt_jupyter.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -204,3 +204,27 @@ def test_a_local_ray_cluster_of_two_gives_the_serial_rows(
     assert _summary(payload) == _summary(expected)
     assert all(r["worker"].startswith("ray:") for r in payload["rows"])
     assert json.loads((out / "bench.json").read_text()) == payload
+
+
+def test_a_hung_worker_is_stopped_with_its_tree(tmp_path: Path) -> None:
+    """Silent past its deadline: the worker and what its problem started are killed."""
+    problem = tmp_path / "level1" / "hang.py"
+    problem.parent.mkdir()
+    pid_file = tmp_path / "child.pid"
+    problem.write_text(
+        "import subprocess, time\n"
+        "child = subprocess.Popen(['sleep', '300'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(300)\n"
+        "class Model:\n    pass\n"
+        "def get_inputs():\n    return []\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    args = {"device": "cpu", "budget": 1, "seeds": 1, "agents": "offline"}
+    worker = _BenchWorker("cpu0", {"KERNELOPT_SMALL": "1"}, json.dumps(args))
+    row, why = worker.run(_Job(0, problem), tmp_path / "out", deadline=15.0)
+    assert row is None and "hung" in why
+    assert worker.proc.returncode is not None
+    # What the problem started went with the worker (a zombie is gone: it only awaits its reaper).
+    stat = Path(f"/proc/{int(pid_file.read_text())}/stat")
+    assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
