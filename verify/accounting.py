@@ -225,13 +225,40 @@ def _weak(t: torch.Tensor) -> Any:
 CANDIDATE_MODULE = "kernelopt_src_candidate"
 
 
+#: (file, name) of the candidate's ``@triton.jit`` functions. Under the CPU interpreter a
+#: kernel's body runs as Python, and the interpreter implements some ``tl``/``libdevice``
+#: functions (``erf``, ...) with ATen ops: those frames are the kernel's, not host code of the
+#: candidate's. (On the CPU every launched kernel must also compile for sm_90, so a body
+#: holding torch calls fails there; on the GPU a body is compiled, never run as Python.) The
+#: interpreter runs a rewritten copy of each body: its code object differs, its file and name
+#: do not.
+KERNEL_CODES: set[tuple[str, str]] = set()
+
+
+def exempt_kernel_bodies(module: Any) -> None:
+    """Record the code of every Triton kernel ``module`` defines (see ``KERNEL_CODES``)."""
+    for value in list(vars(module).values()):
+        seen = 0
+        while value is not None and seen < 8:  # Autotuner -> Heuristics -> JITFunction -> fn
+            fn = getattr(value, "fn", None)
+            if fn is None:
+                break
+            code = getattr(fn, "__code__", None)
+            if code is not None and type(value).__name__ in ("JITFunction", "InterpretedFunction"):
+                KERNEL_CODES.add((code.co_filename, code.co_name))
+            value, seen = fn, seen + 1
+
+
 def candidate_code(depth: int = 96) -> bool:
     """Whether the candidate's own code is on the stack of this op. Suspension (inside a
     Triton launch or autotuning) is for Triton's own copies and timing; a hook of the
     candidate's that Triton calls there (``add_pre_run_hook``, launch hooks, an autotune
-    config's ``pre_hook``) is the candidate's code and is counted."""
+    config's ``pre_hook``) is the candidate's code and is counted; a kernel's own body run by
+    the interpreter is not (``KERNEL_CODES``)."""
     frame: Any = sys._getframe(1)
     while frame is not None and depth:
+        if (frame.f_code.co_filename, frame.f_code.co_name) in KERNEL_CODES:
+            return False
         name = str(frame.f_globals.get("__name__", ""))
         if name.startswith(CANDIDATE_MODULE):
             return True

@@ -38,7 +38,12 @@ from typing import Any
 import torch
 
 from kernelopt_jupyter.verify import perf, wire
-from kernelopt_jupyter.verify.accounting import Accounting, candidate_code, storage_key
+from kernelopt_jupyter.verify.accounting import (
+    Accounting,
+    candidate_code,
+    exempt_kernel_bodies,
+    storage_key,
+)
 from kernelopt_jupyter.verify.launches import GlobalGuard, LaunchRecorder, program_order
 
 #: The most seconds a run of back-to-back calls (the schedule's ``late`` call) may take.
@@ -167,6 +172,7 @@ class Sandbox:
                 module = load_source_module(header["source"], "candidate")
             except BaseException as exc:  # SystemExit from a candidate is its failure too
                 return {"ok": False, "detail": f"importing the candidate raised {_one_line(exc)}"}
+            exempt_kernel_bodies(module)
             try:
                 model = candidate_model(shape, module, init)  # type: ignore[arg-type]
             except BaseException as exc:  # SystemExit from a candidate is its failure too
