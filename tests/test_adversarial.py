@@ -345,15 +345,17 @@ def test_accounting_foreign_and_unlinked() -> None:
     from kernelopt_jupyter.verify.accounting import Accounting
 
     acc = Accounting()
-    x, cache = torch.randn(8), torch.randn(8)
+    x, cache = torch.randn(100), torch.randn(100)
     acc.know([cache])
     acc.inputs([x])
     with acc:
-        host = torch.from_numpy(np.ones(8, dtype=np.float32))
-        staged = torch.empty(8)
+        scale = torch.tensor([0.5])  # a few host numbers are a constant
+        host = torch.from_numpy(np.ones(100, dtype=np.float32))  # more are host data
+        staged = torch.empty(100)
         staged.copy_(host)
         derived = torch.empty_like(x)  # an allocation reads no values: not derived from x
-        copied = torch.empty(8)
+        copied = torch.empty(100)
+    assert acc.state_of(scale) == "fresh"
     acc.mark_kernel([cache, copied])  # a copy kernel from a kept result: nothing of x
     acc.mark_kernel([x, derived])
     assert acc.state_of(host) == "foreign" and acc.state_of(staged) == "foreign"
