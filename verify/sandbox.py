@@ -47,7 +47,7 @@ from kernelopt_jupyter.verify.accounting import (
 from kernelopt_jupyter.verify.launches import GlobalGuard, LaunchRecorder, program_order
 
 #: The most seconds a run of back-to-back calls (the schedule's ``late`` call) may take.
-BURST_BUDGET_S = 10.0
+BURST_BUDGET_S = 4.0
 #: Recent outputs kept alive and checked unchanged (one only when they would exceed the bytes).
 KEEP_OUTPUTS, KEEP_BYTES = 4, 256 << 20
 #: The largest message the checker sends (inputs and weights of one call).
