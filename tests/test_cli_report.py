@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from kernelopt_jupyter.cli.main import main
-from kernelopt_jupyter.cli.report import dispatch_chart, report_notebook
+from kernelopt_jupyter.session.report import dispatch_chart, report_notebook
 
 SESSION = (
     Path(__file__).resolve().parent.parent / "notebooks" / "lessons" / "sessions" / "diag_scale"

@@ -54,6 +54,8 @@ CSS_CLASSES = {
     "retry": "kernelopt-retry",  # a retried API request, on the agent's status line
     "cost": "kernelopt-cost",  # the API cost meter
     "export": "kernelopt-export",  # the Export button
+    "report": "kernelopt-report",  # the Report button
+    "report_path": "kernelopt-report-path",  # where the last report was written
 }
 TAB_TITLES = ("Agents", "Candidates", "Diff", "Profile", "Edit")
 

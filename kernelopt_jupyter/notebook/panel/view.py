@@ -35,6 +35,7 @@ from kernelopt_jupyter.notebook.panel.editor import EditorView
 from kernelopt_jupyter.notebook.panel.export import ExportView
 from kernelopt_jupyter.notebook.panel.header import HeaderView
 from kernelopt_jupyter.notebook.panel.progress import PhaseView
+from kernelopt_jupyter.notebook.panel.report import ReportView
 from kernelopt_jupyter.notebook.panel.table import CandidatesTable
 from kernelopt_jupyter.notebook.phases import PhaseTracker
 from kernelopt_jupyter.problem import Problem
@@ -90,7 +91,13 @@ class SessionPanel:
         self._clock: float | None = None  # wall-clock time of the session's t=0, when live
         self.controls = ControlsView(self.ctx, step_mode=step_mode, on_edit=self.open_editor)
         self.export = ExportView(self.ctx, out_dir)
-        self.controls.widget.children = (*self.controls.widget.children, self.export.button)
+        self.report = ReportView(self.ctx, out_dir)
+        self.controls.widget.children = (
+            *self.controls.widget.children,
+            self.export.button,
+            self.report.button,
+            self.report.path_html,
+        )
         self.agents = AgentsView(self.ctx)
         self.table = CandidatesTable(self.ctx, on_diff=self.show_diff, on_accept=self.accept)
         self.diff = DiffTab(self.ctx)
@@ -239,6 +246,7 @@ class SessionPanel:
         if changes.finished:
             self.controls.finished()
             self.export.render()
+            self.report.render()
             fin = s.finished or {}
             best = fin.get("best")
             ended = {"stopped": "Stopped", "failed": "Failed"}.get(
