@@ -15,8 +15,8 @@ next call's values, so a result cached by address or identity shows up):
 * ``reload``: new weights loaded in place into both models, then a call;
 * ``reverse`` / ``shuffle`` (CPU): a call with every launch's programs run in another order
   (the interpreter runs them in grid order, which hides races between programs);
-* ``late``: a run of 17-32 back-to-back calls on the previous call's inputs (the first 17
-  always, the rest within 4 s), then a checked call on new inputs, so a candidate that
+* ``late``: a run of 17-32 back-to-back calls on the previous call's inputs (at most 10 s of
+  them: a slow candidate gets fewer), then a checked call on new inputs, so a candidate that
   is correct for its first calls and then returns a kept result, or switches to a cheaper
   path, is checked after the switch (the performance gate checks its last timed output too);
 * ``batch`` (last, reported only): a derived input shape, for ``generalizes`` or
