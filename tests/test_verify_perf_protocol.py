@@ -27,12 +27,15 @@ def test_good_candidate_runs_the_timing_protocol_in_the_verification_worker() ->
     assert [g.status for g in report.gates[:3]] == ["pass", "pass", "pass"]
 
 
-def test_a_candidate_that_stops_computing_when_timed_fails_the_performance_gate() -> None:
-    # It computes for 60 calls (more than the correctness schedule makes), then writes zeros
-    # with a Triton kernel: only the output of a timed call, checked as data, gives it away.
-    report = verify_on(
-        "cpu", "scaled_residual", "bad_lazy_after_many_calls", seeds=1, time_on_cpu=True
-    )
+@pytest.mark.parametrize("cheat", ["bad_lazy_after_many_calls", "bad_memo_when_timed"])
+def test_a_candidate_that_stops_computing_when_timed_fails_the_performance_gate(
+    cheat: str,
+) -> None:
+    # Each computes for 60 calls (more than the correctness schedule makes), then writes
+    # zeros, or copies an output it kept under a fingerprint that survives small changes of
+    # the values: only the output of a timed call, checked as data, gives it away (the timed
+    # inputs are scaled element by element per call, so a kept output is wrong by then).
+    report = verify_on("cpu", "scaled_residual", cheat, seeds=1, time_on_cpu=True)
     statuses = [(g.name, g.status, g.detail) for g in report.gates]
     assert report.failed_gate == "performance", statuses
     perf = report.gate("performance")

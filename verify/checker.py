@@ -668,14 +668,24 @@ class Checker:
         phases["specs"] = {"specs": specs if isinstance(specs, list) else [], "errors": spec_errors}
 
 
-def _prepare_checker(device: str) -> None:
-    """The checker's own threads and work device (after the forks: CUDA here is its own)."""
+def _settings(
+    problem: Any, device: str, seeds: int, fp64_factor: float, time_limit_s: float
+) -> dict[str, Any]:
+    """A verification worker's per-candidate settings; sets up the checker's own threads and
+    work device (after the forks: CUDA here is its own)."""
     if device == "cpu":
         torch.set_num_threads(1)
     elif torch.cuda.is_available():
         from kernelopt_jupyter.verify import compare
 
         compare.WORK_DEVICE = "cuda"
+    return {
+        "problem": problem,
+        "device": device,
+        "seeds": seeds,
+        "fp64_factor": fp64_factor,
+        "time_limit_s": time_limit_s,
+    }
 
 
 def _check_one(
@@ -719,15 +729,8 @@ def verify_task(
     the next one starts."""
     (ref_pid, ref_sock), *forks = children
     ref = Child("reference", ref_pid, ref_sock)
-    _prepare_checker(device)
-    settings = {
-        "problem": problem,
-        "device": device,
-        "seeds": seeds,
-        "fp64_factor": fp64_factor,
-        "time_limit_s": time_limit_s,
-        "performance": performance,
-    }
+    settings = _settings(problem, device, seeds, fp64_factor, time_limit_s)
+    settings["performance"] = performance
     results: list[dict[str, dict[str, Any]]] = []
     try:
         for spec, fork in zip(candidates, forks):
@@ -759,14 +762,7 @@ def verify_service(
 
     (ref_pid, ref_sock), *forks = children
     ref = Child("reference", ref_pid, ref_sock)
-    _prepare_checker(device)
-    settings = {
-        "problem": problem,
-        "device": device,
-        "seeds": seeds,
-        "fp64_factor": fp64_factor,
-        "time_limit_s": time_limit_s,
-    }
+    settings = _settings(problem, device, seeds, fp64_factor, time_limit_s)
     used = 0
     try:
         while used < len(forks):

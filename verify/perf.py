@@ -43,6 +43,8 @@ COMMANDS = ("perf_setup", "perf_time", "perf_last")
 #: Seconds of timed rounds the gate aims at (rounds are clamped to 10..80).
 BUDGET_S = 3.0
 MIN_ROUNDS, MAX_ROUNDS = 10, 80
+#: Each timed call's input elements are scaled by factors in [1 - SALT, 1 + SALT].
+SALT = 0.05
 #: Pool inputs above this many bytes are not duplicated: one pool input is used.
 POOL_BYTES = 256 * 1024 * 1024
 #: Seconds the reference's process may spend compiling the torch.compile baseline.
@@ -69,19 +71,24 @@ class _Side:
         from kernelopt_jupyter.verify.timing import _Timer
 
         self.timer = _Timer(device)
+        self.device = device
         self.pool = pool
         self.fns = fns
         self.last: tuple[int, int, Any] | None = None
 
     def inputs(self, index: int, salt: int) -> list[Any]:
-        """A fresh copy of pool input ``index``, every floating tensor shifted by an amount
-        drawn from ``salt``: no two timed calls see the same values, so an output cache keyed
-        on the input (or any fingerprint of it) never hits while the candidate is timed."""
+        """A fresh copy of pool input ``index``, every element of every floating tensor scaled
+        by its own factor in [1 - SALT, 1 + SALT] drawn from ``salt``: no two timed calls see
+        the same values, and the change is neither uniform nor small against the loose
+        tolerance, so an output kept from another call, found by any fingerprint of the input
+        (a shift-invariant one included), is wrong by more than the check allows. Signs and
+        zeros are kept (a positive input stays positive)."""
         inputs = _clone(self.pool[index % len(self.pool)])
-        delta = (salt % 997 + 1) * 2.0**-16
+        gen = torch.Generator(device=self.device).manual_seed(int(salt))
         for v in inputs:
-            if isinstance(v, torch.Tensor) and v.is_floating_point():
-                v.add_(delta)
+            if isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel():
+                noise = torch.rand(v.shape, generator=gen, device=v.device, dtype=v.dtype)
+                v.mul_(noise.mul_(2 * SALT).add_(1 - SALT))
         return inputs
 
     def time(self, name: str, index: int, salt: int) -> float:

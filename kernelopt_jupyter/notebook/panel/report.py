@@ -12,12 +12,12 @@ which), and off while the search runs.
 from __future__ import annotations
 
 import html
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import ipywidgets as w
 
+from kernelopt_jupyter.notebook.panel.background import BackgroundAction
 from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, cls
 
 #: ``write(run_dir, out, overwrite=False) -> cells``: ``session.report.write_report``'s shape.
@@ -39,16 +39,15 @@ def report_names(run_dir: Path) -> list[Path]:
     ]
 
 
-class ReportView:
+class ReportView(BackgroundAction):
     """The Report button, the written path beside it, and the thread that writes it."""
+
+    label = "report"
 
     def __init__(
         self, ctx: PanelContext, out_dir: str | None, reporter: Reporter | None = None
     ) -> None:
-        self.ctx = ctx
-        self.out_dir = out_dir
-        self.reporter = reporter or _default_reporter
-        self.button = cls(
+        button = cls(
             w.Button(
                 description="Report",
                 icon="file-text",
@@ -57,35 +56,24 @@ class ReportView:
             ),
             CSS_CLASSES["report"],
         )
-        self.button.on_click(lambda _b: self.start())
+        super().__init__(ctx, out_dir, button)
+        self.reporter = reporter or _default_reporter
         self.path_html = cls(w.HTML(""), CSS_CLASSES["report_path"])
         self.path: Path | None = None
-        self.error: str | None = None
-        self._busy = False
 
     def ready(self) -> bool:
         """Whether the session has ended (the report of a running search would be partial)."""
         return bool(self.out_dir and self.ctx.state.finished)
 
-    def render(self) -> None:
-        """Enable the button once the session has ended."""
-        self.button.disabled = self._busy or not self.ready()
+    def not_ready(self) -> str:
+        return "Report: the session has not ended yet (stop it, or wait for it)."
 
-    def start(self) -> threading.Thread | None:
-        """Write the report on a worker thread (the kernel stays free); returns the thread."""
-        if self._busy:
-            return None
-        if not self.ready() or self.out_dir is None:
-            self.ctx.say("Report: the session has not ended yet (stop it, or wait for it).")
-            return None
-        self._busy, self.button.disabled = True, True
-        self.path, self.error = None, None
-        self.ctx.say("Writing the session's report notebook…")
-        thread = threading.Thread(
-            target=self._run, args=(Path(self.out_dir),), name="kernelopt-report", daemon=True
-        )
-        thread.start()
-        return thread
+    def starting(self) -> str:
+        return "Writing the session's report notebook…"
+
+    def _reset(self) -> None:
+        super()._reset()
+        self.path = None
 
     def _write(self, run_dir: Path) -> tuple[Path, int]:
         for out in report_names(run_dir):
@@ -100,23 +88,14 @@ class ReportView:
             "remove some, or run `kernelopt report DIR --out NOTEBOOK`"
         )
 
-    def _run(self, run_dir: Path) -> None:
-        try:
-            out, cells = self._write(run_dir)
-        except Exception as exc:  # EventError (no session), OSError (unwritable): one line
-            self.error = " ".join((str(exc) or type(exc).__name__).split())
-            self.ctx.say(f"Report failed: {self.error}")
-        else:
-            self.path = out
-            self.path_html.value = (
-                "<span style='font-size:12px;padding:0 6px'>report: "
-                f"<code>{html.escape(str(out))}</code></span>"
-            )
-            self.ctx.say(
-                f"Report written to {out} ({cells} cells): open it from the file browser; "
-                "it runs top to bottom on a CPU or a GPU."
-            )
-        finally:
-            with self.ctx.lock:
-                self._busy = False
-                self.render()
+    def _work(self, run_dir: str) -> None:
+        out, cells = self._write(Path(run_dir))
+        self.path = out
+        self.path_html.value = (
+            "<span style='font-size:12px;padding:0 6px'>report: "
+            f"<code>{html.escape(str(out))}</code></span>"
+        )
+        self.ctx.say(
+            f"Report written to {out} ({cells} cells): open it from the file browser; "
+            "it runs top to bottom on a CPU or a GPU."
+        )
