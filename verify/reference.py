@@ -128,9 +128,18 @@ class Reference:
         self.model: Any = None
         self.model64: Any = None
         self.fp64_note = ""
+        self.perf: Any = None  # the performance gate's timing state (verify.perf)
 
     def setup(self, header: dict[str, Any], blobs: list[Any]) -> tuple[dict[str, Any], list[Any]]:
-        """Build the reference; answer with the constructor arguments and weights."""
+        """Build the reference; answer with the constructor arguments and weights. A process
+        that serves a whole search is set up again per candidate: what the previous
+        candidate's checks kept (the timing pool, a compiled baseline, the model) goes first,
+        so it does not add to this candidate's peak memory."""
+        self.perf = None
+        self.model = self.model64 = None
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
         problem = wire.decode(header["problem"], blobs, trusted=True)
         self.device = header["device"]
         if self.device == "cpu":
