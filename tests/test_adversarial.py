@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -26,6 +27,7 @@ import torch
 
 from kernelopt_jupyter.problem import Problem, load_problem
 from kernelopt_jupyter.verify import VerifyOptions, VerifyReport, verify_candidate
+from kernelopt_jupyter.verify.service import VerifyService
 
 ROOT = Path(__file__).parent / "adversarial"
 #: The schedule seed of a good candidate without its own: a good candidate must pass every
@@ -246,7 +248,28 @@ def _verify(
     path = ROOT / folder / f"{case.name}.py"
     seed = case.seed if case.seed is not None or case.klass != "good" else GOOD_SEED
     options = VerifyOptions(device=device, time_limit_s=120, seed=seed)
-    return verify_candidate(_problem(case.problem), path.read_text(), options, str(path))
+    service = _service(case.problem, options) if device == "cpu" else None
+    problem = _problem(case.problem)
+    return verify_candidate(problem, path.read_text(), options, str(path), service=service)
+
+
+#: One verification worker per problem for the CPU cases, as a search keeps one: each case
+#: still runs in a fresh candidate process forked before anything was read (verify/service.py).
+_SERVICES: dict[str, VerifyService] = {}
+
+
+def _service(problem: str, options: VerifyOptions) -> VerifyService:
+    if problem not in _SERVICES:
+        _SERVICES[problem] = VerifyService(_problem(problem), "cpu", options, pool=16)
+    return _SERVICES[problem]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_services() -> Iterator[None]:
+    yield
+    for service in _SERVICES.values():
+        service.close()
+    _SERVICES.clear()
 
 
 def _param(case: Case) -> object:
