@@ -92,3 +92,19 @@ def test_the_deadline_kills_the_service_worker_in_flight() -> None:
         time.sleep(0.1)
         left = _descendants(os.getpid()) - before
     assert not left, f"processes left running after the deadline: {sorted(left)}"
+
+
+def test_a_service_that_cannot_work_here_costs_two_tries_then_steps_aside() -> None:
+    prob = problem("scaled_residual")
+    options = VerifyOptions(device="cpu", seeds=1)
+    service = VerifyService(prob, "cpu", options, pool=4)
+    service._preload = ("kernelopt_no_such_module",)  # every worker of it dies at start
+    try:
+        reports = [verify_candidate(prob, GOOD, options, service=service) for _ in range(3)]
+    finally:
+        service.close()
+    # Each candidate was still verified (the per-call way) and its verdict counts.
+    for report in reports:
+        assert report.verdict == "pass", [(g.name, g.status, g.detail) for g in report.gates]
+    assert service.started == 2 and service.served == 0 and service.failures == 2
+    assert not service.accepts(options, "cpu") and "worker" in service.last_failure

@@ -177,7 +177,12 @@ def verify_candidates(
     specs = [spec for _, spec in todo]
     if service is not None and service.accepts(options, device):
         wanted = list(options.baselines) if _times(options, device) else None
-        all_phases = [service.check({**spec, "performance": wanted}, options) for spec in specs]
+        all_phases = []
+        for spec in specs:
+            phases = service.check({**spec, "performance": wanted}, options)
+            if phases is None:  # the service's worker failed: this candidate the per-call way
+                phases = _run_checks(problem, [spec], options, device)[0]
+            all_phases.append(phases)
         _raise_problem_errors(all_phases)
     else:
         all_phases = _run_checks(problem, specs, options, device)

@@ -13,8 +13,11 @@ pool of candidate processes *before* it reads anything (``worker.start_service``
   each candidate's ``setup``);
 * the checker decides as before; its reply per candidate is read here as plain data.
 
-A pool holds ``pool`` candidate processes; when it is used up (or the worker died or missed
-its time), the next candidate starts a fresh worker. Closing the service, or the caller's
+A pool holds ``pool`` candidate processes; when it is used up the next candidate starts a
+fresh worker. A worker that dies or misses its time leaves its candidate to the per-call way
+(a worker of its own, whose verdict counts), and after two such workers in a row the service
+takes no more candidates: a service that cannot work on a machine costs a search nothing but
+the two tries. Closing the service, or the caller's
 exit, takes the whole tree down.
 """
 
@@ -33,6 +36,8 @@ DEFAULT_POOL = 8
 #: Seconds one candidate's checks may take beyond its three phase limits (the checker bounds
 #: each phase itself; this is the last resort against a stuck worker).
 REQUEST_ALLOWANCE_S = 60.0
+#: Workers in a row that may die or miss their time before the service takes no more work.
+MAX_FAILURES = 2
 #: Extra seconds when the reference must first torch.compile the "compile" baseline.
 COMPILE_ALLOWANCE_S = 240.0
 
@@ -60,13 +65,16 @@ class VerifyService:
         self._left = 0
         self.started = 0  # workers started (each a process start and the imports)
         self.served = 0  # candidates checked
+        self.failures = 0  # workers in a row that died or missed their time
+        self.last_failure = ""
         self.pids: list[dict[str, Any]] = []  # the processes that judged each candidate
 
     def accepts(self, options: VerifyOptions, device: Device) -> bool:
         """Whether a verification with ``options`` can run here (same per-worker settings)."""
         mine = self.options
         return (
-            device == self.device
+            self.failures < MAX_FAILURES
+            and device == self.device
             and max(1, options.seeds) == max(1, mine.seeds)
             and options.fp64_factor == mine.fp64_factor
             and options.time_limit_s == mine.time_limit_s
@@ -91,12 +99,16 @@ class VerifyService:
         self.started += 1
         return self._worker
 
-    def check(self, spec: dict[str, Any], options: VerifyOptions) -> dict[str, dict[str, Any]]:
-        """One candidate's phases (as ``checker.verify_task`` gives them).
+    def check(
+        self, spec: dict[str, Any], options: VerifyOptions
+    ) -> dict[str, dict[str, Any]] | None:
+        """One candidate's phases (as ``checker.verify_task`` gives them), or None when the
+        worker died or missed its time: the caller then verifies the candidate the per-call
+        way (a worker of its own), and after ``MAX_FAILURES`` such workers in a row the
+        service takes no more candidates (``accepts`` is False).
 
         Raises :class:`VerificationCancelled` when ``options.deadline`` passed while it ran
-        (the worker is killed); a worker that died or missed its time gives phases that fail
-        the static gate with the reason, and the next candidate gets a fresh worker.
+        (the worker is killed).
         """
         worker = self._worker if self._worker is not None and self._left > 0 else self._start()
         self._left -= 1
@@ -114,18 +126,24 @@ class VerifyService:
             self._worker = None
             if options.deadline is not None and time.monotonic() >= options.deadline - 0.5:
                 raise VerificationCancelled("the deadline passed during the verification") from None
-            return _crashed(f"the verification worker timed out ({exc})")
+            return self._failed(f"timed out ({exc})")
         except ServiceError as exc:
             self._worker = None
-            return _crashed(str(exc))
+            return self._failed(str(exc))
         if not isinstance(phases, dict):
             self.close()
-            return _crashed(f"the verification worker answered {type(phases).__name__}")
+            return self._failed(f"answered {type(phases).__name__}")
+        self.failures = 0
         self.served += 1
         self.pids.append(dict(phases.get("processes") or {}))
         if self._left <= 0:
             self.close()  # its pool is used up: the next candidate starts a fresh worker
         return phases
+
+    def _failed(self, why: str) -> None:
+        self.failures += 1
+        self.last_failure = f"the verification service's worker {why}"
+        return None
 
     def close(self) -> None:
         """End the current worker (and everything below it); the service can start again."""
@@ -133,10 +151,3 @@ class VerifyService:
             self._worker.close()
             self._worker = None
         self._left = 0
-
-
-def _crashed(detail: str) -> dict[str, dict[str, Any]]:
-    return {
-        "reference": {"ok": True},
-        "static": {"ok": False, "status": "fail", "detail": detail},
-    }
