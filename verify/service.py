@@ -126,13 +126,16 @@ class VerifyService:
             self._worker = None
             if options.deadline is not None and time.monotonic() >= options.deadline - 0.5:
                 raise VerificationCancelled("the deadline passed during the verification") from None
-            return self._failed(f"timed out ({exc})")
+            self._failed(f"timed out ({exc})")
+            return None
         except ServiceError as exc:
             self._worker = None
-            return self._failed(str(exc))
+            self._failed(str(exc))
+            return None
         if not isinstance(phases, dict):
             self.close()
-            return self._failed(f"answered {type(phases).__name__}")
+            self._failed(f"answered {type(phases).__name__}")
+            return None
         self.failures = 0
         self.served += 1
         self.pids.append(dict(phases.get("processes") or {}))
@@ -143,7 +146,6 @@ class VerifyService:
     def _failed(self, why: str) -> None:
         self.failures += 1
         self.last_failure = f"the verification service's worker {why}"
-        return None
 
     def close(self) -> None:
         """End the current worker (and everything below it); the service can start again."""
