@@ -37,6 +37,7 @@ from typing import Any
 import torch
 
 from kernelopt_jupyter.verify import wire
+from kernelopt_jupyter.verify.timing import _median, _nbytes, _Timer
 
 #: Commands the two serving processes answer for this gate.
 COMMANDS = ("perf_setup", "perf_time", "perf_last")
@@ -60,16 +61,10 @@ def _clone(values: list[Any]) -> list[Any]:
     return [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
 
 
-def _nbytes(values: list[Any]) -> int:
-    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
-
-
 class _Side:
     """The timing state of one serving process: its pool, its timer, what it times."""
 
     def __init__(self, device: str, pool: list[list[Any]], fns: dict[str, Any]) -> None:
-        from kernelopt_jupyter.verify.timing import _Timer
-
         self.timer = _Timer(device)
         self.device = device
         self.pool = pool
@@ -181,11 +176,6 @@ def sandbox_command(
 
 
 # --------------------------------------------------------------------------- checker side
-
-
-def _median(values: list[float]) -> float:
-    s = sorted(values)
-    return s[len(s) // 2]
 
 
 class _Stopped:

@@ -38,7 +38,6 @@ NOISE_MARGIN = 0.02
 #: Speedups above this are reported as suspicious (KernelBench's threshold).
 SUSPICIOUS_SPEEDUP = 10.0
 L2_FLUSH_BYTES = 256 * 1024 * 1024
-POOL = 4
 
 
 def bootstrap_ratio(
