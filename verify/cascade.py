@@ -350,6 +350,8 @@ def _value_gates(run: _Cascade, phases: dict[str, dict[str, Any]]) -> None:
         metrics = {k: v for k, v in data.items() if k not in ("status", "detail", "ok")}
         if name == "correctness" and "memory" in phases:
             metrics["memory"] = phases["memory"]
+        if name == "correctness" and "timings" in phases:
+            metrics["timings"] = phases["timings"]
         run.add(GateResult(name, data["status"], data["detail"], metrics))
         if data["status"] == "fail":
             run.fail_rest(name)

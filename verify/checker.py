@@ -61,6 +61,8 @@ class Child:
     pid: int
     sock: socket.socket
     deadline: float = 0.0
+    #: Where the time went: per command, [requests, seconds, bytes sent, bytes received].
+    spent: dict[str, list[float]] = field(default_factory=dict)
 
     def ask(
         self, header: dict[str, Any], blobs: list[Any] | None = None, *, limit: int = 1 << 40
@@ -70,8 +72,15 @@ class Child:
         if remaining <= 0:
             raise TimeoutError
         self.sock.settimeout(remaining)
+        start = time.monotonic()
         wire.send(self.sock, header, blobs)
-        return wire.recv(self.sock, limit)
+        reply = wire.recv(self.sock, limit)
+        row = self.spent.setdefault(str(header.get("cmd")), [0, 0.0, 0, 0])
+        row[0] += 1
+        row[1] += time.monotonic() - start
+        row[2] += sum(memoryview(b).nbytes for b in blobs or [])
+        row[3] += sum(len(b) for b in reply[1])
+        return reply
 
     def stop(self) -> str:
         """Kill the process and everything it forked; how it ended, in words."""
@@ -131,6 +140,44 @@ _STATE_WORDS = {
 }
 
 
+class _Clock:
+    """Where one verification's time went: wall seconds per stage, and per child and command
+    the requests, seconds and bytes moved (the children's counters run across candidates, so
+    the differences from the start are kept)."""
+
+    def __init__(self, *children: Child) -> None:
+        self.children = children
+        self.start = self.last = time.monotonic()
+        self.before = {c.name: {k: list(v) for k, v in c.spent.items()} for c in children}
+        self.stages: dict[str, float] = {}
+
+    def lap(self, stage: str) -> None:
+        now = time.monotonic()
+        self.stages[stage] = round(self.stages.get(stage, 0.0) + now - self.last, 3)
+        self.last = now
+
+    def report(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "seconds": round(time.monotonic() - self.start, 3),
+            "stages": self.stages,
+        }
+        for child in self.children:
+            was = self.before.get(child.name, {})
+            rows = {}
+            for cmd, row in child.spent.items():
+                base = was.get(cmd, [0, 0.0, 0, 0])
+                d = [row[i] - base[i] for i in range(4)]
+                if d[0]:
+                    rows[cmd] = {
+                        "requests": int(d[0]),
+                        "seconds": round(d[1], 3),
+                        "sent_mb": round(d[2] / 2**20, 1),
+                        "received_mb": round(d[3] / 2**20, 1),
+                    }
+            out[child.name] = rows
+        return out
+
+
 class Checker:
     """One verification: the schedule, the gates' decisions, the metrics."""
 
@@ -170,6 +217,7 @@ class Checker:
     def run(self) -> dict[str, dict[str, Any]]:
         """All phases; a candidate failure ends the run with that gate's verdict."""
         phases = self.record.phases
+        self._clock = _Clock(self.ref, self.cand)
         self.ref.deadline = time.monotonic() + self.limit
         try:
             setup, setup_blobs = self._ref_ask({"cmd": "setup", **self._problem_fields()})
@@ -177,19 +225,23 @@ class Checker:
             phases["reference"] = {"problem_error": str(exc)}
             return phases
         phases["reference"] = {"ok": True}
+        self._clock.lap("reference setup")
         self.cand.deadline = time.monotonic() + self.limit
         try:
             self.phase = "static"
             self._load(setup, setup_blobs)
+            self._clock.lap("candidate load")
             for index, call in enumerate(self.calls):
                 self.phase = "static" if index == 0 else "correctness"
                 self._one(index, call)
+                self._clock.lap("first call" if index == 0 else "value calls")
                 if index == 0:
                     phases["static"] = self._static_pass()
             phases["correctness"] = self._correctness_verdict()
             phases["fp64"] = self._fp64_verdict()
             if self.performance is not None and phases["fp64"].get("status") != "fail":
                 phases["performance"] = self._performance(self.performance)
+                self._clock.lap("performance")
         except CandidateFailure as exc:
             gate = exc.gate
             if gate == "static" and "static" not in phases:
@@ -204,6 +256,7 @@ class Checker:
         except ReferenceFailure as exc:
             phases["reference"] = {"problem_error": str(exc)}
         self._finish()
+        phases["timings"] = self._clock.report()
         return phases
 
     def _performance(self, baselines: list[str]) -> dict[str, Any]:

@@ -110,7 +110,10 @@ class VerifyService:
         Raises :class:`VerificationCancelled` when ``options.deadline`` passed while it ran
         (the worker is killed).
         """
-        worker = self._worker if self._worker is not None and self._left > 0 else self._start()
+        begun = time.monotonic()
+        fresh = self._worker is None or self._left <= 0
+        worker = self._start() if fresh else self._worker
+        assert worker is not None
         self._left -= 1
         limit = 3 * options.time_limit_s + REQUEST_ALLOWANCE_S
         if "compile" in (spec.get("performance") or []):
@@ -138,6 +141,12 @@ class VerifyService:
             return None
         self.failures = 0
         self.served += 1
+        timings = phases.setdefault("timings", {})
+        if isinstance(timings, dict):
+            timings["service"] = {
+                "fresh_worker": fresh,
+                "request_s": round(time.monotonic() - begun, 3),
+            }
         self.pids.append(dict(phases.get("processes") or {}))
         if self._left <= 0:
             self.close()  # its pool is used up: the next candidate starts a fresh worker
