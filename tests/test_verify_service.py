@@ -108,3 +108,23 @@ def test_a_service_that_cannot_work_here_costs_two_tries_then_steps_aside() -> N
         assert report.verdict == "pass", [(g.name, g.status, g.detail) for g in report.gates]
     assert service.started == 2 and service.served == 0 and service.failures == 2
     assert not service.accepts(options, "cpu") and "worker" in service.last_failure
+
+
+def test_a_prewarmed_service_serves_its_first_candidate_from_the_warm_worker() -> None:
+    """``prewarm`` (a search calls it while its analysis runs) starts the worker in the
+    background; the first candidate waits for that worker instead of starting another, and
+    its request time no longer includes the process start."""
+    prob = problem("scaled_residual")
+    options = VerifyOptions(device="cpu", seeds=1)
+    service = VerifyService(prob, "cpu", options, pool=2)
+    try:
+        service.prewarm()
+        service.prewarm()  # a second call changes nothing
+        report = verify_candidate(prob, GOOD, options, service=service)
+        assert report.verdict == "pass", [(g.name, g.status, g.detail) for g in report.gates]
+        assert service.started == 1 and service.served == 1
+        timings = report.gate("correctness").metrics["timings"]
+        assert timings["service"]["fresh_worker"] is False
+        assert timings["transfer"] == "bytes"
+    finally:
+        service.close()

@@ -211,6 +211,11 @@ class Checker:
         self.phase = "reference"
         # The performance gate's baselines (run in this worker after the value gates), or None.
         self.performance: list[str] | None = kwargs.get("performance")
+        # Bulk tensors device to device (verify.ipc) on the GPU; the byte path otherwise.
+        self.ipc = self.device == "cuda" and os.environ.get("KERNELOPT_VERIFY_IPC", "1") != "0"
+        self.staging: Any = None  # verify.ipc.Staging: the buffers lent to the candidate
+        self.reply_bulk: wire.Bulk | None = None
+        self.ipc_note = ""
 
     # ------------------------------------------------------------------ driving
 
@@ -257,6 +262,14 @@ class Checker:
             phases["reference"] = {"problem_error": str(exc)}
         self._finish()
         phases["timings"] = self._clock.report()
+        phases["timings"]["transfer"] = (
+            "device to device (CUDA IPC)"
+            if self.ipc
+            else "bytes" + (f" ({self.ipc_note})" if self.ipc_note else "")
+        )
+        if self.staging is not None:
+            self.staging.close()
+            self.staging = None
         return phases
 
     def _performance(self, baselines: list[str]) -> dict[str, Any]:
@@ -378,18 +391,11 @@ class Checker:
             reply, _ = self._cand_ask({"cmd": "reload", "state": state}, sblobs, limit=REPLY_SLACK)
             if not reply.get("ok"):
                 raise CandidateFailure(f"{label}: {reply.get('detail')}", gate)
-        case, blobs = self._ref_ask(
-            {
-                "cmd": "case",
-                "seed": call.seed,
-                "transform": call.transform,
-                "referee": call.referee and self.fp64_reason is None,
-            }
-        )
+        case, blobs = self._case(call)
         if "skip" in case:
             self.generalization = {"shapes": "not checked", "reason": case["skip"]}
             return
-        inputs, input_blobs = wire.subset(case["inputs"], blobs)
+        inputs, input_blobs = self._lend_inputs(*wire.subset(case["inputs"], blobs))
         ref_out = wire.decode(case["out"], blobs, trusted=True)
         out_bytes = wire.nbytes(case["out"])
         if index == 0:
@@ -404,8 +410,15 @@ class Checker:
             "return_inputs": mutated,
         }
         limit = 2 * out_bytes + wire.nbytes(case["inputs"]) + REPLY_SLACK
+        header["slots"] = self._out_slots(case["out"])
         try:
             reply, got = self._cand_ask(header, input_blobs, limit=limit)
+            if reply.get("ipc_error") and self.ipc:
+                # The candidate's process could not map the buffers lent to it: this
+                # verification goes the byte path from here on (the same call again).
+                self.ipc = False
+                self.ipc_note = str(reply["ipc_error"])
+                return self._one(index, call)
             self._judge(index, call, label, gate, case, blobs, ref_out, reply, got)
         except CandidateFailure as exc:
             if call.checked:
@@ -418,6 +431,117 @@ class Checker:
             return
         if not call.checked:
             self.generalization = {"shapes": "generalizes", "derived": case.get("described")}
+
+    def _case(self, call: Call) -> tuple[dict[str, Any], list[Any]]:
+        """The reference's case for a call. On the GPU its large tensors come by CUDA IPC
+        from the reference's staging buffers: copied here at once, then the reference
+        zero-fills its shared answer key (``scrub``) before the candidate is called."""
+        header = {
+            "cmd": "case",
+            "seed": call.seed,
+            "transform": call.transform,
+            "referee": call.referee and self.fp64_reason is None,
+        }
+        case, blobs = self._ref_ask({**header, "share": self.ipc})
+        if not self.ipc or not wire.has_bulk(case):
+            return case, blobs
+        from kernelopt_jupyter.verify import ipc
+
+        mappings = ipc.Mappings()
+        try:
+            case = wire.localize(case, blobs, wire.Bulk(mappings=mappings))
+        except (wire.WireError, ipc.IpcError) as exc:
+            self.ipc = False
+            self.ipc_note = f"the reference's device handles could not be opened ({exc})"
+            case = {}
+        finally:
+            try:
+                mappings.close()
+            finally:
+                self._ref_ask({"cmd": "scrub"})
+        if not case:  # the byte path for this case and the rest
+            return self._ref_ask(header)
+        return case, blobs
+
+    def _lend_inputs(self, tree: Any, blobs: list[Any]) -> tuple[Any, list[Any]]:
+        """The inputs as the candidate gets them: each local device tensor copied into a
+        staging buffer of this process that the candidate maps (``verify.ipc``); the rest as
+        bytes."""
+        if not any(isinstance(b, torch.Tensor) for b in blobs):
+            return tree, blobs
+        from kernelopt_jupyter.verify import ipc
+
+        if self.staging is None:
+            self.staging = ipc.Staging()
+        count = [0]
+
+        def walk(node: Any) -> Any:
+            if isinstance(node, dict):
+                blob = node.get("blob")
+                if node.get("t") == "tensor" and isinstance(blob, int):
+                    value = blobs[blob]
+                    if isinstance(value, torch.Tensor):
+                        count[0] += 1
+                        try:
+                            return ipc.stage_input(self.staging, count[0] - 1, value)
+                        except ipc.IpcError:
+                            blobs[blob] = wire._tensor_bytes(value)
+                            return node
+                    return node
+                return {k: walk(v) for k, v in node.items()}
+            if isinstance(node, list):
+                return [walk(v) for v in node]
+            return node
+
+        lent = walk(tree)
+        return wire.subset(lent, blobs)
+
+    def _out_slots(self, out_tree: Any) -> list[Any] | None:
+        """Staging buffers of this process for the candidate's outputs, one per tensor leaf
+        of the reference's output (``None`` for a small one): the candidate's harness copies
+        its output's bytes there instead of sending them."""
+        self.reply_bulk = None
+        if not self.ipc:
+            return None
+        from kernelopt_jupyter.verify import ipc
+
+        sizes: list[int] = []
+
+        def walk(node: Any) -> None:
+            if isinstance(node, dict):
+                if node.get("t") == "tensor":
+                    sizes.append(wire.nbytes(node))
+                    return
+                for v in node.values():
+                    walk(v)
+            elif isinstance(node, list):
+                for v in node:
+                    walk(v)
+
+        walk(out_tree)
+        if not any(n >= ipc.MIN_BYTES for n in sizes):
+            return None
+        if self.staging is None:
+            self.staging = ipc.Staging()
+        slots: list[Any] = []
+        raws: list[torch.Tensor] = []
+        for k, n in enumerate(sizes):
+            if n < ipc.MIN_BYTES:
+                slots.append(None)
+                raws.append(torch.empty(0, dtype=torch.uint8))
+                continue
+            try:
+                buf = self.staging.get("out", k, n)
+            except ipc.IpcError:
+                slots.append(None)
+                raws.append(torch.empty(0, dtype=torch.uint8))
+                continue
+            buf.raw.zero_()  # nothing of an earlier output is left for this one to claim
+            slots.append({"handle": buf.handle, "extent": buf.nbytes})
+            raws.append(buf.raw)
+        torch.cuda.synchronize()
+        self.reply_bulk = wire.Bulk(slots=raws)
+        return slots
 
     def _judge(
         self,
@@ -440,7 +564,7 @@ class Checker:
             self.kernels = {str(k): int(v) for k, v in (reply.get("kernels") or {}).items()}
         # From here on the call ran under the rules: what is wrong now is a wrong answer.
         try:
-            out = wire.decode(reply["out"], got)
+            out = wire.decode(reply["out"], got, bulk=self.reply_bulk)
         except wire.WireError as exc:
             raise CandidateFailure(
                 f"{label}: the output could not be taken as data ({exc})"
@@ -848,6 +972,7 @@ PRELOAD = (
     "kernelopt_jupyter.verify.checker",
     "kernelopt_jupyter.verify.perf",
     "kernelopt_jupyter.verify.timing",
+    "kernelopt_jupyter.verify.ipc",
 )
 #: The fork server's children: one reference process, then one process per candidate.
 REFERENCE_ROLE = "kernelopt_jupyter.verify.reference:serve"

@@ -301,6 +301,7 @@ _WATCHED_MODULES = (
     "kernelopt_jupyter.verify.sandbox",
     "kernelopt_jupyter.verify.accounting",
     "kernelopt_jupyter.verify.wire",
+    "kernelopt_jupyter.verify.ipc",
 )
 
 

@@ -111,6 +111,16 @@ def _to_host(value: Any) -> Any:
     return value
 
 
+def _detached(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if isinstance(value, list | tuple):
+        return type(value)(_detached(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _detached(v) for k, v in value.items()}
+    return value
+
+
 def _float_inputs(inputs: list[Any]) -> list[int]:
     return [
         i
@@ -129,6 +139,8 @@ class Reference:
         self.model64: Any = None
         self.fp64_note = ""
         self.perf: Any = None  # the performance gate's timing state (verify.perf)
+        self.staging: Any = None  # verify.ipc.Staging: what this process shares, and only that
+        self.exported: list[tuple[str, int]] = []  # (staging kind, bytes) until ``scrub``
 
     def setup(self, header: dict[str, Any], blobs: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         """Build the reference; answer with the constructor arguments and weights. A process
@@ -137,6 +149,7 @@ class Reference:
         so it does not add to this candidate's peak memory."""
         self.perf = None
         self.model = self.model64 = None
+        self.scrub()
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
@@ -185,13 +198,16 @@ class Reference:
             ) from None
         mutated = [i for i, (a, b) in enumerate(zip(inputs, work)) if not tensors_equal(a, b)]
         state_after = digest(list(self.model.state_dict().values()))
-        # Bounded device memory: results go to the host as soon as they exist, and the
-        # working copy of the inputs is dropped unless the reference changed it.
-        parts: list[tuple[str, Any]] = [("out", _to_host(out))]
+        # Bounded device memory: results go to the host as soon as they exist (or, shared
+        # device to device, stay until the checker copied them and they are scrubbed), and
+        # the working copy of the inputs is dropped unless the reference changed it.
+        sharing = bool(header.get("share")) and self._sharing()
+        keep = _detached if sharing else _to_host
+        parts: list[tuple[str, Any]] = [("out", keep(out))]
         dtypes = float_dtypes(out)
         del out
         if mutated:
-            parts.append(("inputs_after", _to_host([work[i] for i in mutated])))
+            parts.append(("inputs_after", keep([work[i] for i in mutated])))
         del work
         if state_after != state_before:
             parts.append(("state_after", _to_host(dict(self.model.state_dict()))))
@@ -199,14 +215,14 @@ class Reference:
         if header.get("referee"):
             out64, reason = self._referee(inputs, dtypes)
             if out64 is not None:
-                parts.append(("out64", _to_host(out64)))
+                parts.append(("out64", keep(out64)))
                 bound = self._linear_bound(inputs, out64)
                 if bound is not None:
-                    parts.append(("bound64", _to_host(bound)))
+                    parts.append(("bound64", keep(bound)))
                 del bound
             del out64
         digests = [digest(v) for v in inputs]
-        parts.insert(0, ("inputs", _to_host(inputs)))
+        parts.insert(0, ("inputs", keep(inputs)))
         del inputs
         reply: dict[str, Any] = {
             "ok": True,
@@ -217,13 +233,65 @@ class Reference:
             "fp64_reason": reason,
             "fp64_note": self.fp64_note,
         }
-        fields, blobs = wire.pack(parts, allow_pickle=True)
-        return {**reply, **fields}, blobs
+        if not sharing:
+            fields, blobs = wire.pack(parts, allow_pickle=True)
+            return {**reply, **fields}, blobs
+        # Inputs are no secret (the candidate gets them); everything else is the answer key,
+        # zero-filled by ``scrub`` once the checker has its copies.
+        fields, blobs = wire.pack(parts[:1], allow_pickle=True, share=self._sharer(False))
+        more, more_blobs = wire.pack(parts[1:], allow_pickle=True, share=self._sharer(True))
+        wire.shift(more, len(blobs))
+        return {**reply, **fields, **more}, blobs + more_blobs
+
+    def _sharing(self) -> bool:
+        """Whether this case's large device tensors go by CUDA IPC (``verify.ipc``)."""
+        from kernelopt_jupyter.verify import ipc
+
+        self.scrub()
+        return self.device == "cuda" and ipc.available()
+
+    def _sharer(self, secret: bool) -> Any:
+        """``wire.encode``'s ``share``: a large device tensor exported by CUDA IPC, kept here
+        unchanged until ``scrub`` (which zero-fills a ``secret`` one first)."""
+        from kernelopt_jupyter.verify import ipc
+
+        kind = "secret" if secret else "inputs"
+
+        def share(t: torch.Tensor) -> dict[str, Any] | None:
+            if t.device.type != "cuda" or t.numel() * t.element_size() < ipc.MIN_BYTES:
+                return None
+            if self.staging is None:
+                self.staging = ipc.Staging()
+            index = sum(1 for k, _ in self.exported if k == kind)
+            try:
+                spec = ipc.stage(self.staging, kind, index, t)
+            except ipc.IpcError:
+                return None
+            self.exported.append((kind, spec["nbytes"]))
+            return {"ipc": spec["ipc"]}
+
+        return share
+
+    def scrub(self) -> dict[str, Any]:
+        """Zero-fill what the last case shared as the answer key (the checker has its copies).
+        Only dedicated staging buffers are ever shared (``verify.ipc.Staging``): no memory of
+        this process that another process can map holds an answer while a candidate runs."""
+        if self.exported and self.staging is not None:
+            counts: dict[str, int] = {}
+            for kind, nbytes in self.exported:
+                index = counts.get(kind, 0)
+                counts[kind] = index + 1
+                if kind == "secret":
+                    self.staging.buffers[kind][index].raw[:nbytes].zero_()
+            _sync(self.device)
+        self.exported.clear()
+        return {"ok": True}
 
     def stats(self) -> dict[str, Any]:
-        """Peak device memory of this process."""
+        """Peak device memory of this process (its staging buffers included)."""
         peak = torch.cuda.max_memory_allocated() if self.device == "cuda" else 0
-        return {"ok": True, "peak_bytes": int(peak)}
+        staged = self.staging.nbytes() if self.staging is not None else 0
+        return {"ok": True, "peak_bytes": int(peak) + staged, "staging_bytes": staged}
 
     # ------------------------------------------------------------------ helpers
 
@@ -377,6 +445,8 @@ def serve(sock: socket.socket) -> None:
                 reply, out = ref.reload(header)
             elif cmd == "stats":
                 reply = ref.stats()
+            elif cmd == "scrub":
+                reply = ref.scrub()
             elif cmd in perf.COMMANDS:
                 reply, out = perf.reference_command(ref, header)
             elif cmd == "exit":

@@ -21,6 +21,7 @@ can decide from data (values, structure, digests of inputs and weights) it decid
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import os
@@ -243,7 +244,12 @@ class Sandbox:
                         "detail": f"forward raised {_one_line(exc)} on call {k + 1} of a run of "
                         f"{burst} back-to-back calls",
                     }, []
-        sent = wire.decode(header["inputs"], blobs, trusted=True)
+        try:
+            sent = self._receive_inputs(header, blobs)
+        except wire.WireError as exc:
+            if "device handle" not in str(exc):
+                raise
+            return {"ok": False, "ipc_error": str(exc), "detail": str(exc)}, []
         inputs = self._fill_inputs(sent)
         self.last_inputs = inputs
         self.last_host = [
@@ -293,7 +299,7 @@ class Sandbox:
             previous_changed = previous_changed or digest(old_out) != old_digest
             shared = (storages & old_storages) - self.weight_storages
             shared_with_previous = shared_with_previous or bool(shared)
-        encoded = wire.encode(out)
+        encoded = self._encode_output(out, header.get("slots"))
         out_digest = digest(out)
         # Earlier outputs stay alive, as a caller's would: their memory cannot be reused, and
         # they must not change (a few of them, so alternating result buffers show too).
@@ -456,6 +462,53 @@ class Sandbox:
         _watch_threads(self)
         _watch_host_exports(self)
         self.hooks_at_start = _hooks()
+
+    def _receive_inputs(self, header: dict[str, Any], blobs: list[Any]) -> Any:
+        """The call's inputs as sent: bytes, or (on the GPU) the checker's staging buffers,
+        mapped, copied into this process and unmapped."""
+        if not wire.has_bulk(header.get("inputs")):
+            return wire.decode(header["inputs"], blobs, trusted=True)
+        from kernelopt_jupyter.verify import ipc
+
+        mappings = ipc.Mappings()
+        try:
+            return wire.decode(header["inputs"], blobs, trusted=True, bulk=wire.Bulk(mappings))
+        finally:
+            with contextlib.suppress(ipc.IpcError, RuntimeError):
+                mappings.close()
+
+    def _encode_output(self, out: Any, slots: Any) -> wire.Encoded:
+        """The output as data for the checker: its large tensors' bytes copied into the
+        staging buffers the checker lent for them (``verify.ipc``), the rest as bytes."""
+        if not isinstance(slots, list) or not slots or self.device != "cuda":
+            return wire.encode(out)
+        from kernelopt_jupyter.verify import ipc
+
+        mappings = ipc.Mappings()
+        leaf = [0]
+
+        def share(t: torch.Tensor) -> dict[str, Any] | None:
+            k = leaf[0]
+            leaf[0] += 1
+            slot = slots[k] if k < len(slots) else None
+            nbytes = t.numel() * t.element_size()
+            if not isinstance(slot, dict) or t.device.type != "cuda" or nbytes < ipc.MIN_BYTES:
+                return None
+            try:
+                base, extent = mappings.base(str(slot.get("handle")))
+            except ipc.IpcError:
+                return None
+            if nbytes > extent:
+                return None
+            src = t.detach().contiguous().reshape(-1).view(torch.uint8)
+            ipc.bytes_at(base, nbytes).copy_(src)
+            return {"slot": k}
+
+        try:
+            return wire.encode(out, share=share)
+        finally:
+            with contextlib.suppress(ipc.IpcError, RuntimeError):
+                mappings.close()
 
     def _state_tensors(self) -> list[torch.Tensor]:
         if self.model is None:

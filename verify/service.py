@@ -23,6 +23,8 @@ exit, takes the whole tree down.
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 from typing import Any
 
@@ -68,6 +70,25 @@ class VerifyService:
         self.failures = 0  # workers in a row that died or missed their time
         self.last_failure = ""
         self.pids: list[dict[str, Any]] = []  # the processes that judged each candidate
+        self._warming: threading.Thread | None = None
+
+    def prewarm(self) -> None:
+        """Start the first worker in the background (a search does this while its analysis
+        runs, so the first candidate does not wait for a process start and the imports)."""
+        if self._worker is not None or self._warming is not None:
+            return
+
+        def warm() -> None:
+            with contextlib.suppress(Exception):  # the first check then starts one itself
+                self._worker = self._launch()
+
+        self._warming = threading.Thread(target=warm, name="kernelopt-verify-warm", daemon=True)
+        self._warming.start()
+
+    def _join(self) -> None:
+        warming, self._warming = self._warming, None
+        if warming is not None and warming is not threading.current_thread():
+            warming.join()
 
     def accepts(self, options: VerifyOptions, device: Device) -> bool:
         """Whether a verification with ``options`` can run here (same per-worker settings)."""
@@ -82,7 +103,11 @@ class VerifyService:
 
     def _start(self) -> Service:
         self.close()
-        self._worker = start_service(
+        self._worker = self._launch()
+        return self._worker
+
+    def _launch(self) -> Service:
+        worker = start_service(
             "kernelopt_jupyter.verify.checker:verify_service",
             {
                 "problem": self.problem,
@@ -97,7 +122,7 @@ class VerifyService:
         )
         self._left = self.pool
         self.started += 1
-        return self._worker
+        return worker
 
     def check(
         self, spec: dict[str, Any], options: VerifyOptions
@@ -111,6 +136,7 @@ class VerifyService:
         (the worker is killed).
         """
         begun = time.monotonic()
+        self._join()
         fresh = self._worker is None or self._left <= 0
         worker = self._start() if fresh else self._worker
         assert worker is not None
@@ -158,6 +184,7 @@ class VerifyService:
 
     def close(self) -> None:
         """End the current worker (and everything below it); the service can start again."""
+        self._join()
         if self._worker is not None:
             self._worker.close()
             self._worker = None

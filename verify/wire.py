@@ -17,6 +17,7 @@ import json
 import pickle
 import socket
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,40 +115,52 @@ def _tensor_bytes(t: torch.Tensor) -> Any:
     return host.view(-1).view(torch.uint8).numpy()
 
 
-def encode(value: Any, *, allow_pickle: bool = False) -> Encoded:
+#: ``share(tensor)`` in ``encode``: the fields that carry a tensor off the byte path (a CUDA
+#: IPC handle, a staging slot; ``verify.ipc``), or None for the byte path.
+Share = Callable[[torch.Tensor], "dict[str, Any] | None"]
+
+
+def encode(value: Any, *, allow_pickle: bool = False, share: Share | None = None) -> Encoded:
     """A value as a tree: tensors (exact ``torch.Tensor`` only), containers, plain scalars.
 
     A tensor subclass, or any other object, is described (``"t": "object"``) instead of being
-    encoded; with ``allow_pickle`` (a trusted sender) other objects are pickled.
+    encoded; with ``allow_pickle`` (a trusted sender) other objects are pickled. ``share``
+    may carry a tensor's data device to device instead of as bytes.
     """
     out = Encoded(None)
-    out.tree = _encode(value, out, allow_pickle)
+    out.tree = _encode(value, out, allow_pickle, share)
     return out
 
 
-def _encode(value: Any, out: Encoded, allow_pickle: bool) -> Any:
+def _encode(value: Any, out: Encoded, allow_pickle: bool, share: Share | None = None) -> Any:
     kind = type(value)
     if kind is torch.Tensor:
         name = str(value.dtype).removeprefix("torch.")
         if name not in DTYPES:
             return {"t": "object", "type": f"tensor of dtype {name}"}
-        out.blobs.append(_tensor_bytes(value))
-        return {
+        leaf = {
             "t": "tensor",
             "dtype": name,
             "shape": list(value.shape),
             "stride": list(value.stride()),
             "device": value.device.type,
             "contiguous": bool(value.is_contiguous()),
-            "blob": len(out.blobs) - 1,
         }
+        shared = share(value) if share is not None else None
+        if shared:
+            return {**leaf, **shared}
+        out.blobs.append(_tensor_bytes(value))
+        return {**leaf, "blob": len(out.blobs) - 1}
     if kind is tuple or kind is list:
-        return {"t": kind.__name__, "items": [_encode(v, out, allow_pickle) for v in value]}
+        return {
+            "t": kind.__name__,
+            "items": [_encode(v, out, allow_pickle, share) for v in value],
+        }
     if kind is dict and all(type(k) is str for k in value):
         return {
             "t": "dict",
             "keys": list(value),
-            "items": [_encode(v, out, allow_pickle) for v in value.values()],
+            "items": [_encode(v, out, allow_pickle, share) for v in value.values()],
         }
     if value is None:
         return {"t": "none"}
@@ -166,26 +179,50 @@ def _encode(value: Any, out: Encoded, allow_pickle: bool) -> Any:
     return {"t": "object", "type": f"{kind.__module__}.{kind.__qualname__}"}
 
 
-def decode(tree: Any, blobs: list[Any], *, trusted: bool = False, device: str = "cpu") -> Any:
+@dataclass
+class Bulk:
+    """What a receiver accepts besides bytes: ``mappings`` (a ``verify.ipc.Mappings``) opens
+    CUDA IPC handles, from a sender this receiver trusts with its handles; ``slots`` are this
+    receiver's own staging buffers (byte tensors) a sender filled."""
+
+    mappings: Any = None
+    slots: list[torch.Tensor] | None = None
+
+
+def decode(
+    tree: Any,
+    blobs: list[Any],
+    *,
+    trusted: bool = False,
+    device: str = "cpu",
+    bulk: Bulk | None = None,
+) -> Any:
     """Rebuild a value from its tree: ``Sent`` tensors on ``device``, plain containers.
 
     An ``object`` leaf (a subclass or a foreign object the sender described) becomes an
-    ``Opaque`` marker; a malformed tree is a ``WireError``.
+    ``Opaque`` marker; a malformed tree is a ``WireError``. A blob may also be a tensor this
+    process put there itself (``localize``).
     """
     if not isinstance(tree, dict) or "t" not in tree:
         raise WireError("malformed value tree")
     t = tree["t"]
     if t == "tensor":
-        return _decode_tensor(tree, blobs, device)
+        return _decode_tensor(tree, blobs, device, bulk)
     if t in ("tuple", "list"):
-        items = [decode(v, blobs, trusted=trusted, device=device) for v in _list(tree, "items")]
+        items = [
+            decode(v, blobs, trusted=trusted, device=device, bulk=bulk)
+            for v in _list(tree, "items")
+        ]
         return tuple(items) if t == "tuple" else items
     if t == "dict":
         keys = _list(tree, "keys")
         items = _list(tree, "items")
         if len(keys) != len(items) or not all(isinstance(k, str) for k in keys):
             raise WireError("malformed dict")
-        return {k: decode(v, blobs, trusted=trusted, device=device) for k, v in zip(keys, items)}
+        return {
+            k: decode(v, blobs, trusted=trusted, device=device, bulk=bulk)
+            for k, v in zip(keys, items)
+        }
     if t == "none":
         return None
     if t in ("bool", "int", "str"):
@@ -249,7 +286,9 @@ def _blob(tree: dict[str, Any], blobs: list[Any]) -> Any:
     return blobs[index]
 
 
-def _decode_tensor(tree: dict[str, Any], blobs: list[Any], device: str) -> Sent:
+def _decode_tensor(
+    tree: dict[str, Any], blobs: list[Any], device: str, bulk: Bulk | None = None
+) -> Sent:
     dtype = DTYPES.get(str(tree.get("dtype")))
     shape = tree.get("shape")
     if (
@@ -258,34 +297,81 @@ def _decode_tensor(tree: dict[str, Any], blobs: list[Any], device: str) -> Sent:
         or not all(isinstance(s, int) and s >= 0 for s in shape)
     ):
         raise WireError("malformed tensor")
-    raw = _blob(tree, blobs)
+    stride = tree.get("stride")
+    if not isinstance(stride, list) or not all(isinstance(s, int) for s in stride):
+        raise WireError("malformed tensor strides")
     numel = 1
     for s in shape:
         numel *= s
     itemsize = torch.empty((), dtype=dtype).element_size()
-    if len(raw) != numel * itemsize:
-        raise WireError(f"tensor data of {len(raw)} bytes for {numel} {dtype} elements")
-    if numel == 0:
-        flat = torch.empty(0, dtype=dtype)
+    if "ipc" in tree or "slot" in tree:
+        out = _decode_bulk(tree, dtype, list(shape), numel * itemsize, bulk)
     else:
-        flat = torch.frombuffer(raw, dtype=torch.uint8).view(dtype)
-    out = flat.reshape(shape)
-    if device != "cpu":
+        raw = _blob(tree, blobs)
+        if isinstance(raw, torch.Tensor):  # a tensor this process localized itself
+            if raw.dtype != dtype or list(raw.shape) != shape:
+                raise WireError("a local tensor that does not match its leaf")
+            out = raw
+        else:
+            if len(raw) != numel * itemsize:
+                raise WireError(f"tensor data of {len(raw)} bytes for {numel} {dtype} elements")
+            if numel == 0:
+                flat = torch.empty(0, dtype=dtype)
+            else:
+                flat = torch.frombuffer(raw, dtype=torch.uint8).view(dtype)
+            out = flat.reshape(shape)
+    if device != "cpu" and out.device.type == "cpu":
         out = out.to(device)
-    stride = tree.get("stride")
-    if not isinstance(stride, list) or not all(isinstance(s, int) for s in stride):
-        raise WireError("malformed tensor strides")
     return Sent(out, tuple(stride), str(tree.get("device", "cpu")), bool(tree.get("contiguous")))
 
 
+def _contiguous_strides(shape: list[int]) -> list[int]:
+    strides, step = [], 1
+    for s in reversed(shape):
+        strides.append(step)
+        step *= max(s, 1)
+    return strides[::-1]
+
+
+def _decode_bulk(
+    tree: dict[str, Any], dtype: torch.dtype, shape: list[int], nbytes: int, bulk: Bulk | None
+) -> torch.Tensor:
+    """A copy, in this process's memory, of a tensor sent device to device (``verify.ipc``):
+    contiguous bytes behind an IPC handle of a trusted sender, or in one of this receiver's
+    own staging slots."""
+    from kernelopt_jupyter.verify import ipc
+
+    if nbytes == 0:
+        raise WireError("an empty tensor off the byte path")
+    if "slot" in tree:
+        slot = tree.get("slot")
+        if bulk is None or bulk.slots is None:
+            raise WireError("a staging slot where none was offered")
+        if not isinstance(slot, int) or not 0 <= slot < len(bulk.slots):
+            raise WireError("bad staging slot")
+        raw = bulk.slots[slot]
+        if nbytes > raw.numel():
+            raise WireError(f"a tensor of {nbytes} bytes in a slot of {raw.numel()}")
+        return ipc.view(raw[:nbytes], dtype, shape, _contiguous_strides(shape)).clone()
+    if bulk is None or bulk.mappings is None:
+        raise WireError("a device handle from a sender whose handles are not accepted")
+    spec = tree.get("ipc")
+    if not isinstance(spec, dict):
+        raise WireError("malformed device handle")
+    try:
+        return bulk.mappings.tensor(spec, dtype, shape, _contiguous_strides(shape))
+    except ipc.IpcError as exc:
+        raise WireError(f"the device handle could not be opened ({exc})") from None
+
+
 def pack(
-    named: list[tuple[str, Any]], *, allow_pickle: bool = False
+    named: list[tuple[str, Any]], *, allow_pickle: bool = False, share: Share | None = None
 ) -> tuple[dict[str, Any], list[Any]]:
     """Several values in one message: a header field per name, their blobs concatenated."""
     fields: dict[str, Any] = {}
     blobs: list[Any] = []
     for name, value in named:
-        enc = encode(value, allow_pickle=allow_pickle)
+        enc = encode(value, allow_pickle=allow_pickle, share=share)
         shift(enc.tree, len(blobs))
         fields[name] = enc.tree
         blobs += enc.blobs
@@ -325,6 +411,33 @@ def subset(tree: Any, blobs: list[Any]) -> tuple[Any, list[Any]]:
         return node
 
     return walk(tree), picked
+
+
+def localize(tree: Any, blobs: list[Any], bulk: Bulk) -> Any:
+    """The tree with every device-handle leaf replaced by a blob leaf whose blob is the
+    tensor copied into this process (``blobs`` grows): after this, nothing in the tree points
+    into another process's memory."""
+    if isinstance(tree, dict):
+        if tree.get("t") == "tensor" and "ipc" in tree:
+            sent = _decode_tensor(tree, blobs, "cpu", bulk)
+            blobs.append(sent.tensor)
+            leaf = {k: v for k, v in tree.items() if k != "ipc"}
+            return {**leaf, "blob": len(blobs) - 1}
+        return {k: localize(v, blobs, bulk) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [localize(v, blobs, bulk) for v in tree]
+    return tree
+
+
+def has_bulk(tree: Any) -> bool:
+    """Whether a tree has a leaf off the byte path."""
+    if isinstance(tree, dict):
+        if tree.get("t") == "tensor" and ("ipc" in tree or "slot" in tree):
+            return True
+        return any(has_bulk(v) for v in tree.values())
+    if isinstance(tree, list):
+        return any(has_bulk(v) for v in tree)
+    return False
 
 
 def nbytes(tree: Any) -> int:

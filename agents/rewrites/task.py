@@ -8,6 +8,8 @@ shape, and returns the rendered sources as plain data.
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -39,8 +41,39 @@ class RewriteScan:
     error: str = ""
 
 
+_prefetched: dict[str, Future[RewriteScan]] = {}
+_prefetch_lock = threading.Lock()
+
+
+def prefetch(problem: Problem, *, time_limit_s: float = 120.0) -> None:
+    """Start :func:`find_rewrites` for ``problem`` in the background (a search does this
+    while its analysis runs); the next :func:`find_rewrites` of the same source waits for it
+    instead of starting a worker of its own."""
+    with _prefetch_lock:
+        if problem.source in _prefetched:
+            return
+        future: Future[RewriteScan] = Future()
+        _prefetched[problem.source] = future
+
+    def work() -> None:
+        try:
+            future.set_result(_find(problem, time_limit_s))
+        except BaseException as exc:  # the caller sees it when it asks
+            future.set_exception(exc)
+
+    threading.Thread(target=work, name="kernelopt-rewrite-scan", daemon=True).start()
+
+
 def find_rewrites(problem: Problem, *, time_limit_s: float = 120.0) -> RewriteScan:
     """The rewrites whose pattern occurs in ``problem``'s graph (module problems only)."""
+    with _prefetch_lock:
+        future = _prefetched.pop(problem.source, None)
+    if future is not None:
+        return future.result()
+    return _find(problem, time_limit_s)
+
+
+def _find(problem: Problem, time_limit_s: float) -> RewriteScan:
     from kernelopt_jupyter.worker import run_task
 
     if problem.kind != "module":

@@ -272,6 +272,7 @@ class OptimizationSession:
         )
         status = "failed"
         try:
+            self._prepare_in_background()
             context, root = self._analyse()
             left = self._time_left()
             if left is not None and left <= 0:
@@ -480,6 +481,24 @@ class OptimizationSession:
         """After every verdict: result.json and best.py as they stand, status ``interrupted``
         (what a reader finds if the process dies now; the last write says how it ended)."""
         self._write_files(search.snapshot("interrupted"), "interrupted")
+
+    def _prepare_in_background(self) -> None:
+        """On the GPU, while the analysis runs: the verification worker starts (its process
+        and imports) and the rewrite scan traces the reference, so neither waits for the
+        other or delays the first candidate. (On the CPU they would only share its cores.)"""
+        if self.device != "cuda" or self._resume is not None:
+            return
+        from kernelopt_jupyter.agents.rewrites.task import prefetch
+        from kernelopt_jupyter.verify import VerifyOptions
+
+        if self.options.agents == "offline" and self.problem.kind == "module":
+            prefetch(self.problem)
+        options = VerifyOptions(
+            device=self.device, seeds=self.options.seeds, time_limit_s=self.options.time_limit_s
+        )
+        service = self._verify_service(self.problem, options)
+        if service is not None:
+            service.prewarm()
 
     def _verify_service(self, problem: Problem, options: Any) -> Any:
         """The search's verification worker (``verify.service``), made at the first gate: one

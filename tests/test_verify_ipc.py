@@ -1,0 +1,108 @@
+"""The wire's device-to-device leaves (``verify.ipc``), as data: which receiver accepts which.
+
+The CUDA calls themselves run on the H200 (``tests/test_verify_gpu.py``); here the rules a
+receiver applies run on the CPU, with byte tensors standing in for staging buffers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+from kernelopt_jupyter.verify import wire
+
+
+def _leaf(t: torch.Tensor, **extra: Any) -> dict[str, Any]:
+    return {
+        "t": "tensor",
+        "dtype": str(t.dtype).removeprefix("torch."),
+        "shape": list(t.shape),
+        "stride": list(t.stride()),
+        "device": "cuda",
+        "contiguous": True,
+        **extra,
+    }
+
+
+def test_a_slot_leaf_is_read_from_the_receivers_own_buffer() -> None:
+    value = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    slot = torch.zeros(64, dtype=torch.uint8)
+    slot[:48].copy_(value.reshape(-1).view(torch.uint8))
+    got = wire.decode(_leaf(value, slot=0), [], bulk=wire.Bulk(slots=[slot]))
+    assert torch.equal(got.tensor, value)
+    slot.zero_()  # what the sender writes there later changes nothing already taken
+    assert torch.equal(got.tensor, value)
+
+
+@pytest.mark.parametrize(
+    ("leaf_extra", "bulk", "why"),
+    [
+        ({"slot": 0}, None, "no staging slot was offered"),
+        ({"slot": 3}, "one", "bad staging slot"),
+        ({"slot": -1}, "one", "bad staging slot"),
+        ({"slot": 0}, "small", "bigger than its slot"),
+        ({"ipc": {"handle": "AAAA", "offset": 0}}, None, "handles are not accepted"),
+        ({"ipc": {"handle": "AAAA", "offset": 0}}, "one", "handles are not accepted"),
+    ],
+)
+def test_a_sender_cannot_point_the_receiver_elsewhere(
+    leaf_extra: dict[str, Any], bulk: str | None, why: str
+) -> None:
+    """A candidate's reply is decoded with slots only: a handle leaf (which would make the
+    checker map memory the candidate names) and a slot out of range are malformed data."""
+    value = torch.ones(4, 4)
+    slots = {
+        "one": [torch.zeros(64, dtype=torch.uint8)],
+        "small": [torch.zeros(8, dtype=torch.uint8)],
+    }
+    given = wire.Bulk(slots=slots[bulk]) if bulk else None
+    with pytest.raises(wire.WireError):
+        wire.decode(_leaf(value, **leaf_extra), [], bulk=given)
+    assert why  # (the case's reason, for the reader)
+
+
+class _FakeMappings:
+    """Stands in for ``ipc.Mappings`` (a trusted sender's handles): returns its own copy."""
+
+    def __init__(self, source: torch.Tensor) -> None:
+        self.source = source
+        self.opened = 0
+
+    def tensor(self, spec: dict[str, Any], dtype: torch.dtype, shape: list[int], stride: list[int]):
+        self.opened += 1
+        return self.source.clone().as_strided(shape, stride)
+
+
+def test_localize_leaves_nothing_pointing_into_another_process() -> None:
+    value = torch.randn(5, 7)
+    tree = wire.encode((value, 3, {"k": value})).tree
+
+    def to_handle(node: Any) -> Any:
+        if isinstance(node, dict):
+            if node.get("t") == "tensor":
+                node = {k: v for k, v in node.items() if k != "blob"}
+                return {**node, "ipc": {"handle": "x", "offset": 0}}
+            return {k: to_handle(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [to_handle(v) for v in node]
+        return node
+
+    shared = to_handle(tree)
+    assert wire.has_bulk(shared)
+    blobs: list[Any] = []
+    mappings = _FakeMappings(value)
+    local = wire.localize(shared, blobs, wire.Bulk(mappings=mappings))
+    assert not wire.has_bulk(local)
+    assert mappings.opened == 2
+    got = wire.unwrap(wire.decode(local, blobs, trusted=True))
+    assert torch.equal(got[0], value) and got[1] == 3 and torch.equal(got[2]["k"], value)
+
+
+def test_a_local_blob_must_match_its_leaf() -> None:
+    value = torch.randn(2, 3)
+    leaf = _leaf(value, blob=0)
+    with pytest.raises(wire.WireError):
+        wire.decode(leaf, [torch.randn(3, 2)])
+    assert torch.equal(wire.decode(leaf, [value]).tensor, value)
