@@ -265,7 +265,7 @@ class Reference:
             index = sum(1 for k, _ in self.exported if k == kind)
             try:
                 spec = ipc.stage(self.staging, kind, index, t)
-            except ipc.IpcError:
+            except (ipc.IpcError, RuntimeError):  # the byte path carries this one
                 return None
             self.exported.append((kind, spec["nbytes"]))
             return {"ipc": spec["ipc"]}

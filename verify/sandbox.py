@@ -500,8 +500,11 @@ class Sandbox:
                 return None
             if nbytes > extent:
                 return None
-            src = t.detach().contiguous().reshape(-1).view(torch.uint8)
-            ipc.bytes_at(base, nbytes).copy_(src)
+            try:
+                src = t.detach().contiguous().reshape(-1).view(torch.uint8)
+                ipc.bytes_at(base, nbytes).copy_(src)
+            except RuntimeError:
+                return None  # the byte path carries this one
             return {"slot": k}
 
         try:
