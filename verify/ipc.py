@@ -218,7 +218,7 @@ class Staging:
         return _Buffer(
             int(ptr.value),
             nbytes,
-            base64.b64encode(bytes(handle.reserved)).decode(),
+            base64.b64encode(ctypes.string_at(ctypes.addressof(handle), HANDLE_BYTES)).decode(),
             bytes_at(int(ptr.value), nbytes),
         )
 
