@@ -15,15 +15,7 @@ from kernelopt_jupyter.verify import wire
 
 
 def _leaf(t: torch.Tensor, **extra: Any) -> dict[str, Any]:
-    return {
-        "t": "tensor",
-        "dtype": str(t.dtype).removeprefix("torch."),
-        "shape": list(t.shape),
-        "stride": list(t.stride()),
-        "device": "cuda",
-        "contiguous": True,
-        **extra,
-    }
+    return {**wire.tensor_leaf(t), **extra}
 
 
 def test_a_slot_leaf_is_read_from_the_receivers_own_buffer() -> None:

@@ -252,16 +252,10 @@ def stage(staging: Staging, kind: str, index: int, t: torch.Tensor) -> dict[str,
 
 def stage_input(staging: Staging, index: int, t: torch.Tensor) -> dict[str, Any]:
     """Copy a (trusted) input into staging buffer ``index``; the leaf a candidate maps it by."""
+    from kernelopt_jupyter.verify.wire import tensor_leaf
+
     spec = stage(staging, "in", index, t)
-    return {
-        "t": "tensor",
-        "dtype": str(t.dtype).removeprefix("torch."),
-        "shape": list(t.shape),
-        "stride": list(t.stride()),
-        "device": "cuda",
-        "contiguous": bool(t.is_contiguous()),
-        "ipc": spec["ipc"],
-    }
+    return {**tensor_leaf(t), "ipc": spec["ipc"]}
 
 
 def available() -> bool:

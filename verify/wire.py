@@ -120,6 +120,18 @@ def _tensor_bytes(t: torch.Tensor) -> Any:
 Share = Callable[[torch.Tensor], "dict[str, Any] | None"]
 
 
+def tensor_leaf(t: torch.Tensor) -> dict[str, Any]:
+    """A tensor's leaf without its data (dtype, shape, strides, device, contiguity)."""
+    return {
+        "t": "tensor",
+        "dtype": str(t.dtype).removeprefix("torch."),
+        "shape": list(t.shape),
+        "stride": list(t.stride()),
+        "device": t.device.type,
+        "contiguous": bool(t.is_contiguous()),
+    }
+
+
 def encode(value: Any, *, allow_pickle: bool = False, share: Share | None = None) -> Encoded:
     """A value as a tree: tensors (exact ``torch.Tensor`` only), containers, plain scalars.
 
@@ -138,14 +150,7 @@ def _encode(value: Any, out: Encoded, allow_pickle: bool, share: Share | None = 
         name = str(value.dtype).removeprefix("torch.")
         if name not in DTYPES:
             return {"t": "object", "type": f"tensor of dtype {name}"}
-        leaf = {
-            "t": "tensor",
-            "dtype": name,
-            "shape": list(value.shape),
-            "stride": list(value.stride()),
-            "device": value.device.type,
-            "contiguous": bool(value.is_contiguous()),
-        }
+        leaf = tensor_leaf(value)
         shared = share(value) if share is not None else None
         if shared:
             return {**leaf, **shared}
