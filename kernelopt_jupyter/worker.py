@@ -21,6 +21,10 @@ A task that ran untrusted code (``untrusted=True``) has its result read by a res
 unpickler: the candidate could have written the result file itself, and an unrestricted
 ``pickle.loads`` in the caller would run whatever it put there.
 
+A worker on the CPU is forked by a *launcher* (``kernelopt_jupyter.launcher``), a process of
+the caller's that imported torch and Triton once and does nothing but fork: the same fresh
+process, seconds sooner. ``KERNELOPT_LAUNCHER=0`` starts every worker as a new process.
+
 Run as ``python -m kernelopt_jupyter.worker PAYLOAD RESULT``.
 """
 
@@ -41,7 +45,7 @@ import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kernelopt_jupyter.device import Device, interpreter_env
 from kernelopt_jupyter.secrets import is_secret_name, looks_like_secret
@@ -285,7 +289,7 @@ def load_plain(data: bytes) -> Any:
     return _PlainDataUnpickler(io.BytesIO(data)).load()
 
 
-def stop_process_tree(proc: subprocess.Popen[bytes]) -> None:
+def stop_process_tree(proc: Proc) -> None:
     """SIGTERM the worker's group and everything below it, then SIGKILL what is left."""
     below = descendants(proc.pid)
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -329,14 +333,7 @@ def run_task(
         result = Path(tmp) / "result.pkl"
         start = time.monotonic()
         with open(Path(tmp) / "stderr.txt", "w+b") as err:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "kernelopt_jupyter.worker", str(payload), str(result)],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=err,
-                start_new_session=True,  # so a timeout kills the candidate's children too
-            )
+            proc = _start_worker([str(payload), str(result)], env, err, device)
             try:
                 proc.wait(timeout=time_limit_s)
                 timed_out = False
@@ -453,7 +450,7 @@ class Service:
     and everything below it. ``close`` ends it the same way; nothing it started survives.
     """
 
-    def __init__(self, proc: subprocess.Popen[bytes], sock: Any, tmp: Any, err: Any) -> None:
+    def __init__(self, proc: Proc, sock: Any, tmp: Any, err: Any) -> None:
         self.proc = proc
         self.sock = sock
         self._tmp = tmp
@@ -526,17 +523,49 @@ def start_service(
     env["KERNELOPT_CONTROL_FD"] = str(theirs.fileno())
     err = open(Path(tmp.name) / "stderr.txt", "w+b")  # noqa: SIM115 - closed by Service.close
     payload = Path(tmp.name) / "payload.pkl"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kernelopt_jupyter.worker", str(payload), str(payload) + ".out"],
+    proc = _start_worker(
+        [str(payload), str(payload) + ".out"], env, err, device, fds=(theirs.fileno(),)
+    )
+    theirs.close()
+    return Service(proc, ours, tmp, err)
+
+
+class Proc(Protocol):
+    """A worker process as the caller handles it (``subprocess.Popen`` or ``launcher.Launched``)."""
+
+    pid: int
+    returncode: int | None
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
+def _start_worker(
+    argv: list[str], env: dict[str, str], err: Any, device: Device, fds: tuple[int, ...] = ()
+) -> Proc:
+    """``python -m kernelopt_jupyter.worker *argv`` in a session of its own, stderr to ``err``:
+    forked by a launcher that already imported torch and Triton (``launcher``; CPU workers by
+    default), or started as a new process. ``fds`` are passed on; the first one's number in
+    the worker replaces ``KERNELOPT_CONTROL_FD``."""
+    from kernelopt_jupyter import launcher
+
+    if launcher.enabled(str(device)):
+        try:
+            return launcher.launcher_for(env).spawn(argv, env, str(err.name), fds)
+        except launcher.LaunchError:
+            pass  # a new process, as without a launcher
+    if fds:
+        env = {**env, "KERNELOPT_CONTROL_FD": str(fds[0])}
+    return subprocess.Popen(
+        [sys.executable, "-m", "kernelopt_jupyter.worker", *argv],
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=err,
-        start_new_session=True,
-        pass_fds=(theirs.fileno(),),
+        start_new_session=True,  # so a timeout kills the candidate's children too
+        pass_fds=fds,
     )
-    theirs.close()
-    return Service(proc, ours, tmp, err)
 
 
 # ---------------------------------------------------------------------------- child side

@@ -43,7 +43,9 @@ class ModelNew(torch.nn.Module):
 
 
 def _descendants(pid: int) -> set[int]:
-    """Every live process below ``pid`` (from /proc: no extra dependency)."""
+    """Every live process below ``pid`` (from /proc: no extra dependency), but this test
+    process's launchers (``kernelopt_jupyter.launcher``: they stay up between workers by
+    design; the workers they fork are counted)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -54,13 +56,15 @@ def _descendants(pid: int) -> set[int]:
             continue
         if fields[0] != "Z":  # a zombie is already dead
             children.setdefault(int(fields[1]), []).append(int(entry.name))
+    from kernelopt_jupyter.launcher import launcher_pids
+
     found: set[int] = set()
     todo = [pid]
     while todo:
         for child in children.get(todo.pop(), []):
             found.add(child)
             todo.append(child)
-    return found
+    return found - set(launcher_pids())
 
 
 def test_the_deadline_kills_the_verification_in_flight() -> None:
