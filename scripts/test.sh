@@ -38,10 +38,9 @@ fi
 "$VENV/bin/ruff" format --check .
 # mypy on the installed layout (agents/ and verify/ inside the package): every seam typed.
 "$VENV/bin/python" scripts/typecheck.py
-# Three pytest workers on two cores (many tests wait on workers, browsers, servers;
-# KERNELOPT_TEST_JOBS sets the count, 0 runs in this process), each file on one worker
-# so its module fixtures are made once.
-JOBS="${KERNELOPT_TEST_JOBS:-3}"
+# Two pytest workers (KERNELOPT_TEST_JOBS sets the count, 0 runs in this process), each file
+# on one worker so its module fixtures are made once. (Three on two cores were slower.)
+JOBS="${KERNELOPT_TEST_JOBS:-2}"
 PAR=()
 if [ "$JOBS" != 0 ]; then PAR=(-n "$JOBS" --dist loadfile); fi
 "$VENV/bin/python" -m pytest -m "not gpu and not lessons" -q "${PAR[@]}" "$@"
