@@ -421,15 +421,9 @@ class OptimizationSession:
         candidate: Candidate,
         baselines: tuple[str, ...] = ("eager",),
     ) -> VerifyReport:
-        from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
+        from kernelopt_jupyter.verify import verify_candidate
 
-        options = VerifyOptions(
-            device=self.device,
-            seeds=self.options.seeds,
-            time_limit_s=self.options.time_limit_s,
-            dispatch_only=candidate.dispatch_only,
-            baselines=baselines,
-        )
+        options = self._verify_options(dispatch_only=candidate.dispatch_only, baselines=baselines)
         path = f"{self.out_dir}/{candidate.id}.py"
         service = self._verify_service(problem, options)
         if self._deadline is None:
@@ -482,6 +476,18 @@ class OptimizationSession:
         (what a reader finds if the process dies now; the last write says how it ended)."""
         self._write_files(search.snapshot("interrupted"), "interrupted")
 
+    def _verify_options(self, **extra: Any) -> Any:
+        """The search's verification settings (one place, so the service made before the
+        analysis accepts every gate's candidates)."""
+        from kernelopt_jupyter.verify import VerifyOptions
+
+        return VerifyOptions(
+            device=self.device,
+            seeds=self.options.seeds,
+            time_limit_s=self.options.time_limit_s,
+            **extra,
+        )
+
     def _prepare_in_background(self) -> None:
         """On the GPU, while the analysis runs: the verification worker starts (its process
         and imports) and the rewrite scan traces the reference, so neither waits for the
@@ -489,14 +495,10 @@ class OptimizationSession:
         if self.device != "cuda" or self._resume is not None:
             return
         from kernelopt_jupyter.agents.rewrites.task import prefetch
-        from kernelopt_jupyter.verify import VerifyOptions
 
         if self.options.agents == "offline" and self.problem.kind == "module":
             prefetch(self.problem)
-        options = VerifyOptions(
-            device=self.device, seeds=self.options.seeds, time_limit_s=self.options.time_limit_s
-        )
-        service = self._verify_service(self.problem, options)
+        service = self._verify_service(self.problem, self._verify_options())
         if service is not None:
             service.prewarm()
 
