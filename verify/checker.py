@@ -223,6 +223,8 @@ class Checker:
         """All phases; a candidate failure ends the run with that gate's verdict."""
         phases = self.record.phases
         self._clock = _Clock(self.ref, self.cand)
+        if self.device == "cuda" and torch.cuda.is_initialized():
+            torch.cuda.reset_peak_memory_stats()  # a service's checker serves many candidates
         self.ref.deadline = time.monotonic() + self.limit
         try:
             setup, setup_blobs = self._ref_ask({"cmd": "setup", **self._problem_fields()})
@@ -396,10 +398,14 @@ class Checker:
             self.generalization = {"shapes": "not checked", "reason": case["skip"]}
             return
         inputs, input_blobs = self._lend_inputs(*wire.subset(case["inputs"], blobs))
+        _drop_device_blobs(case["inputs"], blobs)  # lent: this process needs only the digests
         ref_out = wire.decode(case["out"], blobs, trusted=True)
         out_bytes = wire.nbytes(case["out"])
         if index == 0:
-            self.footprint += wire.nbytes(case["inputs"]) + out_bytes
+            # The reference's own footprint: inputs, weights (at setup), and what its forward
+            # held at most beyond them (outputs and workspace).
+            forward = max(out_bytes, int(case.get("forward_peak") or 0))
+            self.footprint += wire.nbytes(case["inputs"]) + forward
         mutated = [int(i) for i in case.get("mutated") or []]
         header = {
             "cmd": "call",
@@ -837,12 +843,34 @@ class Checker:
                     specs = load_plain(bytes(got[0]))
             except (OSError, wire.WireError, TimeoutError, pickle.UnpicklingError, EOFError):
                 pass
+        if self.device == "cuda" and torch.cuda.is_initialized():
+            staged = self.staging.nbytes() if self.staging is not None else 0
+            memory["checker_peak_bytes"] = int(torch.cuda.max_memory_allocated()) + staged
         if self.footprint and self.device == "cuda":
             peaks = [memory.get("reference_peak_bytes", 0), memory.get("candidate_peak_bytes", 0)]
             memory["peak_over_footprint"] = max(peaks) / self.footprint
+            if memory.get("checker_peak_bytes"):
+                memory["checker_over_footprint"] = memory["checker_peak_bytes"] / self.footprint
         phases = self.record.phases
         phases["memory"] = memory
         phases["specs"] = {"specs": specs if isinstance(specs, list) else [], "errors": spec_errors}
+
+
+def _drop_device_blobs(tree: Any, blobs: list[Any]) -> None:
+    """Release this process's device copies of a tree's tensors (their blobs become empty)."""
+    if isinstance(tree, dict):
+        blob = tree.get("blob")
+        if (
+            tree.get("t") == "tensor"
+            and isinstance(blob, int)
+            and isinstance(blobs[blob], torch.Tensor)
+        ):
+            blobs[blob] = b""
+        for value in tree.values():
+            _drop_device_blobs(value, blobs)
+    elif isinstance(tree, list):
+        for value in tree:
+            _drop_device_blobs(value, blobs)
 
 
 def _settings(

@@ -129,6 +129,39 @@ def _float_inputs(inputs: list[Any]) -> list[int]:
     ]
 
 
+def _float_leaves(values: list[Any]) -> list[torch.Tensor]:
+    return [v for v in _leaves(values) if isinstance(v, torch.Tensor) and v.is_floating_point()]
+
+
+def _allocated(device: str) -> int:
+    return int(torch.cuda.memory_allocated()) if device == "cuda" else 0
+
+
+def _peak(device: str) -> int:
+    return int(torch.cuda.max_memory_allocated()) if device == "cuda" else 0
+
+
+class _Message:
+    """A reply's parts, each packed as soon as it exists (so this process can drop its copy):
+    staged device to device by ``sharer(secret)`` where it can be, else as host bytes."""
+
+    def __init__(self, sharer: Any) -> None:
+        self.sharer = sharer
+        self.fields: dict[str, Any] = {}
+        self.blobs: list[Any] = []
+
+    def add(self, name: str, value: Any, *, secret: bool, host: bool = False) -> None:
+        share = self.sharer(secret) if self.sharer is not None and not host else None
+        fields, blobs = wire.pack(
+            [(name, _detached(value) if share is not None else _to_host(value))],
+            allow_pickle=True,
+            share=share,
+        )
+        wire.shift(fields, len(self.blobs))
+        self.fields.update(fields)
+        self.blobs += blobs
+
+
 class Reference:
     """The reference model and the cases the checker asks for."""
 
@@ -141,6 +174,7 @@ class Reference:
         self.perf: Any = None  # the performance gate's timing state (verify.perf)
         self.staging: Any = None  # verify.ipc.Staging: what this process shares, and only that
         self.exported: list[tuple[str, int]] = []  # (staging kind, bytes) until ``scrub``
+        self.peak = 0  # device bytes at most, this candidate's checks (``stats``)
 
     def setup(self, header: dict[str, Any], blobs: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         """Build the reference; answer with the constructor arguments and weights. A process
@@ -153,6 +187,7 @@ class Reference:
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
+        self.peak = 0
         problem = wire.decode(header["problem"], blobs, trusted=True)
         self.device = header["device"]
         if self.device == "cpu":
@@ -178,52 +213,83 @@ class Reference:
         return {"ok": True, "state": state.tree}, state.blobs
 
     def case(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
-        """One case: inputs (transformed), fp32 outputs, float64 outputs, what changed."""
+        """One case: inputs (transformed), fp32 outputs, float64 outputs, what changed.
+
+        Bounded device memory: every part leaves as soon as it exists (staged for the
+        checker, or copied to the host) and this process's copy is dropped, so the float64
+        referee runs beside the staged parts and its own inputs only. On a device the packed
+        copy of the inputs is the pristine one: forward runs on the inputs themselves (no
+        working copy), and inputs the reference changes in place are drawn again for the
+        referee (the schedule is seeded).
+        """
         assert self.loaded is not None
-        inputs = self.loaded.make_inputs(int(header["seed"]), self.device)
-        inputs, described = self._transform(inputs, header.get("transform") or {})
+        seed, spec = int(header["seed"]), header.get("transform") or {}
+        inputs, described = self._transform(self.loaded.make_inputs(seed, self.device), spec)
         if described is None:
             return {"ok": True, "skip": "no input has a batch dimension to change"}, []
-        work = _clone(inputs)
+        sharing = bool(header.get("share")) and self._sharing()
+        message = _Message(self._sharer if sharing else None)
+        digests = [digest(v) for v in inputs]
         state_before = digest(list(self.model.state_dict().values()))
+        # Inputs are no secret (the candidate gets them); everything after is the answer key.
+        message.add("inputs", inputs, secret=False)
+        in_place = self.device != "cpu"  # a host tensor's bytes are packed by reference
+        work = [
+            v
+            if in_place and isinstance(v, torch.Tensor)
+            else copy.deepcopy(v)
+            if not isinstance(v, torch.Tensor)
+            else v.clone()
+            for v in inputs
+        ]
+        self._mark()
+        resident = _allocated(self.device)
         try:
             with torch.no_grad():
                 out = self.model(*work)
             _sync(self.device)
         except Exception as exc:
-            if header.get("transform", {}).get("kind") == "batch":
+            if spec.get("kind") == "batch":
                 return {"ok": True, "skip": f"the reference rejects it ({_one_line(exc)})"}, []
             raise ProblemError(
                 f"{self.loaded.problem.path}: the reference's forward raised {_one_line(exc)}"
             ) from None
-        mutated = [i for i, (a, b) in enumerate(zip(inputs, work)) if not tensors_equal(a, b)]
+        forward_peak = _peak(self.device) - resident
+        mutated = [
+            i
+            for i, (a, b) in enumerate(zip(inputs, work))
+            if (digest(b) != digests[i] if isinstance(b, torch.Tensor) else not tensors_equal(a, b))
+        ]
         state_after = digest(list(self.model.state_dict().values()))
-        # Bounded device memory: results go to the host as soon as they exist (or, shared
-        # device to device, stay until the checker copied them and they are scrubbed), and
-        # the working copy of the inputs is dropped unless the reference changed it.
-        sharing = bool(header.get("share")) and self._sharing()
-        keep = _detached if sharing else _to_host
-        parts: list[tuple[str, Any]] = [("out", keep(out))]
         dtypes = float_dtypes(out)
+        message.add("out", out, secret=True)
         del out
         if mutated:
-            parts.append(("inputs_after", keep([work[i] for i in mutated])))
+            message.add("inputs_after", [work[i] for i in mutated], secret=True)
+            if any(work[i] is inputs[i] for i in mutated):
+                inputs = None  # changed in place: drawn again below if the referee needs them
         del work
         if state_after != state_before:
-            parts.append(("state_after", _to_host(dict(self.model.state_dict()))))
+            message.add("state_after", dict(self.model.state_dict()), secret=True, host=True)
         reason = None
         if header.get("referee"):
-            out64, reason = self._referee(inputs, dtypes)
+            if inputs is None:
+                inputs, _ = self._transform(self.loaded.make_inputs(seed, self.device), spec)
+            small = sum(v.numel() for v in _float_leaves(inputs)) <= LINEAR_BOUND_MAX
+            in64 = _to_fp64(_clone_float64(inputs))
+            if not small:
+                inputs = None  # the float64 copies are all the referee needs
+            out64, reason = self._referee(in64, dtypes)
+            del in64
             if out64 is not None:
-                parts.append(("out64", keep(out64)))
-                bound = self._linear_bound(inputs, out64)
+                message.add("out64", out64, secret=True)
+                bound = self._linear_bound(inputs, out64) if inputs is not None else None
                 if bound is not None:
-                    parts.append(("bound64", keep(bound)))
+                    message.add("bound64", bound, secret=True)
                 del bound
             del out64
-        digests = [digest(v) for v in inputs]
-        parts.insert(0, ("inputs", keep(inputs)))
         del inputs
+        self._mark()
         reply: dict[str, Any] = {
             "ok": True,
             "described": described,
@@ -232,16 +298,9 @@ class Reference:
             "state_changed": state_after != state_before,
             "fp64_reason": reason,
             "fp64_note": self.fp64_note,
+            "forward_peak": int(max(forward_peak, 0)),
         }
-        if not sharing:
-            fields, blobs = wire.pack(parts, allow_pickle=True)
-            return {**reply, **fields}, blobs
-        # Inputs are no secret (the candidate gets them); everything else is the answer key,
-        # zero-filled by ``scrub`` once the checker has its copies.
-        fields, blobs = wire.pack(parts[:1], allow_pickle=True, share=self._sharer(False))
-        more, more_blobs = wire.pack(parts[1:], allow_pickle=True, share=self._sharer(True))
-        wire.shift(more, len(blobs))
-        return {**reply, **fields, **more}, blobs + more_blobs
+        return {**reply, **message.fields}, message.blobs
 
     def _sharing(self) -> bool:
         """Whether this case's large device tensors go by CUDA IPC (``verify.ipc``)."""
@@ -263,6 +322,7 @@ class Reference:
             if self.staging is None:
                 self.staging = ipc.Staging()
             index = sum(1 for k, _ in self.exported if k == kind)
+            self._mark()  # the staging buffers may grow: close the interval they were smaller
             try:
                 spec = ipc.stage(self.staging, kind, index, t)
             except (ipc.IpcError, RuntimeError):  # the byte path carries this one
@@ -273,9 +333,11 @@ class Reference:
         return share
 
     def scrub(self) -> dict[str, Any]:
-        """Zero-fill what the last case shared as the answer key (the checker has its copies).
-        Only dedicated staging buffers are ever shared (``verify.ipc.Staging``): no memory of
-        this process that another process can map holds an answer while a candidate runs."""
+        """Zero-fill what the last case shared as the answer key (the checker has its copies)
+        and free the staging buffers. Only dedicated staging buffers are ever shared
+        (``verify.ipc.Staging``): no memory of this process that another process can map
+        holds an answer while a candidate runs. Freed, they add nothing to the next case's
+        peak (kept, the next case's float64 referee would run beside all of them)."""
         if self.exported and self.staging is not None:
             counts: dict[str, int] = {}
             for kind, nbytes in self.exported:
@@ -285,13 +347,26 @@ class Reference:
                     self.staging.buffers[kind][index].raw[:nbytes].zero_()
             _sync(self.device)
         self.exported.clear()
+        if self.staging is not None:
+            self._mark()
+            self.staging.close()
         return {"ok": True}
 
     def stats(self) -> dict[str, Any]:
-        """Peak device memory of this process (its staging buffers included)."""
-        peak = torch.cuda.max_memory_allocated() if self.device == "cuda" else 0
+        """Peak device memory of this process, its staging buffers included: the largest of
+        torch's peak plus the staging held, interval by interval (``_mark``)."""
+        self._mark()
         staged = self.staging.nbytes() if self.staging is not None else 0
-        return {"ok": True, "peak_bytes": int(peak) + staged, "staging_bytes": staged}
+        return {"ok": True, "peak_bytes": int(self.peak), "staging_bytes": staged}
+
+    def _mark(self) -> None:
+        """Close a memory interval: torch's peak since the last mark plus the staging bytes
+        held during it (staging grows only right after a mark), then a new interval."""
+        if self.device != "cuda" or not torch.cuda.is_initialized():
+            return
+        staged = self.staging.nbytes() if self.staging is not None else 0
+        self.peak = max(self.peak, int(torch.cuda.max_memory_allocated()) + staged)
+        torch.cuda.reset_peak_memory_stats()
 
     # ------------------------------------------------------------------ helpers
 
@@ -337,8 +412,9 @@ class Reference:
             return out, {"kind": "batch", "from": batch, "to": size}
         raise ValueError(f"unknown transform {kind!r}")
 
-    def _referee(self, inputs: list[Any], dtypes: list[torch.dtype]) -> tuple[Any, str | None]:
-        """The float64 outputs on the same inputs and weights, or the reason there are none."""
+    def _referee(self, in64: list[Any], dtypes: list[torch.dtype]) -> tuple[Any, str | None]:
+        """The float64 outputs on the float64 inputs ``in64`` (this process's own copies: the
+        referee may change them) and the same weights, or the reason there are none."""
         assert self.loaded is not None
         if not dtypes:
             return None, "the reference's output has no floating-point tensor"
@@ -349,18 +425,20 @@ class Reference:
             return None, fn
         try:
             with torch.no_grad():
-                # .to(float64) makes new tensors: no clone needed unless already float64
-                out64 = fn(*_to_fp64(_clone_float64(inputs)))
+                out64 = fn(*in64)
             _sync(self.device)
         except torch.OutOfMemoryError:
             # Retried with less: the referee on the host (slower, no device memory).
             self.model64 = None
+            fn = None
+            host = [v.cpu() if isinstance(v, torch.Tensor) else v for v in in64]
+            in64.clear()
             torch.cuda.empty_cache()
             fn = self._model64(device="cpu")
             if isinstance(fn, str):
                 return None, fn
             with torch.no_grad():
-                out64 = fn(*_to_fp64(_clone_float64(inputs), "cpu"))
+                out64 = fn(*host)
             self.fp64_note = "the float64 referee ran on the host (device memory was short)"
         except Exception as exc:
             return None, f"the reference cannot run in float64 ({_one_line(exc)})"
