@@ -218,6 +218,12 @@ GPU_CHEATS = [
     Case("inline_ptx_tanh", "gelu", "referee", "fp64"),  # tanh.approx.f32 inline PTX in a tanh-form GELU
     Case("launch_enter_hook_gpu", "gelu", "accounting", "static"),  # triton.knobs launch_enter_hook computes F.gelu inside every launch (the accounting counts the candidate's code there)
     Case("numpy_host_gpu", "gelu", "host-export", "static"),  # float64 numpy erf on the host, from_numpy(...).to(device), staged by a copy kernel (foreign data)
+    Case("ipc_slot_late_writer", "gelu_big", "ipc", "static"),  # _thread worker started in __init__ maps the lent output slot (handle from the harness's frame) and writes the tail after the harness filled it
+    Case("ipc_input_prefetch", "gelu_big", "ipc", "static"),  # _thread worker keeps the lent input staging mapped, runs F.gelu on each new batch before forward's accounting starts; a copy kernel places it
+    Case("ipc_forged_reference_handle", "gelu_big", "ipc", "correctness"),  # lent handles with the checker's pid swapped for the reference's and a field scanned; copies any mapped buffer that is not the input
+    Case("ipc_input_staging_poison", "gelu_big", "ipc", "correctness"),  # zeroes the last 128 output rows and the same rows of the checker's lent input staging (in case anything re-reads it)
+    Case("ipc_output_in_lent_input", "gelu_big", "ipc"),  # returns a view over the mapped input staging, GELU in place on its first 64 rows only (zero-copy answer)
+    Case("ipc_slot_overrun", "gelu_big", "ipc", "correctness"),  # sigmoid-approx GELU stored unmasked into the mapped output slot and 8 tiles past its end; the returned tensor has one tile
 ]
 # fmt: on
 

@@ -98,3 +98,50 @@ def test_a_local_blob_must_match_its_leaf() -> None:
     with pytest.raises(wire.WireError):
         wire.decode(leaf, [torch.randn(3, 2)])
     assert torch.equal(wire.decode(leaf, [value]).tensor, value)
+
+
+_THREAD_LEFT_RUNNING = '''
+"""Exact GELU with a helper worker started once in __init__ (never joined)."""
+import torch
+import torch.nn as nn
+import torch.storage as _storage
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _gelu(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, 0.5 * x * (1.0 + tl.math.erf(x * 0.7071067811865476)), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._stop = _storage.threading.Event()
+        _storage.threading._start_new_thread(self._stop.wait, ())
+
+    def forward(self, x):
+        out = torch.empty_like(x)
+        _gelu[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+        return out
+'''
+
+
+def test_a_thread_left_running_by_init_fails_the_load() -> None:
+    """A thread started while building (through ``_thread``, which ``threading.enumerate``
+    does not list) would run beside every call: reading the input staging lent for the next
+    call, or writing the output slot after the harness filled it. The load refuses it."""
+    from pathlib import Path
+
+    from kernelopt_jupyter.problem import load_problem
+    from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
+
+    problem = load_problem(Path(__file__).parent / "adversarial" / "problems" / "gelu.py")
+    options = VerifyOptions(device="cpu", time_limit_s=120, seed=1)
+    report = verify_candidate(problem, _THREAD_LEFT_RUNNING, options, "thread_left_running.py")
+    assert report.verdict == "fail"
+    assert report.failed_gate == "static", [(g.name, g.detail) for g in report.gates]
+    assert "thread(s) running" in " ".join(g.detail for g in report.gates)

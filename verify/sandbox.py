@@ -168,6 +168,7 @@ class Sandbox:
         self.guard = GlobalGuard()
         shape = types.SimpleNamespace(kind=header["kind"], entry=header["entry"])
         forks_before = self.forks
+        self.call_threads = []
         with self.recorder.recording(), self._candidate_runs(), self.accounting.observing():
             try:
                 module = load_source_module(header["source"], "candidate")
@@ -180,6 +181,18 @@ class Sandbox:
                 return {"ok": False, "detail": f"building the candidate raised {_one_line(exc)}"}
         if not isinstance(model, torch.nn.Module):
             return {"ok": False, "detail": "ModelNew must be a torch.nn.Module"}
+        # A thread started while importing or building (also one started through _thread,
+        # which threading.enumerate does not list) would run beside every later call, outside
+        # any call's accounting: it could read the inputs lent for the next call, or write the
+        # output buffer lent for this one after the harness filled it.
+        running = [t for t in self.call_threads if not t.is_set()]
+        if running:
+            return {
+                "ok": False,
+                "detail": f"importing or building the candidate left {len(running)} thread(s) "
+                "running (work beside the calls escapes the accounting; join every thread "
+                "before __init__ returns)",
+            }
         try:
             # nn.Module's own methods: a candidate cannot override its way out of the weights.
             model = torch.nn.Module.to(model, self.device)
