@@ -46,3 +46,22 @@ def _no_api_key_leak(monkeypatch: pytest.MonkeyPatch) -> None:
     # Tests never talk to the real Claude API; a test that needs a key sets a fake one.
     if os.environ.get("ANTHROPIC_API_KEY"):
         monkeypatch.delenv("ANTHROPIC_API_KEY")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """With ``KERNELOPT_TEST_LOG=FILE``, each test's outcome, seconds and (on failure) its
+    traceback and captured output are appended to FILE as soon as it ends: a run cut off by
+    a time limit (the GPU machine's) keeps what failed and why."""
+    path = os.environ.get("KERNELOPT_TEST_LOG")
+    if not path or (report.when != "call" and report.passed):
+        return
+    with open(path, "a", encoding="utf-8") as log:
+        log.write(f"{report.nodeid} {report.when} {report.outcome} {report.duration:.1f}s\n")
+        if report.failed:
+            log.write(f"{report.longreprtext}\n")
+            for name, text in report.sections:
+                log.write(f"--- {name}\n{text[-4000:]}\n")
+        elif report.when == "call":
+            for name, text in report.sections:
+                if "stdout" in name:
+                    log.write(f"--- {name}\n{text[-2000:]}\n")

@@ -441,33 +441,53 @@ class Checker:
     def _case(self, call: Call) -> tuple[dict[str, Any], list[Any]]:
         """The reference's case for a call. On the GPU its large tensors come by CUDA IPC
         from the reference's staging buffers: copied here at once, then the reference
-        zero-fills its shared answer key (``scrub``) before the candidate is called."""
+        zero-fills its shared answer key (``scrub``) before the candidate is called. The
+        float64 referee's parts come in a second reply (``referee_pending``), once the first
+        reply's buffers are freed, so the reference never holds both."""
         header = {
             "cmd": "case",
             "seed": call.seed,
             "transform": call.transform,
             "referee": call.referee and self.fp64_reason is None,
         }
-        case, blobs = self._ref_ask({**header, "share": self.ipc})
-        if not self.ipc or not wire.has_bulk(case):
-            return case, blobs
+        case, blobs = self._shared({**header, "share": self.ipc})
+        if case is not None and case.pop("referee_pending", False):
+            more, more_blobs = self._shared({"cmd": "referee"})
+            if more is None:
+                case = None
+            else:
+                for name in ("out64", "bound64"):
+                    if name in more:
+                        wire.shift(more[name], len(blobs))
+                        case[name] = more[name]
+                case["fp64_reason"] = more.get("fp64_reason")
+                case["fp64_note"] = more.get("fp64_note") or case.get("fp64_note")
+                blobs = blobs + more_blobs
+        if case is None:  # the byte path for this case and the rest
+            return self._ref_ask(header)
+        return case, blobs
+
+    def _shared(self, header: dict[str, Any]) -> tuple[Any, list[Any]]:
+        """A reference reply whose device-handle leaves are copied into this process and
+        then scrubbed there; ``(None, [])`` where a handle could not be opened (this
+        verification goes the byte path from then on)."""
+        reply, blobs = self._ref_ask(header)
+        if not self.ipc or not wire.has_bulk(reply):
+            return reply, blobs
         from kernelopt_jupyter.verify import ipc
 
         mappings = ipc.Mappings()
         try:
-            case = wire.localize(case, blobs, wire.Bulk(mappings=mappings))
+            return wire.localize(reply, blobs, wire.Bulk(mappings=mappings)), blobs
         except (wire.WireError, ipc.IpcError, RuntimeError) as exc:  # RuntimeError: torch, OOM
             self.ipc = False
             self.ipc_note = f"the reference's device handles could not be opened ({exc})"
-            case = {}
+            return None, []
         finally:
             try:
                 mappings.close()
             finally:
                 self._ref_ask({"cmd": "scrub"})
-        if not case:  # the byte path for this case and the rest
-            return self._ref_ask(header)
-        return case, blobs
 
     def _lend_inputs(self, tree: Any, blobs: list[Any]) -> tuple[Any, list[Any]]:
         """The inputs as the candidate gets them: each local device tensor copied into a

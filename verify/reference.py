@@ -175,6 +175,7 @@ class Reference:
         self.staging: Any = None  # verify.ipc.Staging: what this process shares, and only that
         self.exported: list[tuple[str, int]] = []  # (staging kind, bytes) until ``scrub``
         self.peak = 0  # device bytes at most, this candidate's checks (``stats``)
+        self.pending: Any = None  # the last case's referee inputs, until ``referee``
 
     def setup(self, header: dict[str, Any], blobs: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         """Build the reference; answer with the constructor arguments and weights. A process
@@ -188,6 +189,7 @@ class Reference:
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
         self.peak = 0
+        self.pending = None
         problem = wire.decode(header["problem"], blobs, trusted=True)
         self.device = header["device"]
         if self.device == "cpu":
@@ -271,36 +273,59 @@ class Reference:
         del work
         if state_after != state_before:
             message.add("state_after", dict(self.model.state_dict()), secret=True, host=True)
-        reason = None
-        if header.get("referee"):
-            if inputs is None:
-                inputs, _ = self._transform(self.loaded.make_inputs(seed, self.device), spec)
-            small = sum(v.numel() for v in _float_leaves(inputs)) <= LINEAR_BOUND_MAX
-            in64 = _to_fp64(_clone_float64(inputs))
-            if not small:
-                inputs = None  # the float64 copies are all the referee needs
-            out64, reason = self._referee(in64, dtypes)
-            del in64
-            if out64 is not None:
-                message.add("out64", out64, secret=True)
-                bound = self._linear_bound(inputs, out64) if inputs is not None else None
-                if bound is not None:
-                    message.add("bound64", bound, secret=True)
-                del bound
-            del out64
-        del inputs
-        self._mark()
         reply: dict[str, Any] = {
             "ok": True,
             "described": described,
             "mutated": mutated,
             "input_digests": digests,
             "state_changed": state_after != state_before,
-            "fp64_reason": reason,
+            "fp64_reason": None,
             "fp64_note": self.fp64_note,
             "forward_peak": int(max(forward_peak, 0)),
         }
+        if header.get("referee"):
+            # Its own command, once the checker has copied this one's parts and they are
+            # freed (``scrub``): the float64 referee then runs beside nothing staged.
+            self.pending = (inputs, seed, spec, dtypes)
+            reply["referee_pending"] = True
+        del inputs
+        self._mark()
         return {**reply, **message.fields}, message.blobs
+
+    def referee(self) -> tuple[dict[str, Any], list[Any]]:
+        """The float64 parts of the last case (its ``referee_pending``), staged on their own."""
+        pending, self.pending = self.pending, None
+        if pending is None:
+            return {"ok": False, "detail": "no case waits for its float64 referee"}, []
+        message = _Message(self._sharer if self._sharing() else None)
+        reason = self._referee_parts(message, *pending)
+        del pending
+        self._mark()
+        reply = {"ok": True, "fp64_reason": reason, "fp64_note": self.fp64_note}
+        return {**reply, **message.fields}, message.blobs
+
+    def _referee_parts(
+        self, message: _Message, inputs: Any, seed: int, spec: dict[str, Any], dtypes: list[Any]
+    ) -> str | None:
+        """Add the float64 outputs (and the linear bound) to ``message``; the reason if none.
+        ``inputs`` is the case's pristine inputs, or None where the reference changed them in
+        place (drawn again: the schedule is seeded)."""
+        assert self.loaded is not None
+        if inputs is None:
+            inputs, _ = self._transform(self.loaded.make_inputs(seed, self.device), spec)
+        small = sum(v.numel() for v in _float_leaves(inputs)) <= LINEAR_BOUND_MAX
+        in64 = _to_fp64(_clone_float64(inputs))
+        if not small:
+            inputs = None  # the float64 copies are all the referee needs
+        out64, reason = self._referee(in64, dtypes)
+        del in64
+        if out64 is not None:
+            message.add("out64", out64, secret=True)
+            bound = self._linear_bound(inputs, out64) if inputs is not None else None
+            if bound is not None:
+                message.add("bound64", bound, secret=True)
+            del bound
+        return reason
 
     def _sharing(self) -> bool:
         """Whether this case's large device tensors go by CUDA IPC (``verify.ipc``)."""
@@ -519,6 +544,8 @@ def serve(sock: socket.socket) -> None:
                 reply, out = ref.setup(header, blobs)
             elif cmd == "case":
                 reply, out = ref.case(header)
+            elif cmd == "referee":
+                reply, out = ref.referee()
             elif cmd == "reload":
                 reply, out = ref.reload(header)
             elif cmd == "stats":
