@@ -3,6 +3,7 @@ them; an untimed problem is "not timed", never 1.0."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -65,3 +66,24 @@ def test_the_summary_keeps_its_old_fields_and_adds_the_peers() -> None:
     assert level["geomean_speedup_vs_peer"]["best_baseline"] == pytest.approx(
         (1.25 * 0.2) ** 0.5, abs=1e-4
     )
+
+
+def test_search_timeline_reads_where_the_time_went(tmp_path: Path) -> None:
+    from kernelopt_jupyter.cli.optimize import search_timeline
+
+    events = tmp_path / "events.jsonl"
+    rows = [
+        {"type": "session_started", "t": 0.0, "data": {}},
+        {"type": "candidate", "t": 14.2, "data": {"id": "c0"}},
+        {"type": "verdict", "t": 45.6, "data": {"candidate": "c0"}},
+        {"type": "candidate", "t": 52.9, "data": {"id": "c1"}},
+        {"type": "verdict", "t": 60.0, "data": {"candidate": "c1"}},
+        {"type": "candidate", "t": 61.0, "data": {"id": "c2"}},
+        {"type": "session_finished", "t": 63.5, "data": {}},
+    ]
+    events.write_text("\n".join(json.dumps(r) for r in rows) + "\nnot json\n")
+    line = search_timeline(events)
+    assert line["analysis_s"] == 14.2 and line["first_verdict_s"] == 45.6
+    assert line["candidate_s"] == [31.4, 7.1] and line["verdicts"] == 2
+    assert line["median_candidate_s"] == 31.4 and line["session_s"] == 63.5
+    assert search_timeline(tmp_path / "missing.jsonl") == {}

@@ -230,6 +230,7 @@ def bench_row(
         candidates=len(result.candidates),
         library_dominated=result.library_dominated,
         out_dir=str(session.out_dir),
+        timeline=search_timeline(Path(session.out_dir) / "events.jsonl"),
     )
     if best is None:
         row["verdict"] = "no verified candidate"
@@ -242,6 +243,43 @@ def bench_row(
     if peers is not None:
         _side_by_side(row, peers, best is not None)
     return row
+
+
+def search_timeline(events: Path) -> dict[str, Any]:
+    """Where a search's time went, from its event stream (seconds since the session
+    started): the analysis (until the first candidate), the first verdict, and per decided
+    candidate the seconds from its proposal to its verdict."""
+    first_candidate = first_verdict = last = None
+    proposed: dict[str, float] = {}
+    per_candidate: list[float] = []
+    try:
+        lines = events.read_text().splitlines()
+    except OSError:
+        return {}
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        t, data = float(event.get("t") or 0.0), event.get("data") or {}
+        last = t
+        if event.get("type") == "candidate":
+            first_candidate = t if first_candidate is None else first_candidate
+            proposed[str(data.get("id"))] = t
+        elif event.get("type") == "verdict":
+            first_verdict = t if first_verdict is None else first_verdict
+            start = proposed.get(str(data.get("candidate")))
+            if start is not None:
+                per_candidate.append(round(t - start, 1))
+    ordered = sorted(per_candidate)
+    return {
+        "analysis_s": round(first_candidate, 1) if first_candidate is not None else None,
+        "first_verdict_s": round(first_verdict, 1) if first_verdict is not None else None,
+        "session_s": round(last, 1) if last is not None else None,
+        "verdicts": len(per_candidate),
+        "candidate_s": per_candidate,
+        "median_candidate_s": ordered[len(ordered) // 2] if ordered else None,
+    }
 
 
 def _side_by_side(row: dict[str, Any], peers: dict[str, Any], has_best: bool) -> None:
