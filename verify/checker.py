@@ -197,7 +197,8 @@ class Checker:
         self.construction_launches = 0
         self.launched_before = 0
         self.out_bytes = 0
-        self.footprint = 0
+        self.footprint = 0  # the reference's own device bytes (the memory ratio's base)
+        self.moved = 0  # inputs, weights and outputs: the bytes any evaluation touches
         self.referee: list[dict[str, Any]] = []
         self.fp64_reason: str | None = None
         self.fp64_note = ""
@@ -344,6 +345,7 @@ class Checker:
         state, state_blobs = wire.subset(setup["state"], blobs)
         wire.shift(state, len(init_blobs))
         self.footprint += wire.nbytes(setup["state"])
+        self.moved += wire.nbytes(setup["state"])
         reply, _ = self._cand_ask(
             {
                 "cmd": "load",
@@ -406,6 +408,7 @@ class Checker:
             # held at most beyond them (outputs and workspace).
             forward = max(out_bytes, int(case.get("forward_peak") or 0))
             self.footprint += wire.nbytes(case["inputs"]) + forward
+            self.moved += wire.nbytes(case["inputs"]) + out_bytes
         mutated = [int(i) for i in case.get("mutated") or []]
         header = {
             "cmd": "call",

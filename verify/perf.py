@@ -299,10 +299,12 @@ def run_gate(checker: Any, baselines: list[str], budget_s: float = BUDGET_S) -> 
             "the GPU was contended"
         )
     times = {"candidate": candidate, **{n: own[n] for _, n in names if n != "candidate"}}
-    moved = int(checker.footprint)
+    moved = int(checker.moved)  # not the footprint: a workspace is no traffic a candidate owes
     result = judge(times, moved, checker.device, notes)
     result.update(
         overhead_ms=overhead,
+        own_median_ms={n: _median(v) for n, v in own.items() if v},
+        wall_median_ms={n: _median(v) for n, v in wall.items() if v},
         pool=pool_size,
         seconds=round(time.monotonic() - started, 3),
         compile_baseline_s=setup.get("compile_s"),
