@@ -286,7 +286,7 @@ class Reference:
         if header.get("referee"):
             # Its own command, once the checker has copied this one's parts and they are
             # freed (``scrub``): the float64 referee then runs beside nothing staged.
-            self.pending = (inputs, seed, spec, dtypes)
+            self.pending = (sharing, inputs, seed, spec, dtypes)
             reply["referee_pending"] = True
         del inputs
         self._mark()
@@ -297,8 +297,10 @@ class Reference:
         pending, self.pending = self.pending, None
         if pending is None:
             return {"ok": False, "detail": "no case waits for its float64 referee"}, []
-        message = _Message(self._sharer if self._sharing() else None)
-        reason = self._referee_parts(message, *pending)
+        sharing, *parts = pending  # the case's way (a checker gone to bytes gets bytes)
+        message = _Message(self._sharer if sharing and self._sharing() else None)
+        reason = self._referee_parts(message, *parts)
+        del parts
         del pending
         self._mark()
         reply = {"ok": True, "fp64_reason": reason, "fp64_note": self.fp64_note}
