@@ -504,26 +504,19 @@ class Checker:
             self.staging = ipc.Staging()
         count = [0]
 
-        def walk(node: Any) -> Any:
-            if isinstance(node, dict):
-                blob = node.get("blob")
-                if node.get("t") == "tensor" and isinstance(blob, int):
-                    value = blobs[blob]
-                    if isinstance(value, torch.Tensor):
-                        count[0] += 1
-                        try:
-                            return ipc.stage_input(self.staging, count[0] - 1, value)
-                        except (ipc.IpcError, RuntimeError):
-                            blobs[blob] = wire._tensor_bytes(value)
-                            return node
-                    return node
-                return {k: walk(v) for k, v in node.items()}
-            if isinstance(node, list):
-                return [walk(v) for v in node]
-            return node
+        def lend(leaf: dict[str, Any]) -> dict[str, Any]:
+            blob = leaf.get("blob")
+            value = blobs[blob] if leaf.get("t") == "tensor" and isinstance(blob, int) else None
+            if not isinstance(value, torch.Tensor):
+                return leaf
+            count[0] += 1
+            try:
+                return ipc.stage_input(self.staging, count[0] - 1, value)
+            except (ipc.IpcError, RuntimeError):
+                blobs[blob] = wire._tensor_bytes(value)
+                return leaf
 
-        lent = walk(tree)
-        return wire.subset(lent, blobs)
+        return wire.subset(wire.map_leaves(tree, lend), blobs)
 
     def _out_slots(self, out_tree: Any) -> list[Any] | None:
         """Staging buffers of this process for the candidate's outputs, one per tensor leaf
@@ -536,18 +529,11 @@ class Checker:
 
         sizes: list[int] = []
 
-        def walk(node: Any) -> None:
-            if isinstance(node, dict):
-                if node.get("t") == "tensor":
-                    sizes.append(wire.nbytes(node))
-                    return
-                for v in node.values():
-                    walk(v)
-            elif isinstance(node, list):
-                for v in node:
-                    walk(v)
+        def size(leaf: dict[str, Any]) -> None:
+            if leaf.get("t") == "tensor":
+                sizes.append(wire.nbytes(leaf))
 
-        walk(out_tree)
+        wire.map_leaves(out_tree, size)
         if not any(n >= ipc.MIN_BYTES for n in sizes):
             return None
         if self.staging is None:
@@ -881,19 +867,13 @@ class Checker:
 
 def _drop_device_blobs(tree: Any, blobs: list[Any]) -> None:
     """Release this process's device copies of a tree's tensors (their blobs become empty)."""
-    if isinstance(tree, dict):
-        blob = tree.get("blob")
-        if (
-            tree.get("t") == "tensor"
-            and isinstance(blob, int)
-            and isinstance(blobs[blob], torch.Tensor)
-        ):
+
+    def drop(leaf: dict[str, Any]) -> None:
+        blob = leaf.get("blob")
+        if isinstance(blob, int) and isinstance(blobs[blob], torch.Tensor):
             blobs[blob] = b""
-        for value in tree.values():
-            _drop_device_blobs(value, blobs)
-    elif isinstance(tree, list):
-        for value in tree:
-            _drop_device_blobs(value, blobs)
+
+    wire.map_leaves(tree, drop)
 
 
 def _settings(

@@ -225,6 +225,7 @@ class Reference:
         referee (the schedule is seeded).
         """
         assert self.loaded is not None
+        self.pending = None  # an earlier case's referee inputs, never asked for, go first
         seed, spec = int(header["seed"]), header.get("transform") or {}
         inputs, described = self._transform(self.loaded.make_inputs(seed, self.device), spec)
         if described is None:

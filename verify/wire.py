@@ -395,27 +395,38 @@ def shift(tree: Any, offset: int) -> None:
             shift(value, offset)
 
 
+def map_leaves(tree: Any, fn: Callable[[dict[str, Any]], Any]) -> Any:
+    """The tree with every data leaf (a tensor or pickle leaf) replaced by ``fn(leaf)``.
+
+    Module-level on purpose: a recursive closure is a reference cycle (the function holds
+    its own cell), which keeps whatever it captured (a message's blobs: gigabytes of device
+    tensors) alive until the cyclic collector happens to run."""
+    if isinstance(tree, dict):
+        if tree.get("t") in ("tensor", "pickle"):
+            return fn(tree)
+        return {k: map_leaves(v, fn) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [map_leaves(v, fn) for v in tree]
+    return tree
+
+
 def subset(tree: Any, blobs: list[Any]) -> tuple[Any, list[Any]]:
     """A tree with only the blobs it points at, re-indexed (so a message can forward one
     field of another without the rest: the reference's inputs, never its outputs)."""
     used: dict[int, int] = {}
     picked: list[Any] = []
 
-    def walk(node: Any) -> Any:
-        if isinstance(node, dict):
-            out = {k: walk(v) for k, v in node.items()}
-            if node.get("t") in ("tensor", "pickle") and isinstance(node.get("blob"), int):
-                old = node["blob"]
-                if old not in used:
-                    used[old] = len(picked)
-                    picked.append(blobs[old])
-                out["blob"] = used[old]
-            return out
-        if isinstance(node, list):
-            return [walk(v) for v in node]
-        return node
+    def pick(leaf: dict[str, Any]) -> dict[str, Any]:
+        out = dict(leaf)
+        old = leaf.get("blob")
+        if isinstance(old, int):
+            if old not in used:
+                used[old] = len(picked)
+                picked.append(blobs[old])
+            out["blob"] = used[old]
+        return out
 
-    return walk(tree), picked
+    return map_leaves(tree, pick), picked
 
 
 def localize(tree: Any, blobs: list[Any], bulk: Bulk) -> Any:
