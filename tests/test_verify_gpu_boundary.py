@@ -10,6 +10,7 @@ inputs, programs racing on real hardware.
 from __future__ import annotations
 
 import json
+
 import pytest
 import torch
 from _verify_adversarial import CHEATS

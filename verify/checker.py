@@ -506,7 +506,9 @@ class Checker:
 
         def lend(leaf: dict[str, Any]) -> dict[str, Any]:
             blob = leaf.get("blob")
-            value = blobs[blob] if leaf.get("t") == "tensor" and isinstance(blob, int) else None
+            if leaf.get("t") != "tensor" or not isinstance(blob, int):
+                return leaf
+            value = blobs[blob]
             if not isinstance(value, torch.Tensor):
                 return leaf
             count[0] += 1

@@ -227,6 +227,7 @@ class Reference:
         assert self.loaded is not None
         self.pending = None  # an earlier case's referee inputs, never asked for, go first
         seed, spec = int(header["seed"]), header.get("transform") or {}
+        inputs: list[Any] | None
         inputs, described = self._transform(self.loaded.make_inputs(seed, self.device), spec)
         if described is None:
             return {"ok": True, "skip": "no input has a batch dimension to change"}, []
