@@ -18,8 +18,8 @@ from deploy_cases import CANDIDATE, PROBLEM, SPECIALIZED, make_run
 
 from kernelopt_jupyter.cli.main import main
 from kernelopt_jupyter.deploy import export
-from kernelopt_jupyter.deploy.export import ExportError
 from kernelopt_jupyter.deploy.generalize import verify_shapes
+from kernelopt_jupyter.deploy.packaging import ExportError
 from kernelopt_jupyter.deploy.shapes import ShapeSet
 from kernelopt_jupyter.problem import problem_from_source
 from kernelopt_jupyter.verify import VerifyOptions
@@ -202,3 +202,15 @@ def test_export_errors_are_one_line(tmp_path: Path) -> None:
     code, _, err = _cli("export", str(run), "--device", "cpu", "--json")
     assert code == 2 and "exists and is not a KernelOPT export" in err
     assert (run / "export" / "kernelopt_p").is_dir()
+
+
+def test_the_api_functions_survive_their_modules_import() -> None:
+    """The package's ``export``/``reverify`` stay functions once their modules are loaded (a
+    submodule of the same name would replace the function: the second Export click failed)."""
+    import inspect
+
+    import kernelopt_jupyter.deploy as deploy
+    import kernelopt_jupyter.deploy.packaging
+    import kernelopt_jupyter.deploy.recheck  # noqa: F401
+
+    assert inspect.isfunction(deploy.export) and inspect.isfunction(deploy.reverify)

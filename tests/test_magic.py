@@ -559,3 +559,26 @@ def test_accepted_reduction_runs_after_triton_was_imported(tmp_path: Path) -> No
     # The accepted cell is guarded: a shape it was not verified at takes the person's function.
     assert lines[0] == "match True kernel", done.stdout
     assert lines[1].startswith("match True reference: these shapes"), done.stdout
+
+
+def test_export_line_command_takes_shape_sets(
+    ip: InteractiveShell, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`%kernelopt export` lists shape sets as the CLI does; each is verified and said."""
+    from deploy_cases import CANDIDATE, make_run
+
+    folder = make_run(tmp_path / "run", CANDIDATE)
+    log = EventLog(folder / "events.jsonl")
+    for kind, data in sample_events(candidates=1):
+        log.emit(kind, **data)
+    run(ip, f"open {folder}")
+    capsys.readouterr()
+    bad = run(ip, "export --shape ROWS")
+    assert "--shape" in str(bad.error_in_exec)
+    done = run(ip, f"export --shape ROWS=3 --fixed-shape --device cpu --out {tmp_path / 'pkg'}")
+    assert done.success, done.error_in_exec
+    out = capsys.readouterr().out
+    assert "shape as given: pass" in out and "shape ROWS=3: pass" in out, out
+    assert "derived" not in out  # --fixed-shape: no derived shapes
+    package = next((tmp_path / "pkg").iterdir())
+    assert (package / "manifest.json").is_file() and f"import {package.name}" in out

@@ -106,7 +106,7 @@ def show_check(out: TextIO) -> Callable[[Any], None]:
 
 
 def _export(args: argparse.Namespace, out: TextIO, sink: list[dict[str, Any]]) -> int:
-    from kernelopt_jupyter.deploy.export import ExportError, export_run
+    from kernelopt_jupyter.deploy.packaging import ExportError, export_run
     from kernelopt_jupyter.deploy.shapes import shape_sets
     from kernelopt_jupyter.device import DeviceError, resolve_device
     from kernelopt_jupyter.problem import ProblemError

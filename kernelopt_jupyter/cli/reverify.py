@@ -15,8 +15,8 @@ from kernelopt_jupyter.cli.export import _error, json_command, show_check
 
 
 def _reverify(args: argparse.Namespace, out: TextIO, sink: list[dict[str, Any]]) -> int:
-    from kernelopt_jupyter.deploy.export import ExportError, read_manifest
-    from kernelopt_jupyter.deploy.reverify import export_folder, reverify
+    from kernelopt_jupyter.deploy.packaging import ExportError, read_manifest
+    from kernelopt_jupyter.deploy.recheck import export_folder, reverify
     from kernelopt_jupyter.device import DeviceError, resolve_device
     from kernelopt_jupyter.problem import ProblemError
     from kernelopt_jupyter.verify import VerifyOptions

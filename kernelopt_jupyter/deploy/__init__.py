@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kernelopt_jupyter.deploy.export import ExportResult
     from kernelopt_jupyter.deploy.generalize import ShapeCheck
-    from kernelopt_jupyter.deploy.reverify import ReverifyResult
+    from kernelopt_jupyter.deploy.packaging import ExportResult
+    from kernelopt_jupyter.deploy.recheck import ReverifyResult
 
 __all__ = ["export", "reverify"]
 
@@ -38,7 +38,7 @@ def export(
 ) -> ExportResult:
     """``kernelopt export``: verify a run's winner at every shape set and write its package.
     Raises ``ExportError`` (nothing to export), ``ProblemError`` or ``DeviceError``."""
-    from kernelopt_jupyter.deploy.export import export_run
+    from kernelopt_jupyter.deploy.packaging import export_run
     from kernelopt_jupyter.deploy.shapes import shape_sets
     from kernelopt_jupyter.device import resolve_device
     from kernelopt_jupyter.verify import VerifyOptions
@@ -63,9 +63,9 @@ def reverify(
     on_check: Callable[[ShapeCheck], None] | None = None,
 ) -> ReverifyResult:
     """``kernelopt reverify``: re-run the gates on an export whose setup changed."""
-    from kernelopt_jupyter.deploy.export import read_manifest
-    from kernelopt_jupyter.deploy.reverify import export_folder
-    from kernelopt_jupyter.deploy.reverify import reverify as _reverify
+    from kernelopt_jupyter.deploy.packaging import read_manifest
+    from kernelopt_jupyter.deploy.recheck import export_folder
+    from kernelopt_jupyter.deploy.recheck import reverify as _reverify
     from kernelopt_jupyter.device import resolve_device
     from kernelopt_jupyter.verify import VerifyOptions
 

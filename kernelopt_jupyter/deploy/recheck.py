@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from kernelopt_jupyter.deploy import op_runtime
-from kernelopt_jupyter.deploy.export import ExportError, read_manifest, write_manifest
 from kernelopt_jupyter.deploy.generalize import ShapeCheck, ShapeReport, verify_shapes
+from kernelopt_jupyter.deploy.packaging import ExportError, read_manifest, write_manifest
 from kernelopt_jupyter.problem import ProblemError, problem_from_source
 from kernelopt_jupyter.verify import VerifyOptions
 

@@ -43,6 +43,10 @@ LINE_USAGE = """\
                              --run also runs it here (defines ModelNew now)
 %kernelopt sessions          sessions of this kernel and saved ones under runs/
 %kernelopt open DIR [--resume] [--text]   show a saved session (read-only, or resume it)
+%kernelopt export [--shape NAME=SIZE[,NAME=SIZE]]... [--fixed-shape] [--mode eval]
+                  [--device D] [--out DEST]
+                             verify the current session's winner at every shape set and write
+                             it as a guarded custom-op package (as `kernelopt export`)
 %%kernelopt --help           options of the cell magic that starts a search"""
 
 
@@ -527,6 +531,57 @@ class KernelOptMagics(Magics):
                     f"{len(state.candidates):>3} candidates  best {state.best or '-':<6} {folder}"
                 )
         print("\n".join(lines) if lines else f"no sessions yet (none in this kernel or {root}/)")
+
+    def _cmd_export(self, rest: list[str]) -> None:
+        from kernelopt_jupyter.deploy import export
+        from kernelopt_jupyter.deploy.packaging import ExportError
+        from kernelopt_jupyter.deploy.shapes import parse_shape_spec
+        from kernelopt_jupyter.device import DeviceError
+
+        usage = (
+            "kernelopt: usage: %kernelopt export [--shape NAME=SIZE[,NAME=SIZE]]... "
+            "[--fixed-shape] [--mode eval|as-constructed] [--device D] [--out DEST]"
+        )
+        parser = argparse.ArgumentParser(prog="%kernelopt export", add_help=False)
+        parser.add_argument("--shape", action="append", default=[])
+        parser.add_argument("--fixed-shape", action="store_true")
+        parser.add_argument("--mode", choices=("eval", "as-constructed"), default=None)
+        parser.add_argument("--out", default=None)
+        parser.add_argument("--device", default=None)
+        try:
+            args = parser.parse_args(rest)
+            shapes = [parse_shape_spec(spec) for spec in args.shape]
+        except SystemExit:
+            raise UsageError(usage) from None
+        except ValueError as exc:
+            raise UsageError(f"kernelopt: --shape: {exc}") from None
+        record = self._current()
+        state = record.state()
+        if not state.best or record.out_dir is None:
+            raise UsageError(f"kernelopt: {record.label} has no verified winner to export")
+        print(f"{record.label}: exporting {state.best}: verifying it at every shape set ...")
+
+        def said(check: Any) -> None:
+            name = getattr(getattr(check, "shape", None), "name", "?")
+            print(f"  shape {name}: {getattr(check, 'verdict', '?')}", flush=True)
+
+        try:
+            result = export(
+                record.out_dir,
+                args.out,
+                device=args.device or state.device or "auto",
+                shapes=shapes or None,
+                fixed_shape=args.fixed_shape,
+                on_check=said,
+                mode=args.mode,
+            )
+        except (ExportError, ProblemError, DeviceError) as exc:
+            raise UsageError(f"kernelopt: {exc}") from None
+        package = Path(result.package)
+        print(f"{record.label}: package {package}")
+        print(
+            f"use it: import sys; sys.path.insert(0, {str(package.parent)!r}); import {package.name}"
+        )
 
     def _cmd_open(self, rest: list[str]) -> None:
         parser = argparse.ArgumentParser(prog="%kernelopt open", add_help=False)
