@@ -44,6 +44,10 @@ COMMANDS = ("perf_setup", "perf_time", "perf_last")
 #: Seconds of timed rounds the gate aims at (rounds are clamped to 10..80).
 BUDGET_S = 3.0
 MIN_ROUNDS, MAX_ROUNDS = 10, 80
+#: The last timed call (whose output is checked as data) is at least the candidate's
+#: forward call number LATE_CHECK: a candidate that turns wrong after fewer calls than that
+#: is caught however few rounds the time budget allows (a loaded machine, a slow candidate).
+LATE_CHECK = 64
 #: Each timed call's input elements are scaled by factors in [1 - SALT, 1 + SALT].
 SALT = 0.05
 #: Pool inputs above this many bytes are not duplicated: one pool input is used.
@@ -249,6 +253,8 @@ def run_gate(checker: Any, baselines: list[str], budget_s: float = BUDGET_S) -> 
             one(side, name, 0)
     per_round = sum(_median(wall[n]) for _, n in names) / 1e3
     rounds = int(min(MAX_ROUNDS, max(MIN_ROUNDS, budget_s / max(per_round, 1e-6))))
+    made = sum(1 + c.burst for c in checker.calls) + 2  # the checks' calls and the warm-up
+    rounds = max(rounds, LATE_CHECK - made)
     for values in (*own.values(), *wall.values()):
         values.clear()
     order = list(names)
