@@ -122,11 +122,13 @@ def merge(paths: list[Path]) -> dict[str, Any]:
 def markdown(data: dict[str, Any]) -> str:
     """A results table (one line per problem) and the per-level summary, as Markdown."""
     lines = [
-        "| level | problem | verdict | vs eager | vs compile | vs best peer | s | moves |",
-        "|---|---|---|---:|---:|---:|---:|---|",
+        "| level | problem | verdict | vs eager | vs compile | vs best peer | s | analysis s "
+        "| first verdict s | per candidate s | moves |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in data["rows"]:
         peers = r.get("speedup_vs_peer") if isinstance(r.get("speedup_vs_peer"), dict) else {}
+        line = r.get("timeline") if isinstance(r.get("timeline"), dict) else {}
 
         def num(v: Any) -> str:
             return f"{v:.2f}" if isinstance(v, int | float) else "-"
@@ -135,6 +137,8 @@ def markdown(data: dict[str, Any]) -> str:
             f"| {r.get('level')} | `{Path(str(r.get('problem'))).stem}` | {r.get('verdict')} | "
             f"{num(r.get('speedup_vs_eager'))} | {num(r.get('speedup_vs_compile'))} | "
             f"{num(peers.get('best_baseline'))} | {num(r.get('seconds'))} | "
+            f"{num(line.get('analysis_s'))} | {num(line.get('first_verdict_s'))} | "
+            f"{num(line.get('median_candidate_s'))} | "
             f"{' -> '.join(r.get('moves') or []) or '-'} |"
         )
     lines += [
