@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _notebooks import outputs_of, text_of
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEM = ROOT / "benchmarks" / "problems" / "level1" / "diag_scale_matmul.py"
@@ -157,26 +158,6 @@ def _cells(device: str, time_limit: float, budget: int, wait_s: float) -> list[t
             ),
         ),
     ]
-
-
-def outputs_of(nb: Any, cell_id: str) -> list[dict[str, Any]]:
-    """The outputs of the cell with id ``cell_id``."""
-    for cell in nb.cells:
-        if cell.get("id") == cell_id:
-            return list(cell.get("outputs", []))
-    raise KeyError(cell_id)
-
-
-def text_of(outputs: list[dict[str, Any]]) -> str:
-    """Everything the outputs say, as text (streams, plain text and HTML)."""
-    parts = []
-    for out in outputs:
-        if out.get("output_type") == "stream":
-            parts.append(out.get("text", ""))
-        data = out.get("data", {})
-        parts.append(str(data.get("text/plain", "")))
-        parts.append(str(data.get("text/html", "")))
-    return "\n".join(parts)
 
 
 def run_accept_notebook(
