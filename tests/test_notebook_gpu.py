@@ -9,7 +9,7 @@ the search with ``%kernelopt wait``, accepts the best candidate with ``%kernelop
 against ``Model`` on the GPU and times both with CUDA events (TF32 off, warm-up calls, median
 of interleaved calls). The figures go to ``$KERNELOPT_GPU_ARTIFACTS/notebook_gpu.json``.
 
-The GPU image has no Jupyter packages: ``.whl/gpu_nb.sh`` installs them from wheels and runs
+The GPU image has no Jupyter packages: ``scripts/gpu_notebook.sh`` installs them from wheels and runs
 this file. The same steps on the CPU (Triton's interpreter, nothing timed) are
 ``tests/test_notebook.py``'s quickstart; ``run_accept_notebook(..., device="cpu")`` runs this
 file's notebook there too (with ``KERNELOPT_SMALL=1``), which is how it was developed.
@@ -179,7 +179,7 @@ def run_accept_notebook(
     except ImportError as exc:  # the GPU image has no Jupyter packages of its own
         pytest.fail(
             f"{exc}: this test needs the Jupyter wheels; on the GPU machine run "
-            "bash .whl/gpu_nb.sh (it installs them and runs this file)",
+            "bash scripts/gpu_notebook.sh (it installs them, fetched by scripts/fetch_gpu_wheels.sh, and runs this file)",
             pytrace=False,
         )
     # The deadline covers the final check and profiling too; the slack is for cancellation.

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Download the wheels the notebook GPU test needs (constraints/gpu-notebook.txt) for a Linux
+# x86-64 machine with CPython 3.12 and no network, into DEST (default gpu-wheels/jupyter).
+#   bash scripts/fetch_gpu_wheels.sh [DEST]      # then carry DEST to the GPU machine
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DEST="${1:-gpu-wheels/jupyter}"
+PYVER="${PYVER:-3.12}"
+mkdir -p "$DEST"
+grep -v '^#' constraints/gpu-notebook.txt | while read -r spec; do
+  [ -n "$spec" ] || continue
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$PYVER" \
+    --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
+    --platform manylinux_2_26_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux2014_x86_64 --platform manylinux1_x86_64 -d "$DEST" "$spec"
+done
+echo "$(ls "$DEST"/*.whl | wc -l) wheels in $DEST ($(du -sh "$DEST" | cut -f1))"
