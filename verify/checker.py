@@ -427,6 +427,8 @@ class Checker:
                 # verification goes the byte path from here on (the same call again).
                 self.ipc = False
                 self.ipc_note = str(reply["ipc_error"])
+                # This attempt's device copies go before the retry takes its own.
+                del case, blobs, ref_out, inputs, input_blobs, header
                 return self._one(index, call)
             self._judge(index, call, label, gate, case, blobs, ref_out, reply, got)
         except CandidateFailure as exc:
