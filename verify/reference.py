@@ -299,22 +299,25 @@ class Reference:
         pending, self.pending = self.pending, None
         if pending is None:
             return {"ok": False, "detail": "no case waits for its float64 referee"}, []
-        sharing, *parts = pending  # the case's way (a checker gone to bytes gets bytes)
-        message = _Message(self._sharer if sharing and self._sharing() else None)
-        reason = self._referee_parts(message, *parts)
-        del parts
+        sharing, inputs, seed, spec, dtypes = pending  # the case's way: bytes if it went so
         del pending
+        message = _Message(self._sharer if sharing and self._sharing() else None)
+        box = [inputs]  # handed over, so the referee can drop the fp32 inputs it no longer needs
+        del inputs
+        reason = self._referee_parts(message, box, seed, spec, dtypes)
         self._mark()
         reply = {"ok": True, "fp64_reason": reason, "fp64_note": self.fp64_note}
         return {**reply, **message.fields}, message.blobs
 
     def _referee_parts(
-        self, message: _Message, inputs: Any, seed: int, spec: dict[str, Any], dtypes: list[Any]
+        self, message: _Message, box: list[Any], seed: int, spec: dict[str, Any], dtypes: list[Any]
     ) -> str | None:
         """Add the float64 outputs (and the linear bound) to ``message``; the reason if none.
-        ``inputs`` is the case's pristine inputs, or None where the reference changed them in
-        place (drawn again: the schedule is seeded)."""
+        ``box`` holds the case's pristine inputs (taken out of it: this frame holds the last
+        reference), or None where the reference changed them in place (drawn again: the
+        schedule is seeded)."""
         assert self.loaded is not None
+        inputs = box.pop()
         if inputs is None:
             inputs, _ = self._transform(self.loaded.make_inputs(seed, self.device), spec)
         small = sum(v.numel() for v in _float_leaves(inputs)) <= LINEAR_BOUND_MAX
