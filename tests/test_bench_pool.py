@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _small import SMALL_SOFTMAX
 
 from kernelopt_jupyter.cli.bench_pool import _BenchWorker, _Job, _Queue
 from kernelopt_jupyter.cli.main import main
@@ -59,11 +60,11 @@ def _bench(args: list[str], tmp_path: Path) -> tuple[int, dict[str, Any], str]:
 
 
 def _suite(tmp_path: Path) -> Path:
-    """Two copies of a real problem and a broken one (an error row)."""
+    """Two copies of a real problem (at 32 rows) and a broken one (an error row)."""
     level = tmp_path / "suite" / "level1"
     level.mkdir(parents=True)
     for name in ("softmax_a.py", "softmax_b.py"):
-        (level / name).write_text(PROBLEM.read_text())
+        (level / name).write_text(SMALL_SOFTMAX)
     (level / "broken.py").write_text("import torch\nx = 1\n")
     return level.parent
 

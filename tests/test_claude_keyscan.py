@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _small import small_softmax
 from fake_anthropic import FakeAnthropic, Scripted, reply, role_of
 
 from kernelopt_jupyter.problem import load_problem
@@ -59,9 +60,14 @@ def responder(body: dict[str, Any]) -> Scripted:
 
 
 def test_no_key_in_any_file_or_request_after_a_candidate_reads_the_environment(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     out = tmp_path / "run"
+    # At 32 rows (a third of each gate's time), outside tmp_path: only the run's files are counted.
+    problem = small_softmax(tmp_path_factory.mktemp("problem"))
     with FakeAnthropic(responder=responder, api_key=FAKE_KEY) as fake:
         monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
@@ -78,7 +84,7 @@ def test_no_key_in_any_file_or_request_after_a_candidate_reads_the_environment(
             out_dir=out,
             memory_path=tmp_path / "home" / "memory.json",
         )
-        session = OptimizationSession(load_problem(str(PROBLEM)), opts)
+        session = OptimizationSession(load_problem(str(problem)), opts)
         result = session.run()
     captured = capfd.readouterr()
 

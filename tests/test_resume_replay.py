@@ -12,7 +12,8 @@ import signal
 import time
 from pathlib import Path
 
-from test_session import PROBLEM, _env, _kernelopt, _verify
+from _small import small_softmax
+from test_session import _env, _kernelopt, _verify
 
 from kernelopt_jupyter.events import read_events
 
@@ -20,7 +21,8 @@ from kernelopt_jupyter.events import read_events
 def test_interrupted_search_resumes_and_a_recording_replays(tmp_path: Path) -> None:
     out = tmp_path / "run"
     env = _env(tmp_path)
-    base = ["optimize", str(PROBLEM), "--device", "cpu", "--seeds", "1", "--budget", "4"]
+    problem = small_softmax(tmp_path / "problem")  # 32 rows: a third of each gate's time
+    base = ["optimize", str(problem), "--device", "cpu", "--seeds", "1", "--budget", "4"]
     proc = _kernelopt([*base, "--out", str(out)], env, start_new_session=True)
     events_file = out / "events.jsonl"
     deadline = time.monotonic() + 300
@@ -57,7 +59,7 @@ def test_interrupted_search_resumes_and_a_recording_replays(tmp_path: Path) -> N
     assert any(e.data["reused"] is False for e in after)
     assert len(before) <= len(result["candidates"]) <= 4
     assert len({c["id"] for c in result["candidates"]}) == len(result["candidates"])
-    assert _verify(out / "best.py", env)["verdict"] == "pass"
+    assert _verify(out / "best.py", env, problem)["verdict"] == "pass"
 
     # The finished log replays: the same agent outputs, every candidate gated afresh.
     replay_out = tmp_path / "replay"

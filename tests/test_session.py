@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from _small import SMALL_SOFTMAX, small_softmax
 from fake_anthropic import FakeAnthropic, plain_model
 
 from kernelopt_jupyter.events import read_events
@@ -41,8 +42,8 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def _verify(best: Path, env: dict[str, str]) -> dict[str, Any]:
-    proc = _kernelopt(["verify", str(PROBLEM), str(best), "--device", "cpu", "--json"], env)
+def _verify(best: Path, env: dict[str, str], problem: Path = PROBLEM) -> dict[str, Any]:
+    proc = _kernelopt(["verify", str(problem), str(best), "--device", "cpu", "--json"], env)
     out, err = proc.communicate(timeout=240)
     assert proc.returncode == 0, err
     report: dict[str, Any] = json.loads(out)
@@ -53,7 +54,8 @@ def test_claude_agents_end_to_end_against_the_fake_api(tmp_path: Path) -> None:
     out = tmp_path / "run"
     with FakeAnthropic(responder=plain_model) as fake:
         env = _env(tmp_path, ANTHROPIC_API_KEY=FAKE_KEY, ANTHROPIC_BASE_URL=fake.base_url)
-        args = ["optimize", str(PROBLEM), "--agents", "claude", "--budget", "3"]
+        problem = small_softmax(tmp_path / "problem")
+        args = ["optimize", str(problem), "--agents", "claude", "--budget", "3"]
         proc = _kernelopt(
             [*args, "--device", "cpu", "--seeds", "1", "--out", str(out), "--json"], env
         )
@@ -62,7 +64,7 @@ def test_claude_agents_end_to_end_against_the_fake_api(tmp_path: Path) -> None:
         assert fake.requests, "the SDK never reached the fake server"
     result = json.loads(stdout)
     assert result["agents"] == "claude" and result["best"]
-    assert _verify(out / "best.py", env)["verdict"] == "pass"
+    assert _verify(out / "best.py", env, problem)["verdict"] == "pass"
     events = read_events(out / "events.jsonl")
     assert {"profiler", "planner", "executor"} <= {
         e.data["agent"] for e in events if e.type == "agent_finished"
@@ -76,7 +78,8 @@ def test_claude_agents_end_to_end_against_the_fake_api(tmp_path: Path) -> None:
 
 def test_terminal_step_mode_takes_decisions_from_stdin(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    args = ["optimize", str(PROBLEM), "--device", "cpu", "--seeds", "1", "--budget", "3"]
+    problem = small_softmax(tmp_path / "problem")
+    args = ["optimize", str(problem), "--device", "cpu", "--seeds", "1", "--budget", "3"]
     proc = _kernelopt([*args, "--step", "--out", str(out)], _env(tmp_path), stdin=subprocess.PIPE)
     # approve the Profiler, reject the Planner's plans, then the search has nothing left
     _, stderr = proc.communicate("a\nr not this one\n", timeout=300)
@@ -93,7 +96,7 @@ def test_terminal_step_mode_takes_decisions_from_stdin(tmp_path: Path) -> None:
 def test_bench_summarises_per_level(tmp_path: Path) -> None:
     suite = tmp_path / "suite" / "level1"
     suite.mkdir(parents=True)
-    (suite / "softmax_a.py").write_text(PROBLEM.read_text())
+    (suite / "softmax_a.py").write_text(SMALL_SOFTMAX)
     bad = suite / "broken.py"
     bad.write_text("import torch\nx = 1\n")
     out = tmp_path / "bench"
