@@ -80,6 +80,10 @@ def _clone(values: list[Any]) -> list[Any]:
     return [v.clone() if isinstance(v, torch.Tensor) else copy.deepcopy(v) for v in values]
 
 
+def _copy_non_tensors(values: list[Any]) -> list[Any]:
+    return [v if isinstance(v, torch.Tensor) else copy.deepcopy(v) for v in values]
+
+
 def _to_fp64(values: list[Any], device: str | None = None) -> list[Any]:
     out = []
     for v in values:
@@ -127,10 +131,6 @@ def _float_inputs(inputs: list[Any]) -> list[int]:
         for i, v in enumerate(inputs)
         if isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel() > 0
     ]
-
-
-def _float_leaves(values: list[Any]) -> list[torch.Tensor]:
-    return [v for v in _leaves(values) if isinstance(v, torch.Tensor) and v.is_floating_point()]
 
 
 def _allocated(device: str) -> int:
@@ -237,15 +237,8 @@ class Reference:
         state_before = digest(list(self.model.state_dict().values()))
         # Inputs are no secret (the candidate gets them); everything after is the answer key.
         message.add("inputs", inputs, secret=False)
-        in_place = self.device != "cpu"  # a host tensor's bytes are packed by reference
-        work = [
-            v
-            if in_place and isinstance(v, torch.Tensor)
-            else copy.deepcopy(v)
-            if not isinstance(v, torch.Tensor)
-            else v.clone()
-            for v in inputs
-        ]
+        # A host tensor's bytes are packed by reference: forward gets a working copy there.
+        work = _clone(inputs) if self.device == "cpu" else _copy_non_tensors(inputs)
         self._mark()
         resident = _allocated(self.device)
         try:
@@ -320,7 +313,7 @@ class Reference:
         inputs = box.pop()
         if inputs is None:
             inputs, _ = self._transform(self.loaded.make_inputs(seed, self.device), spec)
-        small = sum(v.numel() for v in _float_leaves(inputs)) <= LINEAR_BOUND_MAX
+        small = sum(inputs[i].numel() for i in _float_inputs(inputs)) <= LINEAR_BOUND_MAX
         in64 = _to_fp64(_clone_float64(inputs))
         if not small:
             inputs = None  # the float64 copies are all the referee needs

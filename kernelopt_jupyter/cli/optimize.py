@@ -249,24 +249,22 @@ def search_timeline(events: Path) -> dict[str, Any]:
     """Where a search's time went, from its event stream (seconds since the session
     started): the analysis (until the first candidate), the first verdict, and per decided
     candidate the seconds from its proposal to its verdict."""
+    from kernelopt_jupyter.events import EventError, read_events
+
     first_candidate = first_verdict = last = None
     proposed: dict[str, float] = {}
     per_candidate: list[float] = []
     try:
-        lines = events.read_text().splitlines()
-    except OSError:
+        stream = read_events(events)
+    except (OSError, EventError):
         return {}
-    for line in lines:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        t, data = float(event.get("t") or 0.0), event.get("data") or {}
+    for event in stream:
+        t, data = float(event.t or 0.0), event.data or {}
         last = t
-        if event.get("type") == "candidate":
+        if event.type == "candidate":
             first_candidate = t if first_candidate is None else first_candidate
             proposed[str(data.get("id"))] = t
-        elif event.get("type") == "verdict":
+        elif event.type == "verdict":
             first_verdict = t if first_verdict is None else first_verdict
             start = proposed.get(str(data.get("candidate")))
             if start is not None:

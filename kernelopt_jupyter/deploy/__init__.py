@@ -21,7 +21,12 @@ if TYPE_CHECKING:
     from kernelopt_jupyter.deploy.packaging import ExportResult
     from kernelopt_jupyter.deploy.recheck import ReverifyResult
 
-__all__ = ["export", "reverify"]
+__all__ = ["export", "import_hint", "reverify"]
+
+
+def import_hint(package: Path) -> str:
+    """The line that imports an exported package from a notebook or script."""
+    return f"import sys; sys.path.insert(0, {str(package.parent)!r}); import {package.name}"
 
 
 def export(

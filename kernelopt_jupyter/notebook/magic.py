@@ -533,7 +533,7 @@ class KernelOptMagics(Magics):
         print("\n".join(lines) if lines else f"no sessions yet (none in this kernel or {root}/)")
 
     def _cmd_export(self, rest: list[str]) -> None:
-        from kernelopt_jupyter.deploy import export
+        from kernelopt_jupyter.deploy import export, import_hint
         from kernelopt_jupyter.deploy.packaging import ExportError
         from kernelopt_jupyter.deploy.shapes import parse_shape_spec
         from kernelopt_jupyter.device import DeviceError
@@ -579,9 +579,7 @@ class KernelOptMagics(Magics):
             raise UsageError(f"kernelopt: {exc}") from None
         package = Path(result.package)
         print(f"{record.label}: package {package}")
-        print(
-            f"use it: import sys; sys.path.insert(0, {str(package.parent)!r}); import {package.name}"
-        )
+        print(f"use it: {import_hint(package)}")
 
     def _cmd_open(self, rest: list[str]) -> None:
         parser = argparse.ArgumentParser(prog="%kernelopt open", add_help=False)

@@ -14,6 +14,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from kernelopt_jupyter.deploy import import_hint
 from kernelopt_jupyter.notebook.panel.background import BackgroundAction
 from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, cls
 
@@ -25,11 +26,6 @@ def _default_exporter(run_dir: str, **kwargs: Any) -> Any:
     from kernelopt_jupyter.deploy import export
 
     return export(run_dir, **kwargs)
-
-
-def import_hint(package: Path) -> str:
-    """The two lines that use the exported package from this notebook."""
-    return f"import sys; sys.path.insert(0, {str(package.parent)!r}); import {package.name}"
 
 
 class ExportView(BackgroundAction):
