@@ -119,16 +119,32 @@ def merge(paths: list[Path]) -> dict[str, Any]:
     }
 
 
+def memory_cell(mem: dict[str, Any]) -> str:
+    """``2.5x (checker 3.1x) of 12.9 GB``: the worst reference or candidate peak over the
+    reference's footprint, the checker's, and the footprint; ``-`` where not measured (CPU)."""
+    if not mem.get("footprint_bytes"):
+        return "-"
+    checker = mem.get("checker_over_footprint")
+    return (
+        f"{mem.get('peak_over_footprint', 0):.2f}x"
+        + (f" (checker {checker:.2f}x)" if isinstance(checker, int | float) else "")
+        + f" of {mem['footprint_bytes'] / 1e9:.2f} GB"
+    )
+
+
 def markdown(data: dict[str, Any]) -> str:
     """A results table (one line per problem) and the per-level summary, as Markdown."""
     lines = [
         "| level | problem | verdict | vs eager | vs compile | vs best peer | s | analysis s "
-        "| first verdict s | per candidate s | moves |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| first verdict s | per candidate s | checks / timing s | peak memory / footprint "
+        "| moves |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in data["rows"]:
         peers = r.get("speedup_vs_peer") if isinstance(r.get("speedup_vs_peer"), dict) else {}
         line = r.get("timeline") if isinstance(r.get("timeline"), dict) else {}
+        mem = r.get("memory") if isinstance(r.get("memory"), dict) else {}
+        split = r.get("verify_seconds") if isinstance(r.get("verify_seconds"), dict) else {}
 
         def num(v: Any) -> str:
             return f"{v:.2f}" if isinstance(v, int | float) else "-"
@@ -139,6 +155,8 @@ def markdown(data: dict[str, Any]) -> str:
             f"{num(peers.get('best_baseline'))} | {num(r.get('seconds'))} | "
             f"{num(line.get('analysis_s'))} | {num(line.get('first_verdict_s'))} | "
             f"{num(line.get('median_candidate_s'))} | "
+            f"{' / '.join(num(split.get(k)) for k in ('checks', 'timing'))} | "
+            f"{memory_cell(mem)} | "
             f"{' -> '.join(r.get('moves') or []) or '-'} |"
         )
     lines += [

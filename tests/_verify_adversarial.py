@@ -1069,12 +1069,16 @@ SPECIALIZED = Case(
     "hardwired_shapes",
     "5",
     SR,
-    residual("return launch_fixed(x, y, self.scale, torch.empty_like(x))").replace(
+    residual("return launch_fixed(x, y, self.scale)").replace(
         "class ModelNew",
         """ROWS, COLS = 97, 1023
 
 
-def launch_fixed(x, y, s, out):
+def launch_fixed(x, y, s):
+    # The benchmark's shape written in. (A grid of ROWS * COLS over a smaller input would
+    # read and write past its buffers: undefined, so not a test's subject.)
+    x, y = x.view(ROWS, COLS), y.view(ROWS, COLS)
+    out = torch.empty((ROWS, COLS), device=x.device, dtype=x.dtype)
     _k[(triton.cdiv(ROWS * COLS, 4096),)](x, y, s, out, ROWS * COLS, COLS, BLOCK=4096)
     return out
 

@@ -21,6 +21,7 @@ def _session(baselines: dict[str, Any], ms: float | None, vs_eager: float | None
         ms=ms,
         speedup_vs_eager=vs_eager,
         speedup_vs_compile=None if vs_eager is None else vs_eager / 2.0,
+        report=SimpleNamespace(gates=[], seconds=0.0),
     )
     result = SimpleNamespace(
         baselines=baselines,
@@ -87,3 +88,45 @@ def test_search_timeline_reads_where_the_time_went(tmp_path: Path) -> None:
     assert line["candidate_s"] == [31.4, 7.1] and line["verdicts"] == 2
     assert line["median_candidate_s"] == 31.4 and line["session_s"] == 63.5
     assert search_timeline(tmp_path / "missing.jsonl") == {}
+
+
+def test_rows_carry_what_verification_cost() -> None:
+    from kernelopt_jupyter.cli.optimize import verification_costs
+    from kernelopt_jupyter.verify.report import GateResult
+
+    def gated(peak: float, checker: float, checks: float, total: float) -> Any:
+        memory = {
+            "footprint_bytes": 1000,
+            "reference_peak_bytes": int(peak * 1000),
+            "checker_peak_bytes": int(checker * 1000),
+            "peak_over_footprint": peak,
+            "checker_over_footprint": checker,
+        }
+        gates = [
+            GateResult("static", "pass", ""),
+            GateResult(
+                "correctness", "pass", "", {"memory": memory, "timings": {"seconds": checks}}
+            ),
+            GateResult("performance", "pass", "", {"seconds": 4.0}),
+        ]
+        return SimpleNamespace(report=SimpleNamespace(gates=gates, seconds=total))
+
+    costs = verification_costs(
+        [gated(2.0, 3.0, 5.0, 12.0), gated(2.5, 2.8, 9.0, 20.0), gated(1.2, 1.0, 7.0, 13.0)]
+    )
+    mem = costs["memory"]
+    assert mem["peak_over_footprint"] == 2.5 and mem["checker_over_footprint"] == 3.0
+    assert mem["reference_peak_bytes"] == 2500 and mem["footprint_bytes"] == 1000
+    # medians of (5, 9, 7) s of checks and 4 s of timing
+    assert costs["verify_seconds"] == {"checks": 7.0, "timing": 4.0}
+    assert verification_costs([]) == {"memory": None, "verify_seconds": None}
+
+
+def test_markdown_shows_memory_per_problem() -> None:
+    from benchmarks.summarize import memory_cell
+
+    cell = memory_cell(
+        {"footprint_bytes": 12.9e9, "peak_over_footprint": 2.54, "checker_over_footprint": 3.12}
+    )
+    assert cell == "2.54x (checker 3.12x) of 12.90 GB"
+    assert memory_cell({}) == "-"

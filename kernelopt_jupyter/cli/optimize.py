@@ -231,6 +231,7 @@ def bench_row(
         library_dominated=result.library_dominated,
         out_dir=str(session.out_dir),
         timeline=search_timeline(Path(session.out_dir) / "events.jsonl"),
+        **verification_costs(result.candidates),
     )
     if best is None:
         row["verdict"] = "no verified candidate"
@@ -243,6 +244,40 @@ def bench_row(
     if peers is not None:
         _side_by_side(row, peers, best is not None)
     return row
+
+
+def verification_costs(candidates: list[Any]) -> dict[str, Any]:
+    """What the search's verifications cost, from their reports: the worst peak device memory
+    of each process (reference, candidate, checker) over the reference's footprint, and the
+    median seconds of a verification's checked calls (correctness and fp64: the checker's
+    clock) and of its timing (performance); the rest of a candidate's seconds (its
+    ``timeline``) is loading, compiling and the worker."""
+    memory: dict[str, Any] = {}
+    split: dict[str, list[float]] = {"checks": [], "timing": []}
+    for gated in candidates:
+        report = gated.report
+        checks = timing = 0.0
+        for gate in report.gates:
+            metrics = gate.metrics or {}
+            if gate.name == "correctness":
+                clock = metrics.get("timings")
+                if isinstance(clock, dict) and isinstance(clock.get("seconds"), (int, float)):
+                    checks = float(clock["seconds"])
+                mem = metrics.get("memory")
+                for key, value in mem.items() if isinstance(mem, dict) else ():
+                    if not isinstance(value, (int, float)):
+                        continue
+                    if key.endswith("_over_footprint"):
+                        memory[key] = round(max(memory.get(key, 0.0), float(value)), 3)
+                    elif key.endswith("_bytes"):
+                        memory[key] = max(int(memory.get(key, 0)), int(value))
+            elif gate.name == "performance" and isinstance(metrics.get("seconds"), (int, float)):
+                timing = float(metrics["seconds"])
+        if checks or timing:
+            split["checks"].append(checks)
+            split["timing"].append(timing)
+    medians = {k: round(sorted(v)[len(v) // 2], 2) for k, v in split.items() if v}
+    return {"memory": memory or None, "verify_seconds": medians or None}
 
 
 def search_timeline(events: Path) -> dict[str, Any]:
