@@ -162,6 +162,42 @@ def test_sessions_marks_an_interrupted_saved_session(
     assert "interrupted" in line and "running" not in line
 
 
+class StoppedSession(RecordedSession):
+    """A recorded session that the person stopped: it ends ``stopped``, not ``finished``."""
+
+    def start(self) -> None:
+        def run() -> None:
+            for kind, data in sample_events(candidates=3):
+                if kind == "session_finished":
+                    data = {**data, "status": "stopped"}
+                self.log.emit(kind, **data)
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+
+
+def test_wait_and_sessions_say_stopped_for_a_stopped_session(
+    ip: InteractiveShell,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(session, "OptimizationSession", StoppedSession)
+    run(ip, "--budget 3 --text", CELL)
+    assert StoppedSession.made[-1].wait(10)
+    capsys.readouterr()
+    run(ip, "wait 5")
+    said = capsys.readouterr().out
+    assert "s1: stopped; best c2" in said and "finished" not in said
+    folder = tmp_path / "saved-runs" / "halted"
+    log = EventLog(folder / "events.jsonl")
+    for kind, data in sample_events(candidates=3):
+        log.emit(kind, **({**data, "status": "stopped"} if kind == "session_finished" else data))
+    run(ip, f"sessions {tmp_path / 'saved-runs'}")
+    saved = [line for line in capsys.readouterr().out.splitlines() if line.startswith("saved")]
+    assert len(saved) == 1 and " stopped " in saved[0] and "finished" not in saved[0], saved
+
+
 def test_bad_option_is_a_usage_error(ip: InteractiveShell) -> None:
     result = run(ip, "--budget lots", "pass\n")
     assert not result.success and "invalid int value" in str(result.error_in_exec)

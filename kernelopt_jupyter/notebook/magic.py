@@ -468,7 +468,7 @@ class KernelOptMagics(Magics):
         record.refresh_summary()
         state = record.state()
         if finished:
-            print(f"{record.label}: {state.status}; best {state.best or 'none'}")
+            print(f"{record.label}: {shown_status(state)}; best {state.best or 'none'}")
         else:
             print(f"{record.label}: still running after {timeout:g} s")
 
@@ -525,7 +525,7 @@ class KernelOptMagics(Magics):
                     lines.append(f"saved  {folder}  (unreadable: {exc})")
                     continue
                 # Not running in this kernel and never finished: its kernel went away mid-run.
-                status = state.status if state.status == "finished" else "interrupted"
+                status = shown_status(state) if state.status == "finished" else "interrupted"
                 lines.append(
                     f"saved  {state.problem:<16} {status:<11} "
                     f"{len(state.candidates):>3} candidates  best {state.best or '-':<6} {folder}"
