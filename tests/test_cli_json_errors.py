@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SOFTMAX = ROOT / "kernelopt_jupyter" / "problems" / "row_softmax.py"
@@ -59,3 +62,37 @@ def test_a_refused_run_leaves_no_folder(tmp_path: Path) -> None:
     done = _kernelopt(tmp_path, "optimize", str(SOFTMAX), "--agents", "claude")
     assert done.returncode == 2 and "ANTHROPIC_API_KEY" in done.stderr
     assert not (tmp_path / "runs").exists(), list((tmp_path / "runs").rglob("*"))
+
+
+def _json_subcommands() -> dict[str, int]:
+    """Every subcommand that takes --json -> how many positional arguments it needs."""
+    from kernelopt_jupyter.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    found = {}
+    for name, command in sub.choices.items():
+        options = {o for action in command._actions for o in action.option_strings}
+        if "--json" in options:
+            found[name] = sum(1 for a in command._actions if not a.option_strings)
+    return found
+
+
+def test_every_json_subcommand_answers_bad_input_with_one_object(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kernelopt_jupyter.cli import main
+
+    commands = _json_subcommands()
+    assert {"verify", "profile", "optimize", "bench", "export", "report"} <= set(commands)
+    monkeypatch.chdir(tmp_path)
+    for name, positionals in commands.items():
+        missing = [f"missing_{i}" for i in range(positionals)]
+        code = main([name, *missing, "--json"])
+        out, err = capsys.readouterr()
+        assert code == 2, (name, out, err)
+        payload = _one_object(out)
+        assert payload["schema"] == 1 and payload["exit"] == 2, (name, payload)
+        assert "missing_0" in str(payload["error"]), (name, payload)  # it names the path
+        assert str(payload["error"]) in err  # the same line as on stderr
+    assert not (tmp_path / "runs").exists()
