@@ -100,7 +100,19 @@ def test_profile_command_json_and_table(capsys: pytest.CaptureFixture[str]) -> N
     args.json = False
     assert cmd_profile.run(args) == 0
     table = capsys.readouterr().out
-    assert "vendor_0_mm [cuBLAS, kept]" in table and "library-dominated" in table
+    # On the CPU the kept matmul ran ATen's CPU kernel: the table does not call it cuBLAS.
+    assert "vendor_0_mm [CPU ATen; cuBLAS on GPU, kept]" in table and "library-dominated" in table
+
+
+def test_profile_table_names_the_vendor_library_only_on_the_gpu() -> None:
+    from kernelopt_jupyter.analysis.dispatch import DispatchRecord
+    from kernelopt_jupyter.cli.profile import render_table
+
+    vendor = DispatchRecord(name="vendor_0_mm", kind="vendor", ops=["aten.mm"], library="cuBLAS")
+    on_gpu = render_table(DispatchMap(problem="p.py", device="cuda", records=[vendor]))
+    assert "vendor_0_mm [cuBLAS, kept]" in on_gpu
+    on_cpu = render_table(DispatchMap(problem="p.py", device="cpu", records=[vendor]))
+    assert "[cuBLAS, kept]" not in on_cpu and "CPU ATen; cuBLAS on GPU" in on_cpu
 
 
 def test_profile_command_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -40,6 +40,8 @@ def test_report_tells_the_sessions_story(tmp_path: Path) -> None:
     ):
         assert heading in markdown
     assert "not timed" in markdown  # a CPU session says so
+    # Its kept matmul ran ATen's CPU kernel: the dispatch table does not call it cuBLAS.
+    assert "| CPU ATen; cuBLAS on GPU |" in markdown and "| cuBLAS |" not in markdown
     # Each candidate that passed has its own section with its gates and its diff.
     events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
     passed = [

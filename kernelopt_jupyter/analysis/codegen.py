@@ -91,6 +91,15 @@ def library_of(op: str) -> str:
     return _LIBRARY.get(op, "vendor")
 
 
+def library_on(library: str, device: str) -> str:
+    """How a kept vendor call's library is named on ``device``. The harvest labels a call by
+    the library a GPU would use; on the CPU the same aten op runs ATen's own CPU kernel, so
+    calling it cuBLAS or cuDNN there would claim what did not run."""
+    if device != "cpu" or library in ("", "aten"):
+        return library
+    return f"CPU ATen; {library} on GPU"
+
+
 def is_vendor_op(op: str) -> bool:
     """Whether an aten op name (``aten.addmm.default``, ``addmm``) is a vendor-library call."""
     base = op.split(".")[-2] if op.count(".") >= 2 else op.split(".")[-1]

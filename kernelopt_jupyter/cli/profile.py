@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from kernelopt_jupyter.analysis.baselines import Baselines, measure_baselines
+from kernelopt_jupyter.analysis.codegen import library_on
 from kernelopt_jupyter.analysis.dispatch import DispatchMap, profile_problem
 from kernelopt_jupyter.device import DeviceError, resolve_device
 from kernelopt_jupyter.problem import ProblemError, load_problem
@@ -45,7 +46,8 @@ def render_table(dmap: DispatchMap, baselines: Baselines | None = None) -> str:
     for i, rec in enumerate(dmap.records, 1):
         share = "-" if rec.share is None else f"{100 * rec.share:.1f}%"
         roof = "-" if rec.roofline_fraction is None else f"{100 * rec.roofline_fraction:.0f}%"
-        label = rec.name if rec.kind != "vendor" else f"{rec.name} [{rec.library}, kept]"
+        library = library_on(rec.library, dmap.device)
+        label = rec.name if rec.kind != "vendor" else f"{rec.name} [{library}, kept]"
         lines.append(
             f"{i:>2} {rec.kind:<7} {label[:44]:<44} {share:>6} {_fmt(rec.ms, '.4f'):>9} "
             f"{rec.launches:>6} {_bytes(rec.bytes):>8} {_fmt(rec.intensity, '.2f'):>7} "

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kernelopt_jupyter.analysis.codegen import library_on
 from kernelopt_jupyter.events import EventError, read_events
 from kernelopt_jupyter.session.state import (
     CandidateView,
@@ -216,7 +217,9 @@ def _dispatch_cells(state: SessionState) -> list[dict[str, Any]]:
             "| {name} | {kind} | {ops} | {launches} | {ms} | {share} | {flops} | {bytes} "
             "| {intensity} | {bound} |".format(
                 name=_cell_text(r.get("name", "")),
-                kind=_cell_text(r.get("library") or r.get("kind") or ""),
+                kind=_cell_text(
+                    library_on(str(r.get("library") or ""), state.device) or r.get("kind") or ""
+                ),
                 ops=_cell_text(", ".join(map(str, r.get("ops") or []))),
                 launches=r.get("launches", ""),
                 ms=_number(r.get("ms"), "%.4f"),
