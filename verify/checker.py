@@ -644,10 +644,14 @@ class Checker:
     def _accounting(self, index: int, label: str, gate: str, reply: dict[str, Any]) -> None:
         launches = int(reply.get("launches") or 0)
         replays = int(reply.get("graph_replays") or 0)
-        # A CUDA graph replays kernels launched (and captured) earlier: in __init__ or in an
-        # earlier call; a replay goes through no Triton entry point and no ATen op.
+        vendor = sum(int(v) for v in (reply.get("vendor_ops") or {}).values())
+        # A CUDA graph replays work launched (and captured) earlier: Triton kernels or vendor
+        # calls (cuBLAS, cuDNN: a dispatch-only candidate's graph), in __init__ or in an
+        # earlier call; a replay goes through no Triton entry point and no ATen op. (Its
+        # output is then "stale" to the dispatch accounting; the values are checked anyway,
+        # on new inputs every call.)
         graph_replay = self.cuda_graphs and replays > 0 and self.launched_before > 0
-        self.launched_before += launches
+        self.launched_before += launches + vendor
         if reply.get("stream_violations"):
             raise CandidateFailure(str(reply["stream_violations"][0]), gate)
         changes = reply.get("changes") or []

@@ -1,0 +1,71 @@
+"""A CUDA graph of vendor calls (a dispatch-only candidate captured once and replayed) is
+recognised as a replay by the checker's dispatch accounting, as one of Triton kernels is;
+without captured work, a replayed-looking call with a kept output still fails.
+
+The replies are the candidate harness's (``verify.sandbox``) as plain data: CUDA graphs cannot
+run on the CPU, and the rule under test is the checker's reading of them. Found on the H200:
+``rewrite: fold BatchNorm ... (eager vendor path) in a CUDA graph`` failed every second call
+with "the memory of the output was not written during this call"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kernelopt_jupyter.verify.checker import CandidateFailure, Checker
+
+
+def _checker(*, dispatch_only: bool, cuda_graphs: bool) -> Checker:
+    kwargs: dict[str, Any] = {
+        "device": "cuda",
+        "dispatch_only": dispatch_only,
+        "cuda_graphs": cuda_graphs,
+        "fp64_factor": 10.0,
+        "seed": 7,
+        "time_limit_s": 60.0,
+        "problem": None,
+        "candidate_source": "",
+        "seeds": 3,
+    }
+    return Checker(kwargs, ref=None, cand=None)  # type: ignore[arg-type]
+
+
+def _reply(state: str, *, replays: int = 0, vendor: int = 0, launches: int = 0) -> dict[str, Any]:
+    return {
+        "launches": launches,
+        "graph_replays": replays,
+        "vendor_ops": {"aten.convolution": vendor} if vendor else {},
+        "provenance": [{"state": state}],
+    }
+
+
+def test_a_replayed_vendor_graph_passes_the_accounting() -> None:
+    checker = _checker(dispatch_only=True, cuda_graphs=True)
+    # call 1: two eager warm-ups, the capture and a replay: vendor ops seen, output written
+    checker._accounting(0, "call 1", "static", _reply("vendor", replays=1, vendor=3))
+    # call 2 on: the replay alone; its output memory is not written by any visible op
+    checker._accounting(1, "call 2", "correctness", _reply("stale", replays=1))
+    checker._accounting(2, "call 3", "correctness", _reply("stale", replays=1))
+
+
+def test_a_kept_output_without_captured_work_still_fails() -> None:
+    checker = _checker(dispatch_only=True, cuda_graphs=True)
+    checker._accounting(0, "call 1", "static", _reply("torch"))  # nothing captured
+    with pytest.raises(CandidateFailure, match="not written during this call"):
+        checker._accounting(1, "call 2", "correctness", _reply("stale", replays=1))
+
+
+def test_no_replay_no_allowance() -> None:
+    checker = _checker(dispatch_only=True, cuda_graphs=True)
+    checker._accounting(0, "call 1", "static", _reply("vendor", vendor=2))
+    # vendor work seen before, but this call replayed no graph: a kept output is stale
+    with pytest.raises(CandidateFailure, match="not written during this call"):
+        checker._accounting(1, "call 2", "correctness", _reply("stale"))
+
+
+def test_a_candidate_not_using_cuda_graphs_gets_no_allowance() -> None:
+    checker = _checker(dispatch_only=True, cuda_graphs=False)
+    checker._accounting(0, "call 1", "static", _reply("vendor", replays=1, vendor=3))
+    with pytest.raises(CandidateFailure, match="not written during this call"):
+        checker._accounting(1, "call 2", "correctness", _reply("stale", replays=1))
