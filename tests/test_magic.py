@@ -160,6 +160,11 @@ def test_sessions_marks_an_interrupted_saved_session(
     run(ip, f"sessions {tmp_path / 'runs'}")
     line = capsys.readouterr().out
     assert "interrupted" in line and "running" not in line
+    # Opened read-only, its summary says the same (no kernel runs it any more).
+    (folder / "problem.py").write_text(REFERENCE)
+    run(ip, f"open {folder}")
+    summary = magic.SESSIONS[-1].summary_html()
+    assert "status <b>interrupted</b>" in summary and "running" not in summary
 
 
 class StoppedSession(RecordedSession):

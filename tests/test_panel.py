@@ -24,7 +24,11 @@ from kernelopt_jupyter.notebook.panel import plots
 from kernelopt_jupyter.notebook.panel.diff import paired_blocks, side_by_side, split_blocks
 from kernelopt_jupyter.notebook.panel.stream import StreamView
 from kernelopt_jupyter.notebook.panel.view import TAB_TITLES, SessionPanel
-from kernelopt_jupyter.notebook.report import render_summary, state_from_events
+from kernelopt_jupyter.notebook.report import (
+    render_summary,
+    state_from_events,
+    summary_of_events,
+)
 from kernelopt_jupyter.problem import problem_from_source
 from kernelopt_jupyter.session.progress import TextProgress
 from kernelopt_jupyter.session.state import SessionState
@@ -588,6 +592,26 @@ def test_static_summary() -> None:
     assert "kernelopt-summary" in html and "%kernelopt open runs/x" in html
     assert html.count("<tr>") == 3 and "c2</b> ★" in html
     assert "✗ correctness" in html and "1.20x" in html
+
+
+def test_summary_beside_the_live_panel() -> None:
+    """The summary shown under the live panel: a running session says so and where its progress
+    is, its table (the panel's own) starts folded, so the page does not repeat it; an unfinished
+    session that no kernel runs any more says it was interrupted."""
+    events = events_of(candidates=3)
+    live = summary_of_events(events[:2], beside_panel=True, live=True)
+    assert "status <b>running (the live panel shows its progress" in live
+    assert "Measuring the baselines (eager, torch.compile) (" in live
+    assert "Profiling the reference and harvesting Inductor&#x27;s kernels (running)" in live
+    assert "interrupted" not in live
+    saved = summary_of_events(events[:2], beside_panel=True)
+    assert "status <b>interrupted</b>" in saved and "kernels (interrupted)" in saved
+    assert "running" not in saved
+    beside = summary_of_events(events, beside_panel=True, live=True)
+    assert "status <b>finished</b>" in beside
+    assert "<details><summary>3 candidate(s) (the same table as the panel's)" in beside
+    alone = summary_of_events(events)
+    assert "<details open><summary>3 candidate(s)</summary>" in alone
 
 
 def test_text_progress_lines() -> None:

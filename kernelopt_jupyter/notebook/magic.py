@@ -70,7 +70,8 @@ class SessionRecord:
 
     def summary_html(self) -> str:
         """The static summary of the session's events (its table folded: the panel has it)."""
-        return summary_of_events(self.events(), out_dir=self.out_dir, beside_panel=True)
+        live = self.live and self.session is not None
+        return summary_of_events(self.events(), out_dir=self.out_dir, beside_panel=True, live=live)
 
     def events(self) -> list[Event]:
         """The session's events so far."""

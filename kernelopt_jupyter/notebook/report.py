@@ -42,7 +42,7 @@ def state_from_events(events: Iterable[Event]) -> SessionState:
     return state
 
 
-def _phases_html(events: list[Event]) -> str:
+def _phases_html(events: list[Event], live: bool) -> str:
     tracker = PhaseTracker()
     for event in events:
         tracker.apply(event)
@@ -50,8 +50,8 @@ def _phases_html(events: list[Event]) -> str:
     for phase in tracker.phases:
         if phase.end is not None:
             took = duration_text(phase.end - phase.start)
-        else:
-            took = "interrupted" if tracker.finished is None and phase.name else "running"
+        else:  # an unfinished phase: still going in this kernel, or its run went away
+            took = "running" if live else "interrupted"
         detail = f", {html.escape(phase.detail)}" if phase.detail else ""
         items.append(f"{html.escape(phase.label)} ({took}{detail})")
     return "<div class='kernelopt-summary-phases'>" + " → ".join(items) + "</div>" if items else ""
@@ -63,17 +63,21 @@ def render_summary(
     out_dir: str | Path | None = None,
     events: list[Event] | None = None,
     beside_panel: bool = False,
+    live: bool = False,
 ) -> str:
     """HTML summary: problem, status, phases, baselines, the best candidate and the table.
 
     ``events`` (the session's) add the phases' durations and each candidate's concrete change.
     ``beside_panel``: the live panel shows the same table, so it starts folded here (the saved
-    notebook still carries it, for viewers without widgets).
+    notebook still carries it, for viewers without widgets). ``live``: the session runs in this
+    kernel; an unfinished session that does not was interrupted, and says so.
     """
     s = state
     status = str((s.finished or {}).get("status") or s.status)
-    if status == "starting":
-        status = "starting (the live panel shows its progress; this summary is redrawn at the end)"
+    if not s.finished and live:
+        status += " (the live panel shows its progress; this summary is redrawn at the end)"
+    elif not s.finished and s.status != "starting":
+        status = "interrupted"
     head = [
         f"problem <b>{html.escape(s.problem or '?')}</b>",
         html.escape(s.kind) if s.kind else "",
@@ -88,7 +92,7 @@ def render_summary(
         "<div>" + " · ".join(h for h in head if h) + "</div>",
     ]
     if events:
-        parts.append(_phases_html(events))
+        parts.append(_phases_html(events, live))
     if out_dir is not None:
         folder = html.escape(str(out_dir))
         parts.append(
@@ -178,11 +182,19 @@ def _table_html(s: SessionState, events: list[Event], *, folded: bool) -> str:
 
 
 def summary_of_events(
-    events: list[Event], *, out_dir: str | Path | None = None, beside_panel: bool = False
+    events: list[Event],
+    *,
+    out_dir: str | Path | None = None,
+    beside_panel: bool = False,
+    live: bool = False,
 ) -> str:
-    """The HTML summary of a session's events."""
+    """The HTML summary of a session's events (``live``: it runs in this kernel)."""
     return render_summary(
-        state_from_events(events), out_dir=out_dir, events=events, beside_panel=beside_panel
+        state_from_events(events),
+        out_dir=out_dir,
+        events=events,
+        beside_panel=beside_panel,
+        live=live,
     )
 
 
