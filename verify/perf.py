@@ -125,15 +125,12 @@ def reference_command(ref: Any, header: dict[str, Any]) -> tuple[dict[str, Any],
             except Exception as exc:
                 notes.append(f"torch.compile baseline unavailable ({type(exc).__name__})")
         ref.perf = _Side(ref.device, pool, fns)
-        encoded = wire.encode([list(p) for p in pool])
-        reply = {
-            "ok": True,
-            "pool": encoded.tree,
-            "names": list(fns),
-            "notes": notes,
-            "compile_s": compile_s,
-        }
-        return reply, list(encoded.blobs)
+        # The timed inputs are no secret (the candidate gets them); on the GPU they go by
+        # CUDA IPC from staging buffers, like a case's (``Reference.case``).
+        message = _message(ref, header)
+        message.add("pool", [list(p) for p in pool], secret=False)
+        reply = {"ok": True, "names": list(fns), "notes": notes, "compile_s": compile_s}
+        return {**reply, **message.fields}, message.blobs
     side: _Side = ref.perf
     if cmd == "perf_time":
         ms = side.time(str(header["name"]), int(header["index"]), int(header["salt"]))
@@ -141,8 +138,19 @@ def reference_command(ref: Any, header: dict[str, Any]) -> tuple[dict[str, Any],
     # perf_last: the reference's output for a pool input and salt (trusted, for the checker)
     with torch.no_grad():
         out = ref.model(*side.inputs(int(header["index"]), int(header["salt"])))
-    encoded = wire.encode(out)
-    return {"ok": True, "out": encoded.tree}, list(encoded.blobs)
+    message = _message(ref, header)
+    message.add("out", out, secret=True)  # zero-filled at ``scrub``, as a case's answer
+    del out
+    return {"ok": True, **message.fields}, message.blobs
+
+
+def _message(ref: Any, header: dict[str, Any]) -> Any:
+    """A reference reply packed as ``Reference.case`` packs one: large device tensors staged
+    for the checker when ``header["share"]`` asks for it and CUDA IPC works, else bytes."""
+    from kernelopt_jupyter.verify.reference import _Message
+
+    sharing = bool(header.get("share")) and ref._sharing()
+    return _Message(ref._sharer if sharing else None)
 
 
 def sandbox_command(
@@ -153,7 +161,12 @@ def sandbox_command(
     if box.model is None:
         return {"ok": False, "detail": "no candidate loaded"}, []
     if cmd == "perf_setup":
-        pool = wire.unwrap(wire.decode(header["pool"], blobs, trusted=True))
+        try:
+            pool = wire.unwrap(box._receive_inputs(header, blobs, key="pool"))
+        except wire.WireError as exc:
+            if "device handle" not in str(exc):
+                raise
+            return {"ok": False, "ipc_error": str(exc), "detail": str(exc)}, []
         pool = [[v.to(box.device) if isinstance(v, torch.Tensor) else v for v in p] for p in pool]
 
         def forward(*inputs: Any) -> Any:
@@ -172,7 +185,7 @@ def sandbox_command(
     # perf_last: the output of the last timed call, as data
     assert side.last is not None
     index, salt, out = side.last
-    encoded = wire.encode(out)
+    encoded = box._encode_output(out, header.get("slots"))  # the checker's slots, or bytes
     changes = box.guard.changes() if box.guard is not None else []
     reply = {"ok": True, "index": index, "salt": salt, "out": encoded.tree, "changes": changes}
     # (index and salt are diagnostics: the checker compares against what it asked for last)
@@ -180,6 +193,48 @@ def sandbox_command(
 
 
 # --------------------------------------------------------------------------- checker side
+
+
+def _reference_answer(
+    checker: Any, header: dict[str, Any], *, stop: bool = True
+) -> tuple[dict[str, Any], list[Any]]:
+    """A reference reply with its large tensors copied into this process device to device
+    (``Checker._shared``: mapped, copied, then scrubbed in the reference), or as bytes where
+    CUDA IPC is off or a handle could not be opened (asked again, once, as bytes). With
+    ``stop`` the candidate's process is stopped meanwhile: nothing of it runs while an answer
+    is staged."""
+    for share in (checker.ipc, False):
+        if stop:
+            with _Stopped(checker.cand.pid):
+                reply, blobs = checker._shared({**header, "share": share})
+        else:
+            reply, blobs = checker._shared({**header, "share": share})
+        if reply is not None:
+            return reply, blobs
+    raise RuntimeError("the reference's reply could not be taken")  # bytes never return None
+
+
+def _setup_pool(checker: Any, header: dict[str, Any]) -> dict[str, Any]:
+    """The timed inputs: drawn by the reference (which compiles its baselines meanwhile), then
+    lent to the candidate, device to device on the GPU (``Checker._lend_inputs``, as a checked
+    call's inputs) and this process's copies dropped; the reference's setup reply (its
+    ``ok`` False with the candidate's ``detail`` when the candidate's setup failed)."""
+    from kernelopt_jupyter.verify.checker import _drop_device_blobs
+
+    setup, blobs = _reference_answer(checker, header, stop=False)  # inputs: no secret
+    tree, pool_blobs = checker._lend_inputs(*wire.subset(setup["pool"], blobs))
+    _drop_device_blobs(setup["pool"], blobs)
+    del blobs
+    reply, _ = checker._cand_ask({"cmd": "perf_setup", "pool": tree}, pool_blobs)
+    del pool_blobs
+    if reply.get("ipc_error") and checker.ipc:
+        # The candidate could not map the lent pool: this verification goes bytes from here.
+        checker.ipc = False
+        checker.ipc_note = str(reply["ipc_error"])
+        return _setup_pool(checker, header)
+    if not reply.get("ok"):
+        return {**setup, "ok": False, "detail": reply.get("detail")}
+    return setup
 
 
 class _Stopped:
@@ -216,13 +271,9 @@ def run_gate(checker: Any, baselines: list[str], budget_s: float = BUDGET_S) -> 
     if "compile" in baselines:  # the reference's torch.compile happens in this phase
         ref.deadline += COMPILE_ALLOWANCE_S
     checker.phase = "performance"
-    setup, pool_blobs = checker._ref_ask(
-        {"cmd": "perf_setup", "seeds": seeds, "baselines": baselines}
-    )
-    reply, _ = checker._cand_ask({"cmd": "perf_setup", "pool": setup["pool"]}, pool_blobs)
-    del pool_blobs
-    if not reply.get("ok"):
-        raise CandidateFailure(str(reply.get("detail")), "performance")
+    setup = _setup_pool(checker, {"cmd": "perf_setup", "seeds": seeds, "baselines": baselines})
+    if not setup.get("ok"):
+        raise CandidateFailure(str(setup.get("detail")), "performance")
     pool_size = len(setup["pool"].get("items") or [None]) if isinstance(setup["pool"], dict) else 1
     names = [("reference", n) for n in setup["names"]] + [("candidate", "candidate")]
     own: dict[str, list[float]] = {n: [] for _, n in names}
@@ -262,20 +313,23 @@ def run_gate(checker: Any, baselines: list[str], budget_s: float = BUDGET_S) -> 
         rng.shuffle(order)
         for side, name in order:
             one(side, name, r)
-    last, last_blobs = checker._cand_ask({"cmd": "perf_last"}, limit=1 << 40)
+    asked = sent["candidate"]
+    expected, exp_blobs = _reference_answer(
+        checker, {"cmd": "perf_last", "index": asked["index"], "salt": asked["salt"]}
+    )
+    # The candidate's last timed output: into output slots this process lends (as a checked
+    # call's output goes), else as bytes.
+    slots = checker._out_slots(expected["out"])
+    last, last_blobs = checker._cand_ask({"cmd": "perf_last", "slots": slots}, limit=1 << 40)
     changes = last.get("changes") or []
     if changes:
         raise CandidateFailure(
             "the candidate changed the harness while timed: " + str(changes[0]), "performance"
         )
     try:
-        got = wire.decode(last["out"], last_blobs)
+        got = wire.decode(last["out"], last_blobs, bulk=checker.reply_bulk)
     except wire.WireError as exc:
         raise CandidateFailure(f"a timed output could not be taken as data ({exc})") from None
-    asked = sent["candidate"]
-    expected, exp_blobs = checker._ref_ask(
-        {"cmd": "perf_last", "index": asked["index"], "salt": asked["salt"]}
-    )
     cmp = compare_outputs(
         got, wire.decode(expected["out"], exp_blobs, trusted=True), device=checker.device
     )

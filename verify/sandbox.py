@@ -476,16 +476,17 @@ class Sandbox:
         _watch_host_exports(self)
         self.hooks_at_start = _hooks()
 
-    def _receive_inputs(self, header: dict[str, Any], blobs: list[Any]) -> Any:
-        """The call's inputs as sent: bytes, or (on the GPU) the checker's staging buffers,
-        mapped, copied into this process and unmapped."""
-        if not wire.has_bulk(header.get("inputs")):
-            return wire.decode(header["inputs"], blobs, trusted=True)
+    def _receive_inputs(self, header: dict[str, Any], blobs: list[Any], key: str = "inputs") -> Any:
+        """The call's inputs (``header[key]``: the performance gate's pool too) as sent:
+        bytes, or (on the GPU) the checker's staging buffers, mapped, copied into this process
+        and unmapped."""
+        if not wire.has_bulk(header.get(key)):
+            return wire.decode(header[key], blobs, trusted=True)
         from kernelopt_jupyter.verify import ipc
 
         mappings = ipc.Mappings()
         try:
-            return wire.decode(header["inputs"], blobs, trusted=True, bulk=wire.Bulk(mappings))
+            return wire.decode(header[key], blobs, trusted=True, bulk=wire.Bulk(mappings))
         finally:
             with contextlib.suppress(ipc.IpcError, RuntimeError):
                 mappings.close()
