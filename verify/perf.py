@@ -195,6 +195,13 @@ def sandbox_command(
 # --------------------------------------------------------------------------- checker side
 
 
+def perf_ipc() -> bool:
+    """Whether the performance gate moves its tensors by CUDA IPC (``KERNELOPT_PERF_IPC=1``).
+    Off by default until measured on a GPU: the checked calls' IPC path is measured on the
+    H200, this one is not yet (``tests/test_verify_gpu.py`` sets it for its test)."""
+    return os.environ.get("KERNELOPT_PERF_IPC", "0") == "1"
+
+
 def _reference_answer(
     checker: Any, header: dict[str, Any], *, stop: bool = True
 ) -> tuple[dict[str, Any], list[Any]]:
@@ -203,7 +210,7 @@ def _reference_answer(
     CUDA IPC is off or a handle could not be opened (asked again, once, as bytes). With
     ``stop`` the candidate's process is stopped meanwhile: nothing of it runs while an answer
     is staged."""
-    for share in (checker.ipc, False):
+    for share in (checker.ipc and perf_ipc(), False):
         if stop:
             with _Stopped(checker.cand.pid):
                 reply, blobs = checker._shared({**header, "share": share})
@@ -319,7 +326,9 @@ def run_gate(checker: Any, baselines: list[str], budget_s: float = BUDGET_S) -> 
     )
     # The candidate's last timed output: into output slots this process lends (as a checked
     # call's output goes), else as bytes.
-    slots = checker._out_slots(expected["out"])
+    slots = checker._out_slots(expected["out"]) if perf_ipc() else None
+    if slots is None:
+        checker.reply_bulk = None
     last, last_blobs = checker._cand_ask({"cmd": "perf_last", "slots": slots}, limit=1 << 40)
     changes = last.get("changes") or []
     if changes:
