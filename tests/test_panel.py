@@ -604,6 +604,9 @@ def test_summary_beside_the_live_panel() -> None:
     assert "Measuring the baselines (eager, torch.compile) (" in live
     assert "Profiling the reference and harvesting Inductor&#x27;s kernels (running)" in live
     assert "interrupted" not in live
+    # As the magic shows it, before the session's first event: running, not 'starting'.
+    shown = summary_of_events([], beside_panel=True, live=True)
+    assert "status <b>running (the live panel" in shown and "starting" not in shown
     saved = summary_of_events(events[:2], beside_panel=True)
     assert "status <b>interrupted</b>" in saved and "kernels (interrupted)" in saved
     assert "running" not in saved

@@ -210,10 +210,11 @@ def insert_next_input(text: str, shell: Any = None) -> None:
     shell.set_next_input(text, replace=False)
 
 
+# The button sits in the view's first line, the code in its <pre> below: found from the view.
 _COPY_JS = (
-    "const t=this.parentNode.querySelector('pre').innerText;"
-    "navigator.clipboard.writeText(t).then(()=>{this.textContent='Copied'},"
-    "()=>{const r=document.createRange();r.selectNodeContents(this.parentNode.querySelector('pre'));"
+    "const p=this.closest('.kernelopt-code-view').querySelector('pre');"
+    "navigator.clipboard.writeText(p.innerText).then(()=>{this.textContent='Copied'},"
+    "()=>{const r=document.createRange();r.selectNodeContents(p);"
     "const s=getSelection();s.removeAllRanges();s.addRange(r);this.textContent='Selected: press Ctrl+C'})"
 )
 

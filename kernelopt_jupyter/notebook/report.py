@@ -75,6 +75,8 @@ def render_summary(
     s = state
     status = str((s.finished or {}).get("status") or s.status)
     if not s.finished and live:
+        # Drawn as the magic starts the search, before its first event: it runs already.
+        status = "running" if status == "starting" else status
         status += " (the live panel shows its progress; this summary is redrawn at the end)"
     elif not s.finished and s.status != "starting":
         status = "interrupted"

@@ -5,7 +5,10 @@ search on a reduction kernel (row softmax: ``tl.max``/``tl.sum``): the panel sho
 with clocks, the charts carry axis titles, the table names each candidate's change; Accept
 inserts the winner below, and it runs in that same kernel. ``%%kernelopt --help`` works on an
 empty cell. Then the kernel restarts: the old panel says its kernel has gone and offers
-``%kernelopt open DIR --resume``. Screenshots of the main states go to docs/screenshots/ when
+``%kernelopt open DIR --resume``. In step mode, Reject twice and the search goes on; reject one
+plan of two with its own button and the other goes on, Stop says ``stopped`` (header and the
+static summary, which said ``running`` and folds its table), and ``%kernelopt accept`` shows the
+code with a Copy button. Screenshots of the main states go to docs/screenshots/ when
 KERNELOPT_UPDATE_GOLDEN=1 (as the golden files are refreshed), else to test-artifacts/.
 """
 
@@ -219,3 +222,184 @@ def test_step_mode_rejects_twice_and_the_search_goes_on(lab: Lab, page: Any) -> 
     panel.locator(".kernelopt-agents .lm-TabBar-tab", has_text="planner").first.click()
     stream = panel.locator(".kernelopt-stream-text", has_text="leave the row max alone 1")
     stream.first.wait_for(timeout=30_000)  # the Planner's next turn carries the reason
+
+
+# The per-plan Reject buttons of a pause: [{text: 'Reject c0.p0', plan: its title, enabled}]
+# (the title from the button's tooltip, "drop 'TITLE' only; the other plans go on").
+JS_PLAN_REJECTS = """() => [...document.querySelectorAll(
+    '.kernelopt-panel button.kernelopt-step-reject-plan')].map(b => ({
+  text: b.innerText.trim(), enabled: !b.disabled,
+  plan: b.title.replace(/^drop '/, '').replace(/' only; the other plans go on$/, '')}))"""
+
+
+def _gated_row_names(panel: Any, text: str) -> bool:
+    """Whether a candidate row that passed correctness names ``text`` (its plan's title)."""
+    passed = panel.page.locator(".kernelopt-gate-correctness.kernelopt-gate-pass")
+    rows = panel.locator(".kernelopt-candidate-row", has=passed)
+    return any(text in row.inner_text() for row in rows.all())
+
+
+def test_step_mode_rejects_one_plan_then_stops_and_accepts_by_magic(lab: Lab, page: Any) -> None:
+    """One stepped search: the static summary beside the panel says 'running'; at the Planner's
+    pause one plan of two is rejected with its own button and the other goes on to a gated
+    candidate; Stop (while paused) ends it 'stopped', in the header and in the redrawn summary,
+    whose table starts folded; ``%kernelopt accept best`` gets the front end's own new cell and
+    shows the code with a Copy button that copies exactly that code."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from panel_sample import TWO_KERNELS
+
+    magic = "%%kernelopt --agents offline --budget 8 --seeds 2 --iterations 2 --plans 2"
+    magic += " --device cpu --step"
+    write_notebook(
+        lab.root / "step_plan.ipynb",
+        [
+            ("load", "%load_ext kernelopt_jupyter"),
+            ("search", magic + "\n" + TWO_KERNELS),
+            ("accept", "%kernelopt accept best"),
+        ],
+    )
+    open_notebook(page, lab, "step_plan.ipynb")
+    run_cell(page, "load")
+    run_cell(page, "search")
+    panel = page.locator(".kernelopt-panel").first
+    panel.wait_for(state="visible", timeout=30_000)
+    summary = page.locator(".kernelopt-summary").first
+    summary.wait_for(timeout=30_000)
+    said = summary.inner_text()
+    assert "status running (the live panel shows its progress" in said, said
+    assert "candidate(s)" not in said, said  # no table before any candidate
+    _click_tab(panel, "Candidates")
+
+    plans: dict[str, str] = {}  # the rejected plan's title and the other one's
+    for _ in range(40):
+        paused = page.wait_for_function(JS_PAUSED, timeout=SEARCH_TIMEOUT_MS).json_value()
+        buttons = page.evaluate(JS_PLAN_REJECTS)
+        if not plans and paused["agent"] == "planner" and len(buttons) >= 2:
+            assert all(b["enabled"] for b in buttons), buttons
+            plans = {"rejected": buttons[0]["plan"], "kept": buttons[1]["plan"]}
+            pending = panel.locator(".kernelopt-step-pending").inner_text()
+            assert all(title in pending for title in plans.values()), (plans, pending)
+            shot(page, "step-plan-rejects")
+            panel.locator(".kernelopt-step-reason input").fill("not this one")
+            panel.locator("button.kernelopt-step-reject-plan", has_text=buttons[0]["text"]).click()
+        elif plans and _gated_row_names(panel, plans["kept"]):
+            break  # the other plan went on to a passed candidate: stop here, while paused
+        else:
+            panel.locator("button.kernelopt-step-approve").click()
+        page.wait_for_function(
+            "(msg) => { const m = document.querySelector('.kernelopt-panel .kernelopt-message');"
+            " return m && m.innerText.trim() !== msg; }",
+            arg=paused["message"],
+        )
+    else:
+        raise AssertionError(f"no passed candidate of the plan left by the reject: {plans}")
+    table = panel.locator(".kernelopt-candidates").inner_text()
+    assert plans["rejected"] not in table, (plans, table)  # the rejected plan never ran
+
+    # Stop while paused: the header says how it ended, stopped, not finished.
+    panel.locator("button.kernelopt-stop").click()
+    status = panel.locator(".kernelopt-header .kernelopt-status")
+    status.filter(has_text="stopped").wait_for(timeout=60_000)
+    assert status.inner_text().strip() == "stopped"
+    assert "finished" not in panel.locator(".kernelopt-header").inner_text()
+    panel.locator(".kernelopt-message", has_text="Stopped.").wait_for(timeout=30_000)
+    shot(page, "step-plan-stopped")
+
+    # The summary is redrawn at the end: stopped, its table folded (the panel shows it).
+    summary.filter(has_text="status stopped").wait_for(timeout=30_000)
+    details = summary.locator("details")
+    assert details.get_attribute("open") is None
+    fold = details.locator("summary").inner_text()
+    assert "candidate(s) (the same table as the panel's)" in fold, fold
+    rows = summary.locator("table.kernelopt-summary-candidates tr")
+    assert not rows.nth(1).is_visible()
+    details.locator("summary").click()
+    rows.nth(1).wait_for(state="visible")
+    assert rows.count() == int(fold.split()[0]) + 1 >= 3, fold  # header, the root, the edit
+    assert rows.count() - 1 == panel.locator(".kernelopt-candidate-row").count()
+
+    # %kernelopt accept: the front end's own new cell below, and the code with a Copy button.
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=lab.url)
+    run_cell(page, "accept", timeout_ms=60_000)
+    out = cell_output(page, "accept")
+    assert "set_next_input" in out and "the code is also shown here" in out, out
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells.length === 4",
+        timeout=30_000,
+    )
+    now = cells(page)
+    assert [c["id"] for c in now[:3]] == ["load", "search", "accept"], now
+    inserted = now[3]["source"]
+    assert inserted.startswith("# KernelOPT: accepted candidate"), inserted
+    view = page.locator(".kernelopt-code-view").first
+    assert view.locator("pre").inner_text().strip() == inserted.strip()
+    copy = view.locator("button.kernelopt-copy")
+    copy.click()
+    copy.filter(has_text="Copied").wait_for(timeout=10_000)
+    assert page.evaluate("() => navigator.clipboard.readText()").strip() == inserted.strip()
+    shot(page, "accept-by-magic-copy")
+
+
+# A JupyterLab console on a python3 kernel, once its kernel is connected and idle.
+JS_OPEN_CONSOLE = """async () => {
+  const app = window.jupyterapp;
+  await app.started;
+  await app.restored;
+  await app.commands.execute('console:create', {kernelPreference: {name: 'python3'}});
+}"""
+
+JS_CONSOLE_READY = """() => {
+  const w = window.jupyterapp.shell.currentWidget;
+  if (!w || !w.console || !w.sessionContext) return false;
+  const k = w.sessionContext.session && w.sessionContext.session.kernel;
+  return !!k && k.connectionStatus === 'connected' && w.sessionContext.kernelDisplayStatus === 'idle';
+}"""
+
+JS_CONSOLE_RUN = """async (src) => {
+  const c = window.jupyterapp.shell.currentWidget.console;
+  c.promptCell.model.sharedModel.setSource(src);
+  await c.execute(true);
+}"""
+
+
+def test_accept_in_a_console_shows_the_code_with_copy(lab: Lab, page: Any) -> None:
+    """A front end that cannot take an inserted cell (a JupyterLab console: the labextension
+    edits notebooks only): the panel's Accept says no cell was inserted and shows the code with
+    a Copy button, which copies exactly that code."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    from panel_sample import TWO_KERNELS
+
+    page.goto(f"{lab.url}/lab?token={lab.token}&reset")
+    page.wait_for_function("() => !!(window.jupyterapp && window.jupyterapp.shell)")
+    page.evaluate(JS_OPEN_CONSOLE)
+    page.wait_for_function(JS_CONSOLE_READY, timeout=60_000)
+    page.evaluate(JS_CONSOLE_RUN, "%load_ext kernelopt_jupyter")
+    magic = "%%kernelopt --agents offline --budget 2 --seeds 2 --iterations 1 --device cpu"
+    page.evaluate(JS_CONSOLE_RUN, magic + "\n" + TWO_KERNELS)
+    panel = page.locator(".jp-CodeConsole .kernelopt-panel").first
+    panel.wait_for(state="visible", timeout=30_000)
+    _click_tab(panel, "Candidates")
+    row = panel.locator(
+        ".kernelopt-candidate-row", has=page.locator("button.kernelopt-accept:not([disabled])")
+    ).first
+    row.wait_for(state="visible", timeout=SEARCH_TIMEOUT_MS)
+    cid = re.search(r"kernelopt-candidate-(c\d+)", row.get_attribute("class") or "")
+    assert cid
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=lab.url)
+    row.locator("button.kernelopt-accept").click()
+    message = panel.locator(".kernelopt-message", has_text="No cell was inserted")
+    message.wait_for(timeout=30_000)
+    said = message.inner_text()
+    assert f"{cid.group(1)}'s code is shown below with a Copy button" in said, said
+    view = panel.locator(".kernelopt-code .kernelopt-code-view")
+    code = view.locator("pre").inner_text()
+    assert code.startswith(f"# KernelOPT: accepted candidate {cid.group(1)}"), code
+    copy = view.locator("button.kernelopt-copy")
+    copy.click()
+    copy.filter(has_text="Copied").wait_for(timeout=10_000)
+    assert page.evaluate("() => navigator.clipboard.readText()").strip() == code.strip()
+    shot(page, "accept-in-console-copy")
