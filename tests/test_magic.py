@@ -624,3 +624,19 @@ def test_export_line_command_takes_shape_sets(
     assert len(shapes) == 2, shapes  # --fixed-shape: no derived shapes beside these two
     package = next((tmp_path / "pkg").iterdir())
     assert (package / "manifest.json").is_file() and f"import {package.name}" in out
+
+
+def test_summary_beside_a_live_panel_is_redrawn_at_each_phase() -> None:
+    """The static summary is drawn before the session's first event; it is redrawn when the
+    session starts and at each later phase (not at every budget tick), so it names the problem
+    and the running phase while the search runs (found by the browser test: 'problem ?')."""
+    redraws: list[int] = []
+    log = EventLog()
+    log.subscribe(magic._phase_redraw(lambda: redraws.append(len(log.events))), replay=True)
+    types = []
+    for kind, data in sample_events(candidates=3, text_deltas=2):
+        log.emit(kind, **data)
+        types.append(kind)
+    assert types.count("budget") >= 3
+    # the session started; its baselines opened the analysis; its profile opened the search
+    assert [types[n - 1] for n in redraws] == ["session_started", "baseline", "profile"]

@@ -396,6 +396,7 @@ class KernelOptMagics(Magics):
         panel.on_finished.append(finished)
         if live and session is not None:
             panel.attach(session.log)
+            session.log.subscribe(_phase_redraw(record.refresh_summary), replay=True)
         else:
             panel.feed(events_now)
             if summary is not None:
@@ -638,3 +639,19 @@ def load_ipython_extension(ipython: Any) -> None:
         cleanup.append(empty_cell_to_line)
     if has_widget_frontend(ipython):
         threading.Thread(target=_warm_plotly, name="kernelopt-warm", daemon=True).start()
+
+
+def _phase_redraw(redraw: Any) -> Any:
+    """An event reader that calls ``redraw`` when the session's phase changes (it started,
+    the analysis, the search, the winner): the static summary beside a live panel then names
+    the problem and the running phase instead of what it knew before the first event. Budget
+    ticks are left to the panel; the end is redrawn by the panel's ``on_finished``."""
+    from kernelopt_jupyter.notebook.phases import PhaseTracker
+
+    tracker = PhaseTracker()
+
+    def read(event: Event) -> None:
+        if tracker.apply(event) and event.type not in ("budget", "session_finished"):
+            redraw()
+
+    return read
