@@ -206,11 +206,7 @@ def test_step_mode_rejects_twice_and_the_search_goes_on(lab: Lab, page: Any) -> 
             rejects.append(paused["rows"])
         else:
             panel.locator("button.kernelopt-step-approve").click()
-        page.wait_for_function(
-            "(msg) => { const m = document.querySelector('.kernelopt-panel .kernelopt-message');"
-            " return m && m.innerText.trim() !== msg; }",
-            arg=paused["message"],
-        )
+        _wait_message_changes(page, paused["message"])
     else:
         raise AssertionError("the stepped search did not finish")
     assert len(rejects) == 2, rejects
@@ -288,11 +284,7 @@ def test_step_mode_rejects_one_plan_then_stops_and_accepts_by_magic(lab: Lab, pa
             break  # the other plan went on to a passed candidate: stop here, while paused
         else:
             panel.locator("button.kernelopt-step-approve").click()
-        page.wait_for_function(
-            "(msg) => { const m = document.querySelector('.kernelopt-panel .kernelopt-message');"
-            " return m && m.innerText.trim() !== msg; }",
-            arg=paused["message"],
-        )
+        _wait_message_changes(page, paused["message"])
     else:
         raise AssertionError(f"no passed candidate of the plan left by the reject: {plans}")
     table = panel.locator(".kernelopt-candidates").inner_text()
@@ -403,3 +395,13 @@ def test_accept_in_a_console_shows_the_code_with_copy(lab: Lab, page: Any) -> No
     copy.filter(has_text="Copied").wait_for(timeout=10_000)
     assert page.evaluate("() => navigator.clipboard.readText()").strip() == code.strip()
     shot(page, "accept-in-console-copy")
+
+
+def _wait_message_changes(page: Any, message: str) -> None:
+    """Wait until the panel's message line says something else than ``message`` (the paused
+    step was answered and the search moved on)."""
+    page.wait_for_function(
+        "(msg) => { const m = document.querySelector('.kernelopt-panel .kernelopt-message');"
+        " return m && m.innerText.trim() !== msg; }",
+        arg=message,
+    )
