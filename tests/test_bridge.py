@@ -63,6 +63,17 @@ class FakeFrontend:
                 continue
             self._handle(msg)
 
+    def pump_until_answered(self, count: int, seconds: float = 15.0) -> None:
+        """Handle IOPub traffic until ``count`` requests have come (and been answered, unless
+        silent), then a little longer so the kernel, idle, takes the answer in before the next
+        cell: a request sent from a kernel thread can arrive after its cell ended, and on a
+        loaded machine later than a fixed pause."""
+        end = time.monotonic() + seconds
+        while len(self.requests) < count and time.monotonic() < end:
+            self.pump(0.05)
+        assert len(self.requests) >= count, f"{len(self.requests)} of {count} requests came"
+        self.pump(0.3)
+
     def run(self, code: str, timeout: float = 20.0) -> str:
         """Execute code, answering comms meanwhile; returns its stdout (raises on error)."""
         msg_id = self.kc.execute(code)
@@ -116,8 +127,9 @@ def _reset(request: pytest.FixtureRequest) -> None:
 
 def _threaded(fe: FakeFrontend, call: str) -> str:
     """Run `call` in a worker thread of the kernel after the cell returns; print its result."""
+    seen = len(fe.requests)
     fe.run(f"_res = []; _t = threading.Thread(target=lambda: _res.append({call})); _t.start()")
-    fe.pump(0.5)
+    fe.pump_until_answered(seen + 1)
     return fe.run("_t.join(10); print(_res)").strip()
 
 
@@ -183,12 +195,13 @@ def test_main_thread_does_not_wait_and_reports_later(frontend: FakeFrontend) -> 
 
 
 def test_async_request_from_main_thread_resolves(frontend: FakeFrontend) -> None:
+    seen = len(frontend.requests)
     frontend.run(
         "_done = []\n"
         "_f = bridge.request_insert_async('c', 'z', timeout=5,"
         " on_done=lambda ok, r: _done.append((ok, r.detail)))"
     )
-    frontend.pump(0.5)
+    frontend.pump_until_answered(seen + 1)
     assert frontend.run("print(_f.result(5).status, _done)").strip() == "ok [(True, 'fake ok')]"
 
 
