@@ -28,6 +28,7 @@ seed, which the candidate never sees.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -211,10 +212,7 @@ def _reference_answer(
     ``stop`` the candidate's process is stopped meanwhile: nothing of it runs while an answer
     is staged."""
     for share in (checker.ipc and perf_ipc(), False):
-        if stop:
-            with _Stopped(checker.cand.pid):
-                reply, blobs = checker._shared({**header, "share": share})
-        else:
+        with _Stopped(checker.cand.pid) if stop else contextlib.nullcontext():
             reply, blobs = checker._shared({**header, "share": share})
         if reply is not None:
             return reply, blobs
