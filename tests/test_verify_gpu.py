@@ -19,7 +19,17 @@ pytestmark = pytest.mark.gpu
 
 
 def test_fused_kernel_passes_all_four_gates_with_a_measured_speedup() -> None:
-    report = verify_on("cuda", "scaled_residual", "good_fused")
+    """At a size where the GPU's work is measured (268 MB per input: eager makes seven passes
+    over it, the fused kernel three), not launch latency: at 97x1023 both sides take 0.01 to
+    0.08 ms, whatever they launch, and the verdict is noise."""
+    from kernelopt_jupyter.problem import problem_from_source
+    from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
+
+    source = (DATA / "problems" / "scaled_residual.py").read_text()
+    assert "ROWS, COLS = 97, 1023" in source
+    big = problem_from_source(source.replace("97, 1023", "8192, 8191"), "<scaled_residual_big>")
+    path = DATA / "candidates" / "scaled_residual" / "good_fused.py"
+    report = verify_candidate(big, path.read_text(), VerifyOptions(device="cuda"), str(path))
     assert report.verdict == "pass", [(g.name, g.status, g.detail) for g in report.gates]
     static = report.gate("static")
     assert static is not None and "compiled and ran on the GPU" in static.detail
@@ -210,7 +220,7 @@ def test_the_performance_gate_moves_its_tensors_device_to_device(
     from kernelopt_jupyter.problem import problem_from_source
     from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
 
-    monkeypatch.setenv("KERNELOPT_PERF_IPC", "1")  # off by default until this passes
+    monkeypatch.delenv("KERNELOPT_PERF_IPC", raising=False)  # the default: on
     problem = problem_from_source(_BIG_SCALE, "<big_scale>", validate=False)
     report = verify_candidate(
         problem, _SCALE_KERNEL.replace("OFFSET", "1.0"), VerifyOptions(device="cuda", seeds=2)

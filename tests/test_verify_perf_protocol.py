@@ -9,6 +9,9 @@ On the CPU the times mean nothing (the Triton interpreter), so a passing run is 
 
 from __future__ import annotations
 
+import random
+import statistics
+
 import pytest
 from _verify_corpus import verify_on
 
@@ -40,3 +43,21 @@ def test_a_candidate_that_stops_computing_when_timed_fails_the_performance_gate(
     assert report.failed_gate == "performance", statuses
     perf = report.gate("performance")
     assert perf is not None and "a timed call returned a wrong result" in perf.detail
+
+
+def test_the_wall_clock_bounds_a_candidate_whose_own_clock_lies() -> None:
+    """The candidate's own timer is its process's: one reporting a tenth of its time is raised
+    to what the checker's wall clock allows; an honest one with the reference's protocol
+    overhead is left as it is (noise in the wall clock does not charge it)."""
+    from kernelopt_jupyter.verify.perf import bounded_by_wall
+
+    rng = random.Random(7)
+    ref_own = [1.0 + rng.uniform(-0.02, 0.02) for _ in range(60)]
+    ref_wall = [o + 0.45 + rng.uniform(-0.1, 0.1) for o in ref_own]
+    true = [0.8 + rng.uniform(-0.02, 0.02) for _ in range(60)]
+    wall = [t + 0.45 + rng.uniform(-0.1, 0.1) for t in true]
+    honest, overhead, gap = bounded_by_wall(true, wall, ref_own, ref_wall)
+    assert overhead == pytest.approx(0.45, abs=0.03)
+    assert gap < 0.03 and statistics.median(honest) == pytest.approx(0.8, abs=0.03)
+    lying, _, gap = bounded_by_wall([t / 10 for t in true], wall, ref_own, ref_wall)
+    assert gap > 0.6 and statistics.median(lying) == pytest.approx(0.8, abs=0.05)
