@@ -130,3 +130,24 @@ def test_markdown_shows_memory_per_problem() -> None:
     )
     assert cell == "2.54x (checker 3.12x) of 12.90 GB"
     assert memory_cell({}) == "-"
+
+
+def test_the_verdict_follows_the_side_by_side_run() -> None:
+    """The search's own baselines said torch.compile was faster than the winner (noise on the
+    H200: compile 0.392 ms there, 0.489 ms head to head), the side-by-side run measured the
+    winner 11% ahead of every peer: the row says improved, as its ratios do; and a winner the
+    side-by-side run finds slower is not improved, whatever the search measured."""
+    search = {"eager": 0.424, "compile": 0.392, "max_autotune": None, "reduce_overhead": None}
+    side = {
+        "eager_ms": 0.464,
+        "compile_ms": 0.489,
+        "max_autotune_ms": 0.494,
+        "reduce_overhead_ms": 0.534,
+        "candidate_ms": 0.418,
+        "agrees": True,
+    }
+    row = bench_row(Path("level2/a.py"), _session(search, 0.41, 1.03), 1.0, peers=side)
+    assert row["verdict"] == "improved" and row["improved_vs_best_peer"] is True
+    slower = {**side, "candidate_ms": 0.47}
+    row = bench_row(Path("level2/a.py"), _session(search, 0.30, 1.4), 1.0, peers=slower)
+    assert row["verdict"] == "not improved" and row["improved_vs_best_peer"] is False

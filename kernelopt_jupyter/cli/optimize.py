@@ -333,6 +333,9 @@ def _side_by_side(row: dict[str, Any], peers: dict[str, Any], has_best: bool) ->
         )
     ours = float(peers["candidate_ms"] if holds else peers["eager_ms"])
     measured = {name: peers.get(f"{name}_ms") for name in PEERS}
+    if holds:  # the verdict from this run, where the peers and the winner met head to head
+        floor = min(ms for ms in (measured["eager"], measured["compile"], math.inf) if ms)
+        row["verdict"] = "improved" if ours * IMPROVED_RATIO < floor else "not improved"
     ratios: dict[str, float | None] = {
         name: round(ms / ours, 4) if ms else None for name, ms in measured.items()
     }
