@@ -151,3 +151,28 @@ def test_the_verdict_follows_the_side_by_side_run() -> None:
     slower = {**side, "candidate_ms": 0.47}
     row = bench_row(Path("level2/a.py"), _session(search, 0.30, 1.4), 1.0, peers=slower)
     assert row["verdict"] == "not improved" and row["improved_vs_best_peer"] is False
+
+
+def test_the_side_by_side_run_never_repeats_an_input() -> None:
+    """A winner with a memo of recent inputs passes the gates (its values are right) and would
+    time as a lookup where calls repeat an input: the side-by-side run salts every call's
+    inputs, as the performance gate does, so no two calls see the same values."""
+    import torch
+
+    from kernelopt_jupyter.analysis.baselines import time_interleaved
+
+    seen: list[bytes] = []
+
+    def memo(x: torch.Tensor, scale: float) -> torch.Tensor:
+        seen.append(x.numpy().tobytes())
+        return x * scale
+
+    pool = [[torch.randn(64), 2.0], [torch.randn(64), 2.0]]
+    times, outs = time_interleaved({"memo": memo, "other": memo}, pool, budget_s=0.0)
+    assert len(times["memo"]) == 10 and len(seen) == 2 * (2 + 10)
+    assert len(set(seen)) == len(seen)  # every call its own values
+    assert all(x != pool[0][0].numpy().tobytes() for x in seen)
+    # The salt keeps signs and stays within 5% element by element (the last call: round 9,
+    # pool input 1).
+    ratio = torch.frombuffer(bytearray(seen[-1]), dtype=torch.float32) / pool[1][0]
+    assert outs["memo"].shape == (64,) and bool(((ratio > 0.94) & (ratio < 1.06)).all())

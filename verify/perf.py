@@ -38,7 +38,7 @@ from typing import Any
 import torch
 
 from kernelopt_jupyter.verify import wire
-from kernelopt_jupyter.verify.timing import _median, _nbytes, _Timer
+from kernelopt_jupyter.verify.timing import _median, _nbytes, _Timer, salted
 
 #: Commands the two serving processes answer for this gate.
 COMMANDS = ("perf_setup", "perf_warm", "perf_time", "perf_last")
@@ -49,8 +49,6 @@ MIN_ROUNDS, MAX_ROUNDS = 10, 80
 #: forward call number LATE_CHECK: a candidate that turns wrong after fewer calls than that
 #: is caught however few rounds the time budget allows (a loaded machine, a slow candidate).
 LATE_CHECK = 64
-#: Each timed call's input elements are scaled by factors in [1 - SALT, 1 + SALT].
-SALT = 0.05
 #: A timed call shorter than this (ms, on its own clock, in the untimed rounds) is launch
 #: latency more than GPU work, which a process that sat idle or was just resumed (the gate
 #: stops the candidate while the reference is timed) pays cold: measured on the H200, a
@@ -84,19 +82,8 @@ class _Side:
         self.last: tuple[int, int, Any] | None = None
 
     def inputs(self, index: int, salt: int) -> list[Any]:
-        """A fresh copy of pool input ``index``, every element of every floating tensor scaled
-        by its own factor in [1 - SALT, 1 + SALT] drawn from ``salt``: no two timed calls see
-        the same values, and the change is neither uniform nor small against the loose
-        tolerance, so an output kept from another call, found by any fingerprint of the input
-        (a shift-invariant one included), is wrong by more than the check allows. Signs and
-        zeros are kept (a positive input stays positive)."""
-        inputs = _clone(self.pool[index % len(self.pool)])
-        gen = torch.Generator(device=self.device).manual_seed(int(salt))
-        for v in inputs:
-            if isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel():
-                noise = torch.rand(v.shape, generator=gen, device=v.device, dtype=v.dtype)
-                v.mul_(noise.mul_(2 * SALT).add_(1 - SALT))
-        return inputs
+        """Pool input ``index``, salted by ``salt`` (``timing.salted``)."""
+        return salted(self.pool[index % len(self.pool)], salt, self.device)
 
     def warm(self, name: str, index: int, salt: int) -> None:
         """One untimed call (the timed call after it finds the process warm); its output is

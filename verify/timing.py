@@ -71,6 +71,26 @@ def _nbytes(value: Any) -> int:
     return sum(t.numel() * t.element_size() for t in flatten(value) if isinstance(t, torch.Tensor))
 
 
+#: Each timed call's input elements are scaled by factors in [1 - SALT, 1 + SALT].
+SALT = 0.05
+
+
+def salted(values: list[Any], salt: int, device: str) -> list[Any]:
+    """Fresh copies of ``values``, every element of every floating tensor scaled by its own
+    factor in [1 - SALT, 1 + SALT] drawn from ``salt``: no two timed calls see the same
+    values, and the change is neither uniform nor small against the loose tolerance, so an
+    output kept from another call, found by any fingerprint of the input (a shift-invariant
+    one included), is wrong; and a memo of recent inputs never hits. Signs and zeros are kept
+    (a positive input stays positive)."""
+    inputs = [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
+    gen = torch.Generator(device=device).manual_seed(int(salt))
+    for v in inputs:
+        if isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel():
+            noise = torch.rand(v.shape, generator=gen, device=v.device, dtype=v.dtype)
+            v.mul_(noise.mul_(2 * SALT).add_(1 - SALT))
+    return inputs
+
+
 class _Timer:
     """CUDA events on the GPU (bound before any candidate code runs); a host clock on CPU."""
 
