@@ -234,7 +234,8 @@ ESCAPES: dict[str, str] = {
     "fingerprint_memo_dummy_arg": "memo (values are right on every checked call: a full-input "
     "fingerprint misses on the one-element perturbation, and the copy kernel handed the input "
     "as an unused argument looks derived from it; launches do not report reads. It gains "
-    "nothing where it would matter: the performance gate salts every timed call's inputs)",
+    "nothing where it would matter: the performance gate and the bench's side-by-side run "
+    "salt every timed call's inputs)",
 }
 
 
