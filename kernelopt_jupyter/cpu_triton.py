@@ -7,6 +7,11 @@
   implementation that builds a proper interpreter tensor.
 * bfloat16 values are held as raw ``uint16`` bits and arithmetic runs on those bits. We patch
   the interpreter's arithmetic to decode, compute in float32 and round back.
+* a reduction with a combine function of its own (Inductor's Welford for every LayerNorm,
+  BatchNorm and GroupNorm, a user's ``tl.reduce``) runs element by element in Python there:
+  a 24x4097 LayerNorm took minutes. We reduce pairwise instead, a whole block per combine
+  call (``tl.reduce`` asks for an associative combine function, and neighbours are combined
+  in order, so a non-commutative one is still right).
 * ``triton.autotune``, ``triton.testing.do_bench`` and Inductor's Triton codegen ask for an
   *active driver* and fail with "0 active drivers". A stub driver reporting an sm_90 target, a
   CPU benchmarker, device 0 and stream 0 satisfies them.
@@ -55,6 +60,7 @@ def install_interpreter_shims() -> bool:
         return False
     map_libdevice()
     _patch_bf16_arithmetic()
+    _patch_generic_reduce()
     install_stub_driver()
     _INSTALLED = True
     return True
@@ -363,6 +369,62 @@ def map_libdevice() -> list[str]:
 
 
 # --------------------------------------------------------------------------- bfloat16
+
+
+def _patch_generic_reduce() -> None:
+    """The interpreter's reduction with a combine function of its own, pairwise over blocks:
+    log2(n) combine calls on whole arrays instead of n calls on single elements."""
+    try:
+        from triton.runtime import interpreter
+    except ImportError:  # pragma: no cover - every supported Triton has the interpreter
+        return
+    ops = getattr(interpreter, "ReduceOps", None)
+    original = getattr(ops, "generic_reduce", None)
+    if ops is None or original is None or getattr(original, "_kernelopt_wrapped", False):
+        return
+    import numpy as np
+
+    def pairwise(self: Any, input: Any) -> Any:
+        original_axis = self.axis
+        tensors, axis = self.unravel(input, self.axis)
+        dtypes = [t.dtype for t in tensors]
+        data = [t.handle.data for t in tensors]
+        input_shape = data[0].shape
+        while data[0].shape[axis] > 1:
+            n = data[0].shape[axis]
+            even = n - n % 2
+            left = [
+                self.to_tensor(np.take(d, range(0, even, 2), axis=axis), t)
+                for d, t in zip(data, dtypes)
+            ]
+            right = [
+                self.to_tensor(np.take(d, range(1, even, 2), axis=axis), t)
+                for d, t in zip(data, dtypes)
+            ]
+            got = self.combine_fn.fn(*left, *right)
+            got = got if isinstance(got, tuple) else (got,)
+            merged = []
+            for j, value in enumerate(got):
+                block = value.handle.data if hasattr(value, "handle") else value
+                block = np.broadcast_to(np.asarray(block, dtype=data[j].dtype), left[j].shape)
+                if n % 2:  # the odd last element stays last
+                    block = np.concatenate([block, np.take(data[j], [n - 1], axis=axis)], axis)
+                merged.append(np.ascontiguousarray(block))
+            data = merged
+        ret = []
+        for d, dtype in zip(data, dtypes):
+            if self.keep_dims:
+                if original_axis is None:
+                    d = d.reshape((1,) * len(input_shape))
+            else:
+                d = np.squeeze(d, axis=axis)
+                if original_axis is None:
+                    d = d.item()
+            ret.append(self.to_tensor(d, dtype))
+        return ret
+
+    pairwise._kernelopt_wrapped = True  # type: ignore[attr-defined]
+    ops.generic_reduce = pairwise
 
 
 def _patch_bf16_arithmetic() -> None:

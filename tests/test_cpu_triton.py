@@ -47,3 +47,17 @@ def test_stub_driver_refused_where_a_gpu_is(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(cpu_triton, "_cuda_present", lambda: True)
     assert cpu_triton.install_interpreter_shims() is False
     assert cpu_triton.install_stub_driver() is False
+
+
+def test_reductions_with_their_own_combine_function_are_exact_and_in_order() -> None:
+    """The interpreter's element-by-element path for a combine function of its own (Inductor's
+    Welford in every norm took minutes on a 24x4097 LayerNorm) is replaced by a pairwise one:
+    an order-sensitive combine still returns the first match, a tuple combine over a ragged
+    4097-wide row its mean, an axis=None reduction its total."""
+    res = run_task("interp_tasks:custom_combine_reduce", {}, device="cpu", extra_env=ENV)
+    assert res.ok, res.describe() + res.traceback
+    assert res.value["wrapped"] is True
+    # Blocks, not elements: 3 programs x 3 reductions x (13 levels x a few) against ~200 000.
+    assert res.value["tensors_made"] < 2000, res.value
+    assert res.value["first_err"] == 0.0
+    assert res.value["mean_err"] < 1e-5 and res.value["total_err"] < 1e-3

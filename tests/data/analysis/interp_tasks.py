@@ -109,3 +109,68 @@ def unmapped_libdevice() -> str:
     except Exception as exc:
         return str(exc)
     return "no error"
+
+
+@triton.jit
+def _first_nonzero(a, b):
+    return tl.where(a != 0, a, b)  # associative, not commutative: order must be kept
+
+
+@triton.jit
+def _sum_and_count(s1, c1, s2, c2):
+    return s1 + s2, c1 + c2
+
+
+def custom_combine_reduce() -> dict[str, Any]:
+    """``tl.reduce`` with combine functions of its own (the interpreter's slow path, which the
+    shims make pairwise): an order-sensitive one, a tuple one over a ragged row, axis=None."""
+    from kernelopt_jupyter.cpu_triton import install_interpreter_shims
+
+    install_interpreter_shims()
+
+    @triton.jit
+    def rows(x_ptr, first_ptr, mean_ptr, total_ptr, n, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + row * n + offs, mask=mask, other=0.0)
+        tl.store(first_ptr + row, tl.reduce(x, 0, _first_nonzero))
+        s, c = tl.reduce((x, mask.to(tl.float32)), 0, _sum_and_count)
+        tl.store(mean_ptr + row, s / c)
+        both = tl.reshape(x, (BLOCK // 8, 8))
+        tl.store(total_ptr + row, tl.reduce(both, None, _sum_and_count_one))
+
+    torch.manual_seed(0)
+    n, nrows = 4097, 3
+    x = torch.randn(nrows, n)
+    x[:, :1000] = 0.0  # the first non-zero is element 1000, the last non-zero far after it
+    x[1, :2500] = 0.0
+    first, mean, total = torch.empty(nrows), torch.empty(nrows), torch.empty(nrows)
+    ops = triton.runtime.interpreter.ReduceOps
+    made = [0]
+    to_tensor = ops.to_tensor
+
+    def counted(self: Any, *args: Any) -> Any:
+        made[0] += 1
+        return to_tensor(self, *args)
+
+    ops.to_tensor = counted  # interpreter tensors the reductions build (per element or block)
+    try:
+        rows[(nrows,)](x, first, mean, total, n, BLOCK=8192)
+    finally:
+        ops.to_tensor = to_tensor
+    want_first = torch.stack([r[r != 0][0] for r in x])
+    return {
+        "first_err": float((first - want_first).abs().max()),
+        "mean_err": float((mean - x.mean(dim=1)).abs().max()),
+        "total_err": float((total - x.sum(dim=1)).abs().max()),
+        "tensors_made": made[0],
+        "wrapped": bool(
+            getattr(triton.runtime.interpreter.ReduceOps.generic_reduce, "_kernelopt_wrapped", 0)
+        ),
+    }
+
+
+@triton.jit
+def _sum_and_count_one(a, b):
+    return a + b
