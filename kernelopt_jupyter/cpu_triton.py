@@ -11,7 +11,8 @@
   BatchNorm and GroupNorm, a user's ``tl.reduce``) runs element by element in Python there:
   a 24x4097 LayerNorm took minutes. We reduce pairwise instead, a whole block per combine
   call (``tl.reduce`` asks for an associative combine function, and neighbours are combined
-  in order, so a non-commutative one is still right).
+  in order, so a non-commutative one is still right). Scans with a combine function of their
+  own (Inductor's cumsum helpers, ``tl.associative_scan``) likewise, by doubling strides.
 * ``triton.autotune``, ``triton.testing.do_bench`` and Inductor's Triton codegen ask for an
   *active driver* and fail with "0 active drivers". A stub driver reporting an sm_90 target, a
   CPU benchmarker, device 0 and stream 0 satisfies them.
@@ -425,6 +426,43 @@ def _patch_generic_reduce() -> None:
 
     pairwise._kernelopt_wrapped = True  # type: ignore[attr-defined]
     ops.generic_reduce = pairwise
+    scans = getattr(interpreter, "ScanOps", None)
+    if scans is not None and hasattr(scans, "generic_scan"):
+        scans.generic_scan = _doubling_scan(np)
+
+
+def _doubling_scan(np: Any) -> Callable[..., Any]:
+    """An inclusive scan in log2(n) block-wide combine calls (strides 1, 2, 4, ...: element i
+    takes combine(element i - stride, element i)), in the interpreter's own order (it flips a
+    reverse scan around this)."""
+
+    def scan(self: Any, input: Any) -> Any:
+        dtypes = [t.dtype for t in input]
+        data = [t.handle.data for t in input]
+        axis, n, stride = self.axis, data[0].shape[self.axis], 1
+        shape = [1] * data[0].ndim
+        shape[axis] = n
+        position = np.arange(n).reshape(shape)
+        while stride < n:
+            # Whole blocks (the interpreter's tensors are powers of 2 long): each element's
+            # predecessor at ``stride``, the first ``stride`` ones combined but discarded.
+            prev = [np.roll(d, stride, axis=axis) for d in data]
+            with np.errstate(all="ignore"):  # (the discarded head may overflow)
+                got = self.combine_fn.fn(
+                    *[self.to_tensor(d, t) for d, t in zip(prev, dtypes)],
+                    *[self.to_tensor(d, t) for d, t in zip(data, dtypes)],
+                )
+            got = got if isinstance(got, tuple) else (got,)
+            merged = []
+            for j, value in enumerate(got):
+                block = value.handle.data if hasattr(value, "handle") else value
+                block = np.broadcast_to(np.asarray(block, dtype=data[j].dtype), data[j].shape)
+                merged.append(np.where(position < stride, data[j], block))
+            data, stride = merged, stride * 2
+        return [self.to_tensor(d, t) for d, t in zip(data, dtypes)]
+
+    scan._kernelopt_wrapped = True  # type: ignore[attr-defined]
+    return scan
 
 
 def _patch_bf16_arithmetic() -> None:

@@ -61,3 +61,13 @@ def test_reductions_with_their_own_combine_function_are_exact_and_in_order() -> 
     assert res.value["tensors_made"] < 2000, res.value
     assert res.value["first_err"] == 0.0
     assert res.value["mean_err"] < 1e-5 and res.value["total_err"] < 1e-3
+
+
+def test_scans_with_their_own_combine_function_match_sequential_ones() -> None:
+    """Scans with a combine function of their own run by doubling strides: forward and
+    reverse order-sensitive scans and a tuple scan equal the sequential ones."""
+    res = run_task("interp_tasks:custom_combine_scan", {}, device="cpu", extra_env=ENV)
+    assert res.ok, res.describe() + res.traceback
+    assert res.value["wrapped"] is True
+    assert res.value["last_err"] == 0.0 and res.value["back_err"] == 0.0
+    assert res.value["sum_err"] < 1e-4 and res.value["count_err"] == 0.0

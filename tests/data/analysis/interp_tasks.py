@@ -174,3 +174,59 @@ def custom_combine_reduce() -> dict[str, Any]:
 @triton.jit
 def _sum_and_count_one(a, b):
     return a + b
+
+
+@triton.jit
+def _last_nonzero(a, b):
+    return tl.where(b != 0, b, a)  # associative, not commutative
+
+
+def custom_combine_scan() -> dict[str, Any]:
+    """``tl.associative_scan`` with combine functions of its own, forward and reverse, one of
+    them on a tuple; compared with the same scans done sequentially in torch."""
+    from kernelopt_jupyter.cpu_triton import install_interpreter_shims
+
+    install_interpreter_shims()
+
+    @triton.jit
+    def scans(x_ptr, last_ptr, back_ptr, sum_ptr, cnt_ptr, n, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        mask = offs < n
+        x = tl.load(x_ptr + row * n + offs, mask=mask, other=0.0)
+        tl.store(last_ptr + row * n + offs, tl.associative_scan(x, 0, _last_nonzero), mask=mask)
+        back = tl.associative_scan(x, 0, _last_nonzero, reverse=True)
+        tl.store(back_ptr + row * n + offs, back, mask=mask)
+        s, c = tl.associative_scan((x, mask.to(tl.float32)), 0, _sum_and_count)
+        tl.store(sum_ptr + row * n + offs, s, mask=mask)
+        tl.store(cnt_ptr + row * n + offs, c, mask=mask)
+
+    torch.manual_seed(1)
+    nrows, n = 2, 1000
+    x = torch.randn(nrows, n)
+    x[torch.rand(nrows, n) < 0.7] = 0.0
+    last, back, total, count = (torch.empty(nrows, n) for _ in range(4))
+    scans[(nrows,)](x, last, back, total, count, n, BLOCK=1024)
+
+    def sequential(row: torch.Tensor, pick: Any) -> torch.Tensor:
+        out, acc = torch.empty_like(row), row[0]
+        for i, v in enumerate(row):
+            acc = v if i == 0 else pick(acc, v)
+            out[i] = acc
+        return out
+
+    def later_first(a: Any, b: Any) -> Any:
+        return b if b != 0 else a
+
+    want_last = torch.stack([sequential(r, later_first) for r in x])
+    # The interpreter scans a reversed row forward with combine(acc, element).
+    want_back = torch.stack([sequential(r.flip(0), later_first).flip(0) for r in x])
+    return {
+        "last_err": float((last - want_last).abs().max()),
+        "back_err": float((back - want_back).abs().max()),
+        "sum_err": float((total - x.cumsum(dim=1)).abs().max()),
+        "count_err": float((count - torch.arange(1, n + 1).float()).abs().max()),
+        "wrapped": bool(
+            getattr(triton.runtime.interpreter.ScanOps.generic_scan, "_kernelopt_wrapped", 0)
+        ),
+    }
