@@ -130,6 +130,14 @@ def _threaded(fe: FakeFrontend, call: str) -> str:
     seen = len(fe.requests)
     fe.run(f"_res = []; _t = threading.Thread(target=lambda: _res.append({call})); _t.start()")
     fe.pump_until_answered(seen + 1)
+    # Short cells until the thread has its result: the kernel takes the answer only between
+    # cells (a cell that joined the thread blocked it, and a loaded machine's late answer then
+    # waited out the request's timeout: '[False]').
+    end = time.monotonic() + 15.0
+    out = fe.run("print(_res)").strip()
+    while out == "[]" and time.monotonic() < end:
+        fe.pump(0.1)
+        out = fe.run("print(_res)").strip()
     return fe.run("_t.join(10); print(_res)").strip()
 
 

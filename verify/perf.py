@@ -8,17 +8,19 @@ final side-by-side run asks for that baseline once). The candidate never shares 
 a baseline, so it cannot slow one down from inside.
 
 Each timed call is one request from the checker: the serving process flushes the L2 cache,
-clones its pool input (untimed), times one forward with CUDA events and synchronises every
-stream before it answers. The checker records the wall clock of every request as well:
+copies and salts its pool input (untimed), times one forward with CUDA events and synchronises
+every stream before it answers. A call under ``WARM_MS`` follows an untimed warm request on a
+differently salted input, on every side alike. The checker records the wall clock of every
+request as well:
 
 * the reference's requests give the protocol's own overhead (wall minus CUDA-event time);
-* a candidate's time is the larger of what it reports and its wall clock minus that overhead,
-  so a candidate that lies about its time, or leaves work on a side stream that its events do
-  not cover, is timed by the wall clock instead;
-* while the reference is timed, the candidate's process is stopped (SIGSTOP), so it cannot
-  run host code that competes with the reference; the reference's times are also compared
-  with its first ones, and a reference that slowed down while the candidate was alive is
-  reported.
+* the candidate's own times are raised by whatever its wall-clock median, less that overhead,
+  exceeds their median (``bounded_by_wall``), so a candidate that lies about its time, or
+  leaves work on a side stream that its events do not cover, is timed by the wall clock;
+* while one side is timed, the other side's process is stopped (SIGSTOP): the candidate
+  cannot run host code that competes with the reference, and both wake alike for their
+  calls; the reference's times are also compared with its first ones, and a reference that
+  slowed down while the candidate was alive is reported.
 
 The output of the candidate's last timed call comes back as data and is compared with the
 reference's output for the same input: a candidate that only computes when it is checked is
