@@ -63,8 +63,8 @@ def attach_moves(row: dict[str, Any]) -> None:
     """Add ``moves`` (the winner's chain) and ``move_kinds`` to a bench row, in place."""
     out_dir = row.get("out_dir")
     path = Path(out_dir) / "result.json" if out_dir else None
-    chain: list[str] = []
-    if path is not None and path.is_file():
+    chain: list[str] = list(row.get("winner_moves") or [])  # written by the bench itself
+    if not chain and path is not None and path.is_file():
         chain = winner_chain(json.loads(path.read_text()))
     row["moves"] = chain
     kinds = []
@@ -119,6 +119,16 @@ def merge(paths: list[Path]) -> dict[str, Any]:
     }
 
 
+def _why(row: dict[str, Any]) -> str:
+    """For a row without a winner's moves: the commonest failure (gate, count, detail)."""
+    failures = row.get("failures") or []
+    if not failures or row.get("moves"):
+        return "-"
+    top = failures[0]
+    detail = str(top.get("detail", "")).replace("|", "/")[:90]
+    return f"(none: {top.get('count')}x {top.get('gate')}: {detail})"
+
+
 def memory_cell(mem: dict[str, Any]) -> str:
     """``2.5x (checker 3.1x) of 12.9 GB``: the worst reference or candidate peak over the
     reference's footprint, the checker's, and the footprint; ``-`` where not measured (CPU)."""
@@ -157,7 +167,7 @@ def markdown(data: dict[str, Any]) -> str:
             f"{num(line.get('median_candidate_s'))} | "
             f"{' / '.join(num(split.get(k)) for k in ('checks', 'timing'))} | "
             f"{memory_cell(mem)} | "
-            f"{' -> '.join(r.get('moves') or []) or '-'} |"
+            f"{' -> '.join(r.get('moves') or []) or _why(r)} |"
         )
     lines += [
         "",

@@ -176,3 +176,44 @@ def test_the_side_by_side_run_never_repeats_an_input() -> None:
     # pool input 1).
     ratio = torch.frombuffer(bytearray(seen[-1]), dtype=torch.float32) / pool[1][0]
     assert outs["memo"].shape == (64,) and bool(((ratio > 0.94) & (ratio < 1.06)).all())
+
+
+def test_a_row_says_its_winners_moves_and_why_candidates_failed() -> None:
+    """The row itself carries the winner's chain of moves and the commonest failures, so a
+    bench JSON explains itself without its run folders (which a GPU run may not bring back);
+    the Markdown shows the failures where there is no winner."""
+    from benchmarks.summarize import attach_moves, markdown
+
+    def gated(cid: str, parent: str | None, note: str, fail: str | None) -> Any:
+        gates = [SimpleNamespace(name="static", status="pass", detail="ok", metrics={})]
+        if fail:
+            gates.append(
+                SimpleNamespace(name="correctness", status="fail", detail=fail, metrics={})
+            )
+        return SimpleNamespace(
+            candidate=SimpleNamespace(id=cid, parent=parent, note=note, dispatch_only=False),
+            report=SimpleNamespace(gates=gates, seconds=0.0),
+        )
+
+    session = _session(PEERS, 0.4, 5.0)
+    best = gated("c3", "c1", "tune k: XBLOCK 1->2", None)
+    best.ms, best.speedup_vs_eager, best.speedup_vs_compile = 0.4, 5.0, 2.5
+    session.result.best = best
+    session.result.candidates = [
+        gated("c0", None, "Inductor harvest", None),
+        gated("c1", "c0", "rewrite: fold X", None),
+        gated("c2", "c0", "CUDA graph", "call 2: max abs err 3.1 | strict"),
+        gated("c4", "c1", "CUDA graph", "call 2: max abs err 3.1 | strict"),
+        best,
+    ]
+    row = bench_row(Path("level1/a.py"), session, 1.0)
+    assert row["winner_moves"] == ["rewrite: fold X", "tune k: XBLOCK 1->2"]
+    assert row["failures"] == [
+        {"gate": "correctness", "detail": "call 2: max abs err 3.1 | strict", "count": 2}
+    ]
+    attach_moves(row)
+    assert row["moves"] == row["winner_moves"] and row["move_kinds"]
+    lost = {**row, "winner_moves": [], "out_dir": None, "best": None}
+    attach_moves(lost)
+    text = markdown({"rows": [lost], "summary": summarize_rows([lost]), "move_kinds": {}})
+    assert "(none: 2x correctness: call 2: max abs err 3.1 / strict)" in text

@@ -232,6 +232,8 @@ def bench_row(
         out_dir=str(session.out_dir),
         timeline=search_timeline(Path(session.out_dir) / "events.jsonl"),
         **verification_costs(result.candidates),
+        winner_moves=winner_moves(result.candidates, best.candidate.id if best else None),
+        failures=failure_reasons(result.candidates),
     )
     if best is None:
         row["verdict"] = "no verified candidate"
@@ -244,6 +246,32 @@ def bench_row(
     if peers is not None:
         _side_by_side(row, peers, best is not None)
     return row
+
+
+def winner_moves(candidates: list[Any], best: str | None) -> list[str]:
+    """The notes from the root's child down to ``best`` (the moves that made the winner), kept
+    in the row itself so a bench JSON explains its winners without the run folders."""
+    by_id = {g.candidate.id: g.candidate for g in candidates}
+    chain: list[str] = []
+    cid = best
+    while cid in by_id and getattr(by_id[cid], "parent", None) is not None and len(chain) < 64:
+        chain.append(str(getattr(by_id[cid], "note", "") or ""))
+        cid = by_id[cid].parent
+    return list(reversed(chain))
+
+
+def failure_reasons(candidates: list[Any], top: int = 3) -> list[dict[str, Any]]:
+    """The commonest reasons candidates failed (gate, the detail's opening words, how many),
+    so a row with no verified candidate says why without its run folder."""
+    counts: dict[tuple[str, str], int] = {}
+    for gated in candidates:
+        failed = next((g for g in gated.report.gates if g.status == "fail"), None)
+        if failed is None:
+            continue
+        detail = " ".join(str(failed.detail).split())[:160]
+        counts[(failed.name, detail)] = counts.get((failed.name, detail), 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: -item[1])[:top]
+    return [{"gate": g, "detail": d, "count": n} for (g, d), n in ranked]
 
 
 def verification_costs(candidates: list[Any]) -> dict[str, Any]:
