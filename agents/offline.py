@@ -66,6 +66,16 @@ HARVEST_LIMIT_S = 120.0
 COMPILE_S = 20.0
 AUTOTUNE_S = 60.0
 GATE_S = 10.0
+#: An autotuning compile's cost from the profile (``autotune_cost_s``): a base for compiling
+#: and tuning the generated kernels, a template search per vendor GEMM or convolution, and the
+#: benchmark runs of its candidates. Measured on the H200 (the bench's max-autotune peer,
+#: seventh session): 11 s for a LayerNorm with no GEMM, 10-13 s for one GEMM or convolution of
+#: under 1 ms, 32 s for a residual block of convolutions, 61-69 s for a 16k-square GEMM
+#: (170 ms a run). The flat ``AUTOTUNE_S`` had skipped every such move in a one-minute search.
+AUTOTUNE_BASE_S = 12.0
+AUTOTUNE_PER_TEMPLATE_S = 10.0
+AUTOTUNE_RUNS = 250
+_TEMPLATE_OPS = ("mm", "conv", "scaled_dot_product")
 #: A rewrite on a launch-bound forward is also offered already captured in a CUDA graph: the
 #: reduce-overhead baseline replays Inductor's kernels in one, so an ungraphed rewrite of a
 #: launch-bound model cannot beat it however much work it removes.
@@ -106,11 +116,31 @@ def patterns_of(ctx: AgentContext) -> set[str]:
     return tags
 
 
-def move_cost_s(action: str, params: dict[str, object]) -> float:
-    """Seconds a move needs before its candidate can be gated (0: a source edit)."""
+def autotune_cost_s(kernels: list[KernelUnit] | None) -> float:
+    """Seconds an autotuning compile of this forward takes, from its profile (``AUTOTUNE_S``
+    where there is none)."""
+    if not kernels:
+        return AUTOTUNE_S
+    templates = [
+        k
+        for k in kernels
+        if k.kind == "vendor" and any(t in op for op in k.ops for t in _TEMPLATE_OPS)
+    ]
+    run_s = sum(float(k.ms or 0.0) for k in templates) / 1e3
+    cost = AUTOTUNE_BASE_S + AUTOTUNE_PER_TEMPLATE_S * len(templates) + AUTOTUNE_RUNS * run_s
+    return min(cost, 1.5 * AUTOTUNE_S)
+
+
+def move_cost_s(
+    action: str, params: dict[str, object], kernels: list[KernelUnit] | None = None
+) -> float:
+    """Seconds a move needs before its candidate can be gated (0: a source edit); an
+    autotuning configuration's from the profile's ``kernels`` where given."""
     if action == "inductor_config":
         label = str(params.get("config", ""))
-        return AUTOTUNE_S if ("autotune" in label or "coordinate" in label) else COMPILE_S
+        if "autotune" in label or "coordinate" in label:
+            return autotune_cost_s(kernels)
+        return COMPILE_S
     if action == "graph_rewrite" and params.get("route") == "harvest":
         return COMPILE_S
     return 0.0
@@ -217,7 +247,7 @@ class OfflinePolicy:
                 return
             # Late in a search, a move whose compile could not finish before the deadline
             # (with its gate after it) is not proposed: the cheap moves get the time.
-            cost = move_cost_s(action, params)
+            cost = move_cost_s(action, params, ctx.kernels)
             if cost and ctx.budget_left is not None and ctx.budget_left < cost + GATE_S:
                 skipped.append(title)
                 return

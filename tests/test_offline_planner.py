@@ -129,3 +129,24 @@ def test_memory_keys_op_patterns_and_graphed_moves(scanned: OfflinePolicy, tmp_p
     from kernelopt_jupyter.agents.offline import memory_action
 
     assert memory_action(graphed) == "graph_rewrite:fold_batchnorm+graph"
+
+
+def test_an_autotuning_compile_is_costed_from_the_profile() -> None:
+    """Coordinate descent or max-autotune costs a base plus a template search per vendor GEMM
+    or convolution plus its benchmark runs (the H200's max-autotune compiles: 11 s for a
+    LayerNorm, 61-69 s for a 16k GEMM): with 40 s left a reduction-only forward still gets its
+    tuning move, a forward with a 170 ms GEMM does not; without a profile the flat cost holds."""
+    from kernelopt_jupyter.agents.offline import AUTOTUNE_S, GATE_S, autotune_cost_s
+
+    norm = [KernelUnit("triton_red_fused_native_layer_norm_0", "triton", share=1.0, ms=0.38)]
+    small_conv = [
+        KernelUnit("extern_conv", "vendor", ops=["aten.convolution"], share=0.8, ms=0.6),
+        *norm,
+    ]
+    big_gemm = [KernelUnit("extern_mm", "vendor", ops=["aten.mm"], share=1.0, ms=170.0)]
+    cd = {"config": "coordinate_descent_tuning"}
+    assert move_cost_s("inductor_config", cd, norm) + GATE_S < 40.0
+    assert move_cost_s("inductor_config", cd, small_conv) + GATE_S < 40.0
+    assert move_cost_s("inductor_config", cd, big_gemm) + GATE_S > 40.0
+    assert autotune_cost_s(None) == AUTOTUNE_S == move_cost_s("inductor_config", cd)
+    assert move_cost_s("inductor_config", {"config": "aggressive_fusion"}, big_gemm) == 20.0
