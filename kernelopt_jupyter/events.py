@@ -48,6 +48,7 @@ EVENT_TYPES: dict[str, tuple[str, ...]] = {
         "timeline_detail",
         "candidate",
         "cached",
+        "step_seconds",
     ),
     "agent_started": ("agent", "step", "iteration"),
     "agent_text": ("agent", "step", "delta"),

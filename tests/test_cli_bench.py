@@ -75,6 +75,7 @@ def test_search_timeline_reads_where_the_time_went(tmp_path: Path) -> None:
     events = tmp_path / "events.jsonl"
     rows = [
         {"type": "session_started", "t": 0.0, "data": {}},
+        {"type": "profile", "t": 14.1, "data": {"step_seconds": {"baselines": 9.3, "dispatch": 4}}},
         {"type": "candidate", "t": 14.2, "data": {"id": "c0"}},
         {"type": "verdict", "t": 45.6, "data": {"candidate": "c0"}},
         {"type": "candidate", "t": 52.9, "data": {"id": "c1"}},
@@ -87,6 +88,7 @@ def test_search_timeline_reads_where_the_time_went(tmp_path: Path) -> None:
     assert line["analysis_s"] == 14.2 and line["first_verdict_s"] == 45.6
     assert line["candidate_s"] == [31.4, 7.1] and line["verdicts"] == 2
     assert line["median_candidate_s"] == 31.4 and line["session_s"] == 63.5
+    assert line["analysis_steps_s"] == {"baselines": 9.3, "dispatch": 4}
     assert search_timeline(tmp_path / "missing.jsonl") == {}
 
 

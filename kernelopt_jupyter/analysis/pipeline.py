@@ -262,6 +262,7 @@ def _measure(
         "facts": facts.to_dict(),
         "timeline": timeline["timeline"],
         "timeline_detail": timeline["detail"],
+        "step_seconds": dict(steps.get("seconds") or {}),
     }
     return base, profile, complete
 

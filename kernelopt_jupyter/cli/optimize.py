@@ -315,6 +315,7 @@ def search_timeline(events: Path) -> dict[str, Any]:
     from kernelopt_jupyter.events import EventError, read_events
 
     first_candidate = first_verdict = last = None
+    steps: dict[str, Any] = {}
     proposed: dict[str, float] = {}
     per_candidate: list[float] = []
     try:
@@ -327,6 +328,9 @@ def search_timeline(events: Path) -> dict[str, Any]:
         if event.type == "candidate":
             first_candidate = t if first_candidate is None else first_candidate
             proposed[str(data.get("id"))] = t
+        elif event.type == "profile" and isinstance(data.get("step_seconds"), dict):
+            if not data.get("cached"):  # a cached analysis's steps are another run's
+                steps = steps or dict(data["step_seconds"])  # the analysis's, not a winner's
         elif event.type == "verdict":
             first_verdict = t if first_verdict is None else first_verdict
             start = proposed.get(str(data.get("candidate")))
@@ -335,6 +339,7 @@ def search_timeline(events: Path) -> dict[str, Any]:
     ordered = sorted(per_candidate)
     return {
         "analysis_s": round(first_candidate, 1) if first_candidate is not None else None,
+        "analysis_steps_s": steps or None,
         "first_verdict_s": round(first_verdict, 1) if first_verdict is not None else None,
         "session_s": round(last, 1) if last is not None else None,
         "verdicts": len(per_candidate),
