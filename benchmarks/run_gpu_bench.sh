@@ -3,6 +3,8 @@
 # `kernelopt bench` per GPU, then merged (benchmarks/summarize.py) and charted (plot.py).
 #   bash benchmarks/run_gpu_bench.sh                 # all 36 problems, results in bench-out/
 #   OUT=o BUDGET=8 TIME_LIMIT=60 PROBLEMS="benchmarks/problems/level2" bash benchmarks/run_gpu_bench.sh
+#   BENCH_TIMEOUT=480 ...   # stop the searches after 480 s and still merge and chart what finished
+#                           # (rows are written as each problem ends; a device call has 600 s)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-bench-out}"
@@ -24,11 +26,15 @@ for g in $(seq 0 $((GPUS - 1))); do
     if (( i % GPUS == g )); then shard+=("${FILES[$i]}"); fi
   done
   (( ${#shard[@]} )) || continue
-  CUDA_VISIBLE_DEVICES=$g kernelopt bench "${shard[@]}" --device cuda --agents offline \
+  CUDA_VISIBLE_DEVICES=$g timeout "${BENCH_TIMEOUT:-86400}" kernelopt bench "${shard[@]}" --device cuda --agents offline \
     --budget "${BUDGET:-8}" --time-limit "${TIME_LIMIT:-60}" --out "$OUT/gpu$g" --json \
     >"$OUT/gpu$g.json" 2>"$OUT/gpu$g.log" &
 done
 wait
+# A shard cut by the timeout left its stdout empty; its rows are in its own bench.json.
+for g in $(seq 0 $((GPUS - 1))); do
+  if [ ! -s "$OUT/gpu$g.json" ] && [ -s "$OUT/gpu$g/bench.json" ]; then cp "$OUT/gpu$g/bench.json" "$OUT/gpu$g.json"; fi
+done
 $PY benchmarks/summarize.py "$OUT"/gpu*.json -o "$OUT/bench.json" --markdown "$OUT/bench.md"
 $PY benchmarks/plot.py "$OUT/bench.json" -o "$OUT/bench.svg"
 cat "$OUT/bench.md"
