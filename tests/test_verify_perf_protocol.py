@@ -18,26 +18,36 @@ from _verify_corpus import verify_on
 pytestmark = pytest.mark.slow
 
 
-def test_good_candidate_runs_the_timing_protocol_in_the_verification_worker() -> None:
+@pytest.mark.parametrize("warm", [False, True], ids=["plain", "warm-requests"])
+def test_good_candidate_runs_the_timing_protocol_in_the_verification_worker(
+    warm: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every timed call after an untimed warm request, or none (the default: calls under 1 ms).
+    monkeypatch.setenv("KERNELOPT_PERF_WARM_MS", "1e9" if warm else "0")
     report = verify_on("cpu", "scaled_residual", "good_fused", seeds=1, time_on_cpu=True)
     perf = report.gate("performance")
     assert perf is not None and perf.status == "skipped", perf.detail
     assert "CPU protocol run" in perf.detail
     m = perf.metrics
+    assert m["warm_calls"] is warm
     assert m["rounds"] >= 10 and m["candidate_ms"] > 0 and m["eager_ms"] > 0
     assert m["overhead_ms"] >= 0 and m["pool"] >= 1
     # The other gates passed as usual.
     assert [g.status for g in report.gates[:3]] == ["pass", "pass", "pass"]
 
 
+@pytest.mark.parametrize("warm", [False, True], ids=["plain", "warm-requests"])
 @pytest.mark.parametrize("cheat", ["bad_lazy_after_many_calls", "bad_memo_when_timed"])
 def test_a_candidate_that_stops_computing_when_timed_fails_the_performance_gate(
-    cheat: str,
+    cheat: str, warm: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Each computes for 60 calls (more than the correctness schedule makes), then writes
     # zeros, or copies an output it kept under a fingerprint that survives small changes of
     # the values: only the output of a timed call, checked as data, gives it away (the timed
     # inputs are scaled element by element per call, so a kept output is wrong by then).
+    # With warm requests (each timed call after an untimed one, as on the GPU for calls under
+    # 1 ms; forced here), the extra calls only bring the switch to zeros sooner.
+    monkeypatch.setenv("KERNELOPT_PERF_WARM_MS", "1e9" if warm else "0")
     report = verify_on("cpu", "scaled_residual", cheat, seeds=1, time_on_cpu=True)
     statuses = [(g.name, g.status, g.detail) for g in report.gates]
     assert report.failed_gate == "performance", statuses
