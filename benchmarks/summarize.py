@@ -43,13 +43,10 @@ def move_kind(note: str) -> str | None:
 
 def winner_chain(result: dict[str, Any]) -> list[str]:
     """Notes from the root's child down to the best candidate (empty when none won)."""
-    by_id = {c["id"]: c for c in result.get("candidates", [])}
-    chain: list[str] = []
-    cid = result.get("best")
-    while cid in by_id and by_id[cid].get("parent") is not None:
-        chain.append(str(by_id[cid].get("note") or ""))
-        cid = by_id[cid]["parent"]
-    return list(reversed(chain))
+    from kernelopt_jupyter.cli.optimize import move_chain
+
+    links = {c["id"]: (c.get("parent"), c.get("note") or "") for c in result.get("candidates", [])}
+    return move_chain(links, result.get("best"))
 
 
 def _peer_gain(row: dict[str, Any]) -> float | None:

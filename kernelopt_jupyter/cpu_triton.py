@@ -406,8 +406,7 @@ def _patch_generic_reduce() -> None:
             got = got if isinstance(got, tuple) else (got,)
             merged = []
             for j, value in enumerate(got):
-                block = value.handle.data if hasattr(value, "handle") else value
-                block = np.broadcast_to(np.asarray(block, dtype=data[j].dtype), left[j].shape)
+                block = _block(np, value, data[j].dtype, left[j].shape)
                 if n % 2:  # the odd last element stays last
                     block = np.concatenate([block, np.take(data[j], [n - 1], axis=axis)], axis)
                 merged.append(np.ascontiguousarray(block))
@@ -429,6 +428,13 @@ def _patch_generic_reduce() -> None:
     scans = getattr(interpreter, "ScanOps", None)
     if scans is not None and hasattr(scans, "generic_scan"):
         scans.generic_scan = _doubling_scan(np)
+
+
+def _block(np: Any, value: Any, dtype: Any, shape: Any) -> Any:
+    """A combine function's result as an array of ``dtype`` and ``shape`` (it may return an
+    interpreter tensor, a NumPy value or a Python scalar)."""
+    data = value.handle.data if hasattr(value, "handle") else value
+    return np.broadcast_to(np.asarray(data, dtype=dtype), shape)
 
 
 def _doubling_scan(np: Any) -> Callable[..., Any]:
@@ -455,8 +461,7 @@ def _doubling_scan(np: Any) -> Callable[..., Any]:
             got = got if isinstance(got, tuple) else (got,)
             merged = []
             for j, value in enumerate(got):
-                block = value.handle.data if hasattr(value, "handle") else value
-                block = np.broadcast_to(np.asarray(block, dtype=data[j].dtype), data[j].shape)
+                block = _block(np, value, data[j].dtype, data[j].shape)
                 merged.append(np.where(position < stride, data[j], block))
             data, stride = merged, stride * 2
         return [self.to_tensor(d, t) for d, t in zip(data, dtypes)]

@@ -251,12 +251,20 @@ def bench_row(
 def winner_moves(candidates: list[Any], best: str | None) -> list[str]:
     """The notes from the root's child down to ``best`` (the moves that made the winner), kept
     in the row itself so a bench JSON explains its winners without the run folders."""
-    by_id = {g.candidate.id: g.candidate for g in candidates}
+    links = {
+        g.candidate.id: (getattr(g.candidate, "parent", None), getattr(g.candidate, "note", ""))
+        for g in candidates
+    }
+    return move_chain(links, best)
+
+
+def move_chain(links: dict[str, tuple[str | None, str]], best: str | None) -> list[str]:
+    """Notes from the root's child down to ``best``, given each candidate's (parent, note)."""
     chain: list[str] = []
     cid = best
-    while cid in by_id and getattr(by_id[cid], "parent", None) is not None and len(chain) < 64:
-        chain.append(str(getattr(by_id[cid], "note", "") or ""))
-        cid = by_id[cid].parent
+    while cid in links and links[cid][0] is not None and len(chain) < 64:
+        chain.append(str(links[cid][1] or ""))
+        cid = links[cid][0]
     return list(reversed(chain))
 
 
