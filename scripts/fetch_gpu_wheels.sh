@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Download the wheels the notebook GPU test needs (constraints/gpu-notebook.txt) for a Linux
-# x86-64 machine with CPython 3.12 and no network, into DEST (default gpu-wheels/jupyter).
+# x86-64 machine with CPython 3.12 and no network, into DEST (default gpu-wheels/jupyter), and
+# Helion's into gpu-wheels/helion.
 #   bash scripts/fetch_gpu_wheels.sh [DEST]      # then carry DEST to the GPU machine
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,3 +16,10 @@ grep -v '^#' constraints/gpu-notebook.txt | while read -r spec; do
     --platform manylinux2014_x86_64 --platform manylinux1_x86_64 -d "$DEST" "$spec"
 done
 echo "$(ls "$DEST"/*.whl | wc -l) wheels in $DEST ($(du -sh "$DEST" | cut -f1))"
+# Helion (the version CI pins) and the one dependency of it the GPU image lacks, for the Helion
+# GPU test; scripts/gpu_checks.sh installs them from HELION_DEST.
+HELION_DEST="${HELION_DEST:-$(dirname "$DEST")/helion}"
+mkdir -p "$HELION_DEST"
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$PYVER" -d "$HELION_DEST" \
+  "$(grep '^helion==' constraints/ci.txt)" filecheck
+echo "$(ls "$HELION_DEST"/*.whl | wc -l) wheels in $HELION_DEST"

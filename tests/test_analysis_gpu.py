@@ -83,7 +83,10 @@ def test_baselines_measured_on_gpu() -> None:
     assert base.measured, base.detail
     for ms in base.as_ms().values():
         assert ms is not None and ms > 0
-    assert set(base.compile_s) == {"compile", "max_autotune"}
+    # every torch.compile peer (reduce-overhead joined default and max-autotune in the scale
+    # issue; this assertion still named two and failed on the H200 on 2026-12-02)
+    assert set(base.compile_s) == {"compile", "max_autotune", "reduce_overhead"}, base.detail
+    assert "failed" not in base.detail, base.detail
 
 
 @pytest.mark.gpu
