@@ -120,6 +120,9 @@ class AgentContext:
     #: search's own time budget), refreshed by the search before every agent call; None when
     #: the search has no deadline. A policy reads it to skip moves too expensive to finish.
     budget_left: float | None = None
+    #: How many variants the Tuner may propose: more when the search screens them together in
+    #: one timed run and gates only the fastest (``search.SCREEN_VARIANTS``).
+    tune_variants: int = 4
 
 
 @dataclass

@@ -525,9 +525,10 @@ class OfflinePolicy:
     # ------------------------------------------------------------------ Tuner
     def tune(self, ctx: AgentContext, candidate: Candidate, io: AgentIO) -> TuneProposal:
         """Neighbouring launch configurations of the heaviest kernels, to be measured."""
+        limit = max(1, ctx.tune_variants or TUNE_VARIANTS)
         if ctx.problem.kind == "helion":
             try:
-                helion_variants = helion_config_variants(candidate.source, limit=TUNE_VARIANTS)
+                helion_variants = helion_config_variants(candidate.source, limit=limit)
             except TransformError as exc:
                 return TuneProposal([], f"nothing to tune: {exc}")
             text = f"Measuring {len(helion_variants)} Helion configs around {candidate.id}."
@@ -557,9 +558,9 @@ class OfflinePolicy:
                 variants.append(
                     (f"{name}: {label}", write_launch_configs(source, {**configs, name: new}))
                 )
-                if len(variants) >= TUNE_VARIANTS:
+                if len(variants) >= limit:
                     break
-            if len(variants) >= TUNE_VARIANTS:
+            if len(variants) >= limit:
                 break
         text = f"Measuring {len(variants)} launch configurations around {candidate.id}."
         io.text(text)

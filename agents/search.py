@@ -29,6 +29,7 @@ from kernelopt_jupyter.agents.base import (
 )
 from kernelopt_jupyter.agents.memory import ExperienceMemory
 from kernelopt_jupyter.agents.stepping import StepControl
+from kernelopt_jupyter.analysis.screen import ScreenResult
 from kernelopt_jupyter.candidate import Candidate, unified_diff
 from kernelopt_jupyter.events import EventLog
 from kernelopt_jupyter.problem import Problem
@@ -44,6 +45,14 @@ T = TypeVar("T")
 
 #: Step mode: how many times a rejected Planner step is asked again for the same parent.
 _REPLANS = 2
+
+#: With a screen (``screen_runner``), how many of a Tuner's variants go on to the gates, and
+#: how many the Tuner is asked for (screening is one worker run, gating one verification each).
+SCREEN_KEEP = 2
+SCREEN_VARIANTS = 8
+
+#: (problem, variant sources, time limit in s) -> the screen's times (``analysis.screen``).
+ScreenRunner = Callable[[Problem, list[str], float], ScreenResult]
 
 
 @dataclass
@@ -191,13 +200,19 @@ class BeamSearch:
         memory: ExperienceMemory | None = None,
         known_verdicts: dict[str, VerifyReport] | None = None,
         on_verdict: Callable[[BeamSearch], None] | None = None,
+        screen_runner: ScreenRunner | None = None,
     ) -> None:
         self.problem = problem
         self.policy = policy
         self.log = log
         self.config = config
         self.gate_runner = gate_runner
+        #: Times a Tuner's variants together in one worker so only the fastest are gated
+        #: (GPU only: nothing is timed elsewhere); None gates every variant.
+        self.screen_runner = screen_runner if config.device == "cuda" else None
         self.ctx = context
+        if self.screen_runner is not None:
+            context.tune_variants = SCREEN_VARIANTS
         self.root = root
         self.control = control or StepControl(enabled=False)
         self.memory = memory or ExperienceMemory(None)
@@ -675,11 +690,15 @@ class BeamSearch:
             self._note_step_rejection(f"the Tuner's variants of {candidate.candidate.id}", value)
             return False
         improved = False
+        pending: list[tuple[str, str]] = []
         for label, source in proposal.variants:
             earlier = self.decided(source)
             if earlier is not None:
                 self._duplicate(Candidate("", source, agent="tuner"), earlier)
                 continue
+            if all(source != s for _, s in pending):
+                pending.append((label, source))
+        for label, source in self._screen(candidate, pending):
             child = self.gate(
                 Candidate(
                     id=self.new_id(),
@@ -701,6 +720,48 @@ class BeamSearch:
             if child.usable and self._better(child, candidate):
                 improved = True
         return improved
+
+    def _screen(
+        self, parent: GatedCandidate, variants: list[tuple[str, str]]
+    ) -> list[tuple[str, str]]:
+        """The variants worth gating: all of them without a screen (or with too few to choose
+        from), else the ``SCREEN_KEEP`` fastest in one interleaved run. The screen orders, it
+        never passes anything: each kept variant still goes through every gate."""
+        if self.screen_runner is None or len(variants) <= SCREEN_KEEP:
+            return variants
+        left = self._seconds_left()
+        limit = 60.0 if left is None else min(60.0, left - 5.0)
+        if limit < 5.0:
+            return variants  # the gates meet the deadline and say so
+        result = self.screen_runner(self.problem, [source for _, source in variants], limit)
+        pid = parent.candidate.id
+        if not result.ok:
+            self.log.emit(
+                "decision",
+                kind="screened",
+                candidate=pid,
+                reason=f"the screen of {pid}'s variants failed ({result.detail}); each is gated",
+                screen=[],
+            )
+            return variants
+        keep = result.fastest(SCREEN_KEEP)
+        rows = [
+            {"label": label, "ms": result.ms[i], "error": result.errors[i], "gated": i in keep}
+            for i, (label, _) in enumerate(variants)
+        ]
+        chosen = ", ".join(f"{variants[i][0]} ({result.ms[i]:.4f} ms)" for i in keep)
+        self.log.emit(
+            "decision",
+            kind="screened",
+            candidate=pid,
+            reason=(
+                f"{len(variants)} variants of {pid} compiled together and timed interleaved "
+                f"({result.rounds} rounds, {result.seconds:.1f} s); gating the fastest "
+                f"{len(keep)}: {chosen or 'none ran'}"
+            ),
+            screen=rows,
+        )
+        return [variants[i] for i in keep]
 
     def _summarize(
         self, children: list[GatedCandidate], parent: GatedCandidate, plan: Plan | None

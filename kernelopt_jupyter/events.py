@@ -74,7 +74,7 @@ EVENT_TYPES: dict[str, tuple[str, ...]] = {
         "reused",
         "mode",
     ),
-    "decision": ("kind", "candidate", "reason", "report"),
+    "decision": ("kind", "candidate", "reason", "report", "screen"),
     "step_paused": ("agent", "step", "actions", "payload"),
     "step_resumed": ("action", "by"),
     "budget": (

@@ -79,6 +79,7 @@ def make_search(tmp_path: Path, device: str = "cuda", **overrides: Any) -> BeamS
         baselines={"eager": 0.2, "compile": 0.15},
         kernels=[KernelUnit("k_relu", "triton", share=1.0, bound="memory")],
     )
+    screen_runner = overrides.pop("screen_runner", None)
     config = SearchConfig(device=device, **overrides)
     return BeamSearch(
         problem,
@@ -89,6 +90,7 @@ def make_search(tmp_path: Path, device: str = "cuda", **overrides: Any) -> BeamS
         context=ctx,
         root=Candidate("c0", ROOT, None, "harvest", None, False, "harvest"),
         memory=ExperienceMemory(tmp_path / "mem.json"),
+        screen_runner=screen_runner,
     )
 
 
@@ -305,3 +307,88 @@ def test_the_cpu_search_does_not_run_the_tuner(tmp_path: Path) -> None:
         e.data["agent"] for e in read_events(tmp_path / "events.jsonl") if e.type == "agent_started"
     }
     assert "executor" in agents and "tuner" not in agents
+
+
+def _fake_ms(source: str) -> float:
+    report = fake_gpu_gates(problem_from_source(PROBLEM, "relu2.py"), Candidate("x", source))
+    assert report.gate("performance") is not None
+    return float(report.gate("performance").metrics["candidate_ms"])
+
+
+def test_the_tuners_variants_are_screened_and_only_the_fastest_gated(tmp_path: Path) -> None:
+    """With a screen, the Tuner is asked for up to SCREEN_VARIANTS variants, they are timed
+    together once, and only the SCREEN_KEEP fastest by that run reach the gates."""
+    from kernelopt_jupyter.agents.search import SCREEN_KEEP, SCREEN_VARIANTS
+    from kernelopt_jupyter.analysis.screen import ScreenResult
+
+    calls: list[list[str]] = []
+
+    def screen(problem: Problem, sources: list[str], limit: float) -> ScreenResult:
+        calls.append(sources)
+        assert 0 < limit <= 60
+        return ScreenResult(True, ms=[_fake_ms(s) for s in sources], errors=[None] * len(sources))
+
+    search = make_search(tmp_path, max_candidates=12, iterations=1, screen_runner=screen)
+    search.run()
+    events = read_events(tmp_path / "events.jsonl")
+    screened = [e.data for e in events if e.type == "decision" and e.data["kind"] == "screened"]
+    assert calls and len(screened) == len(calls)
+    first = screened[0]
+    assert SCREEN_KEEP < len(first["screen"]) <= SCREEN_VARIANTS
+    kept = [row for row in first["screen"] if row["gated"]]
+    assert len(kept) == SCREEN_KEEP
+    # the kept rows are the fastest of the screen's rows
+    cutoff = max(row["ms"] for row in kept)
+    assert all(row["ms"] >= cutoff for row in first["screen"] if not row["gated"])
+    # exactly the kept variants were gated as the Tuner's children of that parent
+    tuned = [e.data for e in events if e.type == "candidate" and e.data["agent"] == "tuner"]
+    parent = first["candidate"]
+    labels = {e["note"][len("tune ") :] for e in tuned if e["parent"] == parent}
+    assert labels == {row["label"] for row in kept}
+    # the parent's own row is not changed by the screen's decision
+    from kernelopt_jupyter.session.state import SessionState
+
+    state = SessionState()
+    for e in events:
+        state.apply(e)
+    assert state.candidates[parent].decision != "screened"
+
+
+def test_a_failed_screen_gates_every_variant_and_a_variant_that_raises_is_not_gated(
+    tmp_path: Path,
+) -> None:
+    from kernelopt_jupyter.analysis.screen import ScreenResult
+
+    def broken(problem: Problem, sources: list[str], limit: float) -> ScreenResult:
+        return ScreenResult(False, detail="worker: timed out")
+
+    search = make_search(tmp_path, max_candidates=40, iterations=1, screen_runner=broken)
+    search.run()
+    events = read_events(tmp_path / "events.jsonl")
+    [first, *_] = [e.data for e in events if e.type == "decision" and e.data["kind"] == "screened"]
+    assert "failed" in first["reason"] and "timed out" in first["reason"]
+    tuned = [e for e in events if e.type == "candidate" and e.data["agent"] == "tuner"]
+    assert len([e for e in tuned if e.data["parent"] == first["candidate"]]) > 2
+
+    def raises(problem: Problem, sources: list[str], limit: float) -> ScreenResult:
+        n = len(sources)
+        return ScreenResult(True, ms=[None] * n, errors=["RuntimeError: boom"] * n)
+
+    other = tmp_path / "other"
+    other.mkdir()
+    search = make_search(other, max_candidates=40, iterations=1, screen_runner=raises)
+    search.run()
+    events = read_events(other / "events.jsonl")
+    assert not [e for e in events if e.type == "candidate" and e.data["agent"] == "tuner"]
+    [first, *_] = [e.data for e in events if e.type == "decision" and e.data["kind"] == "screened"]
+    assert "none ran" in first["reason"]
+    assert all(row["error"] == "RuntimeError: boom" for row in first["screen"])
+
+
+def test_the_screen_is_off_on_the_cpu(tmp_path: Path) -> None:
+    def screen(problem: Problem, sources: list[str], limit: float) -> Any:
+        raise AssertionError("the CPU search has no Tuner to screen")
+
+    search = make_search(tmp_path, device="cpu", max_candidates=6, screen_runner=screen)
+    assert search.screen_runner is None
+    search.run()

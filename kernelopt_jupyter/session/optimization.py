@@ -30,6 +30,7 @@ from kernelopt_jupyter.agents.search import (
     source_key,
 )
 from kernelopt_jupyter.agents.stepping import StepControl
+from kernelopt_jupyter.analysis.screen import ScreenResult
 from kernelopt_jupyter.candidate import Candidate
 from kernelopt_jupyter.device import resolve_device
 from kernelopt_jupyter.events import Event, EventLog, read_events
@@ -313,6 +314,7 @@ class OptimizationSession:
                 memory=self.memory,
                 known_verdicts=known,
                 on_verdict=self._checkpoint,
+                screen_runner=self._screen if self.device == "cuda" else None,
             )
             self.result = self._search.run()
             if self.result.best is not None and self.device == "cuda" and self.options.final_check:
@@ -443,6 +445,12 @@ class OptimizationSession:
         (self.out_dir / "candidates").mkdir(exist_ok=True)
         (self.out_dir / "candidates" / f"{candidate.id}.py").write_text(candidate.source)
         return report
+
+    def _screen(self, problem: Problem, variants: list[str], time_limit_s: float) -> ScreenResult:
+        """The Tuner's variants timed together in one untrusted worker (``analysis.screen``)."""
+        from kernelopt_jupyter.analysis.screen import screen_variants
+
+        return screen_variants(problem, variants, self.device, time_limit_s=time_limit_s)
 
     def submit(self, source: str, parent: str | None = None, agent: str = "person") -> str:
         """Gate a person's candidate (from the panel) like any other; returns its id."""

@@ -325,8 +325,9 @@ class SessionState:
 
     def _on_decision(self, d: dict[str, Any], t: float) -> None:
         cand = self._candidate(d.get("candidate"))
-        if cand is None or d.get("kind") == "duplicate":
-            # A duplicate names the earlier candidate it repeats: that row does not change.
+        if cand is None or d.get("kind") in ("duplicate", "screened"):
+            # A duplicate names the earlier candidate it repeats, a screen the parent whose
+            # variants were timed together: that row does not change.
             return
         # "cancelled": the time limit cut this candidate's gates; it stays undecided.
         cand.decision = str(d.get("kind") or "")
