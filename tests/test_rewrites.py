@@ -98,6 +98,66 @@ def test_triangular_matmul_computes_only_the_kept_triangle(which: str, diagonal:
     assert "kernelopt_" + which + "_matmul" in gm.code
 
 
+@pytest.mark.parametrize(
+    "form", ["a @ a.t()", "a @ a.T", "torch.matmul(a, a.transpose(0, 1))", "a.T @ a", "batched"]
+)
+def test_symmetric_gram_computes_one_triangle_and_mirrors_it(form: str) -> None:
+    from kernelopt_jupyter.agents.rewrites.helpers import kernelopt_gram
+
+    class Gram(nn.Module):
+        def forward(self, a):
+            if form == "batched":
+                return a @ a.transpose(-1, -2)
+            return eval(form)
+
+    # 1100 rows: two uneven bands; the A^T A form needs 1100 columns instead
+    shape = {"a.T @ a": (40, 1100), "batched": (2, 1100, 24)}.get(form, (1100, 40))
+    a = torch.randn(*shape, dtype=torch.float64)
+    gm = _check(Gram(), [a], "symmetric_gram", exact=False)
+    assert "kernelopt_gram" in gm.code
+    # the helper computes the lower blocks and mirrors them: symmetric exactly, dense values
+    out = kernelopt_gram(a if form != "a.T @ a" else a.T)
+    assert torch.equal(out, out.mT)
+    torch.testing.assert_close(out, gm(a), rtol=0, atol=0)
+
+
+def test_symmetric_gram_leaves_other_products_and_small_ones_alone() -> None:
+    class Other(nn.Module):
+        def forward(self, a, b):
+            return a @ b.t()  # not the same tensor
+
+    _, n = _rewrite(Other(), [torch.randn(1100, 8), torch.randn(1100, 8)], "symmetric_gram")
+    assert n == 0
+
+    class Small(nn.Module):
+        def forward(self, a):
+            return a @ a.t()  # 64 rows: one band, nothing to skip
+
+    _, n = _rewrite(Small(), [torch.randn(64, 8)], "symmetric_gram")
+    assert n == 0
+
+    class Transposed3d(nn.Module):
+        def forward(self, a):
+            return a @ a.transpose(0, 1)  # swaps the batch dimension: not a Gram matrix
+
+    _, n = _rewrite(Transposed3d(), [torch.randn(4, 4, 4)], "symmetric_gram")
+    assert n == 0
+
+
+def test_gram_helper_skips_products() -> None:
+    """The banded helper really does less work: count the multiply-adds of its GEMMs."""
+    from kernelopt_jupyter.agents.rewrites.helpers import kernelopt_gram
+    from torch.utils.flop_counter import FlopCounterMode
+
+    a = torch.randn(4096, 64)
+    with FlopCounterMode(display=False) as dense:
+        a @ a.T
+    with FlopCounterMode(display=False) as banded:
+        kernelopt_gram(a)
+    ratio = banded.get_total_flops() / dense.get_total_flops()
+    assert ratio == pytest.approx(9 / 16, abs=0.01)  # eight bands: (8 + 1) / (2 * 8)
+
+
 def test_triangular_matmul_leaves_a_shared_product_alone() -> None:
     class Shared(nn.Module):
         def forward(self, a, b):
@@ -396,6 +456,22 @@ def test_rendered_helper_is_self_contained() -> None:
     text = rewritten_source(source, gm, "none", ["tri"], candidate=True)
     cand = _load(text, "rw_tri").ModelNew()
     torch.testing.assert_close(cand(a, b), torch.tril(a @ b), rtol=1e-5, atol=1e-5)
+
+
+def test_a_gram_problem_is_found_and_rendered_self_contained() -> None:
+    source = (
+        "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+        "    def forward(self, x):\n        return torch.matmul(x, x.T) * 0.5\n\n\n"
+        "def get_inputs():\n    return [torch.randn(1536, 32)]\n"
+    )
+    found = scan(source, "<gram>")
+    [match] = [m for m in found.matches if m.names == ["symmetric_gram"]]
+    assert match.exact == "reassociation" and match.sites == 1
+    text = match.eager_source
+    assert "def kernelopt_gram" in text and "import kernelopt_jupyter" not in text
+    assert "from kernelopt_jupyter" not in text
+    x = torch.randn(1536, 32)
+    torch.testing.assert_close(_load(text, "rw_gram").ModelNew()(x), x @ x.T * 0.5)
 
 
 def test_untraceable_model_is_reported_not_raised() -> None:

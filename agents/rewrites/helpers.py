@@ -46,4 +46,27 @@ def kernelopt_triu_matmul(a: torch.Tensor, b: torch.Tensor, diagonal: int = 0) -
     return torch.triu(torch.cat(parts, dim=0), diagonal)
 
 
-HELPERS = {f.__name__: f for f in (kernelopt_tril_matmul, kernelopt_triu_matmul)}
+def kernelopt_gram(a: torch.Tensor) -> torch.Tensor:
+    """``a @ a.mT`` (symmetric in its last two dimensions) computing only the blocks on and
+    below the diagonal; the blocks above are the transposes of blocks already computed.
+
+    Rows are cut into bands; band ``[r0, r1)`` multiplies only by rows ``< r1``, so about 44% of
+    the dense GEMM's products are skipped at eight bands (every band stays a large GEMM), at
+    the price of one copy of the upper triangle. Each computed element is the same dot product;
+    a mirrored one is the dot product with its factors swapped: exact up to summation order.
+    """
+    n = a.shape[-2]
+    bands = max(1, min(8, n // 512))
+    if bands == 1:
+        return a @ a.mT
+    out = a.new_empty((*a.shape[:-1], n))
+    for i in range(bands):
+        r0, r1 = n * i // bands, n * (i + 1) // bands
+        out[..., r0:r1, :r1] = a[..., r0:r1, :] @ a[..., :r1, :].mT
+    for i in range(bands - 1):
+        r0, r1 = n * i // bands, n * (i + 1) // bands
+        out[..., r0:r1, r1:] = out[..., r1:, r0:r1].mT
+    return out
+
+
+HELPERS = {f.__name__: f for f in (kernelopt_tril_matmul, kernelopt_triu_matmul, kernelopt_gram)}

@@ -70,7 +70,9 @@ def cost_shares(ctx: AgentContext) -> Shares:
 
 
 #: Rewrites that delete GEMM work rank by the GEMMs' share; folds by the epilogue passes'.
-GEMM_REMOVING = frozenset({"diag_matmul", "triangular_matmul", "linear_reduction"})
+GEMM_REMOVING = frozenset(
+    {"diag_matmul", "triangular_matmul", "symmetric_gram", "linear_reduction"}
+)
 
 
 def rewrite_priority(names: list[str], s: Shares) -> float:

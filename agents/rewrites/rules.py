@@ -42,7 +42,11 @@ from kernelopt_jupyter.agents.rewrites.graph import (
     scalar,
     shape_of,
 )
-from kernelopt_jupyter.agents.rewrites.helpers import kernelopt_tril_matmul, kernelopt_triu_matmul
+from kernelopt_jupyter.agents.rewrites.helpers import (
+    kernelopt_gram,
+    kernelopt_tril_matmul,
+    kernelopt_triu_matmul,
+)
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,65 @@ def triangular_matmul(gm: fx.GraphModule) -> int:
     if count:
         cleanup(gm)
     return count
+
+
+#: Below this many rows a Gram product is not cut into bands (the helper's own threshold).
+GRAM_MIN_ROWS = 1024
+
+
+def symmetric_gram(gm: fx.GraphModule) -> int:
+    """``A @ A^T`` and ``A^T @ A`` -> a banded product of the lower triangle, mirrored.
+
+    Faster where the GEMM is compute-bound: a Gram matrix is symmetric, so the blocks above its
+    diagonal are transposes of blocks below it. About 44% of the FLOPs are skipped at eight
+    bands, for one extra pass over the upper triangle. Exact up to summation order (a mirrored
+    element is the same dot product with its factors swapped): a reassociation. Fires on
+    ``matmul``/``mm``/``@`` of a tensor with its own last-two-dimension transpose (``.t()``,
+    ``.T``, ``.mT``, ``transpose(-1, -2)``), for at least ``GRAM_MIN_ROWS`` output rows.
+    """
+    count = 0
+    g = gm.graph
+    for node in _nodes(g):
+        if not is_function(node, *MATMUL) or len(node.args) != 2 or node.kwargs:
+            continue
+        a, b = node.args
+        if _transposed_of(b) is a and a is not None:
+            base, swap = a, False  # A @ A^T
+        elif _transposed_of(a) is b and b is not None:
+            base, swap = b, True  # A^T @ A: the Gram of A^T
+        else:
+            continue
+        shape = shape_of(base)
+        if shape is None or len(shape) < 2:
+            continue
+        rows = shape[-1] if swap else shape[-2]
+        if rows < GRAM_MIN_ROWS:
+            continue
+        with g.inserting_before(node):
+            operand = a if swap else base  # A^T @ A is gram(A^T), and a is that A^T
+            new = _call(g, kernelopt_gram, operand)
+        node.replace_all_uses_with(new)
+        count += 1
+    if count:
+        cleanup(gm)
+    return count
+
+
+def _transposed_of(node: Any) -> Any:
+    """``x`` when ``node`` is ``x`` with its last two dimensions swapped (also ``.T`` and
+    ``.mT`` attribute reads), else None."""
+    if (
+        isinstance(node, fx.Node)
+        and node.op == "call_function"
+        and node.target is getattr
+        and len(node.args) == 2
+        and isinstance(node.args[0], fx.Node)
+    ):
+        shape = shape_of(node.args[0])
+        if node.args[1] == "mT" or (node.args[1] == "T" and shape is not None and len(shape) == 2):
+            return node.args[0]
+        return None
+    return _last_two_transposed(node)
 
 
 def _last_two_transposed(node: Any) -> Any:
@@ -906,6 +969,10 @@ REWRITES: list[Rewrite] = [
     Rewrite(
         "triangular_matmul", "triangular matmul computes only the kept triangle",
         "reassociation", triangular_matmul,
+    ),
+    Rewrite(
+        "symmetric_gram", "Gram matrix computes one triangle and mirrors it",
+        "reassociation", symmetric_gram,
     ),
     Rewrite(
         "attention_to_sdpa", "written-out attention as one fused attention kernel",
