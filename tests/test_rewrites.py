@@ -146,8 +146,9 @@ def test_symmetric_gram_leaves_other_products_and_small_ones_alone() -> None:
 
 def test_gram_helper_skips_products() -> None:
     """The banded helper really does less work: count the multiply-adds of its GEMMs."""
-    from kernelopt_jupyter.agents.rewrites.helpers import kernelopt_gram
     from torch.utils.flop_counter import FlopCounterMode
+
+    from kernelopt_jupyter.agents.rewrites.helpers import kernelopt_gram
 
     a = torch.randn(4096, 64)
     with FlopCounterMode(display=False) as dense:
