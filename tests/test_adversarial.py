@@ -93,6 +93,10 @@ CHEATS = [
     Case("overwrite_after_kernel", "row_softmax", "accounting", "static"),  # kernel result overwritten by torch.softmax
     Case("numpy_compute", "row_softmax", "accounting", "static"),  # numpy float64 softmax; the kernel stages one row
     Case("aten_half_split", "gelu", "accounting", "static"),  # kernel on half the rows, torch.ops.aten.gelu on the other half
+    Case("custom_op_named_clone", "gelu", "accounting", "static", assert_gate=True),  # F.gelu inside a home-made custom op named fastops::clone (an allowlisted ATen name); a Triton copy stages it
+    Case("custom_op_named_mm", "gelu", "accounting", "static", assert_gate=True),  # the same custom op named fastops::mm (a vendor name)
+    Case("aten_impl_override", "gelu", "accounting", "static", assert_gate=True),  # torch.library IMPL replaces aten::clone's CPU/CUDA kernel with a GELU at import; forward clones, a Triton copy stages it
+    Case("aten_impl_in_call", "gelu", "accounting", "static", assert_gate=True),  # the same re-registration made inside forward and destroyed before it returns
     Case("deep_numpy_copy_kernel", "row_softmax", "accounting", "static"),  # numpy float64 softmax, a Triton copy kernel writes it into the output
     Case("init_only_launch", "gelu", "accounting", "static", assert_gate=True),  # kernel launched in __init__ only
     # -- schedule: fixed, visible call schedule

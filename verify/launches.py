@@ -345,6 +345,56 @@ def settings() -> dict[str, Any]:
 
 _settings = settings
 
+#: Ops the harness itself runs in the candidate's process (encoding outputs, digests, copies
+#: into lent slots, weight loading): their kernels are checked after every call, whether or
+#: not the forward used them.
+HARNESS_OPS = (
+    "aten::copy_", "aten::clone", "aten::_to_copy", "aten::empty", "aten::empty_like",
+    "aten::empty_strided", "aten::as_strided", "aten::view", "aten::reshape", "aten::detach",
+    "aten::alias", "aten::slice", "aten::select", "aten::contiguous", "aten::resize_",
+    "aten::zero_", "aten::fill_", "aten::mul", "aten::add", "aten::sum", "aten::view_as_real",
+    "aten::_local_scalar_dense", "aten::equal", "aten::set_", "aten::lift_fresh",
+)  # fmt: skip
+
+
+class OpRegistry:
+    """The dispatcher's kernels, as they were before the candidate's code ran.
+
+    ``torch.library`` (or ``torch._C._dispatch_library``) lets code replace the kernel of an
+    existing op in its own process: an ``aten::clone`` whose CPU or CUDA kernel computes the
+    answer is seen by the dispatch-level accounting as a copy, and one that replaces
+    ``aten::copy_`` would alter what the harness copies out. Each op's registration record
+    (``torch._C._dispatch_dump``: every kernel with where it was registered) is kept before the
+    candidate is imported and compared by value: after import and build (every op), for every
+    op the forward runs (as it runs), and for the harness's own ops after every call. A new op
+    in a namespace of its own (a custom op) is not a change: calling it counts as compute.
+    """
+
+    def __init__(self) -> None:
+        self._base = {n: torch._C._dispatch_dump(n) for n in torch._C._dispatch_get_all_op_names()}
+        self.watch: set[str] = set(HARNESS_OPS)
+        self._ok: dict[str, str] = {}  # op -> the dump last found unchanged (a cache)
+
+    def changed(self, names: Any) -> list[str]:
+        """A message for each op among ``names`` whose kernels differ from the snapshot."""
+        found = []
+        for name in sorted(set(names)):
+            base = self._base.get(name)
+            if base is None:
+                continue
+            now = torch._C._dispatch_dump(name)
+            if now == base or self._ok.get(name) == now:
+                continue
+            new = [line for line in now.splitlines() if line not in base.splitlines()]
+            gone = [line for line in base.splitlines() if line not in now.splitlines()]
+            what = (new or gone or ["its registrations changed"])[0].strip()
+            found.append(f"re-registered a kernel of {name} (torch.library): {what[:160]}")
+        return found
+
+    def changed_all(self) -> list[str]:
+        """:meth:`changed` over every op that existed at the snapshot."""
+        return self.changed(self._base)
+
 
 class GlobalGuard:
     """Identity snapshot of the functions the harness relies on, to catch monkeypatching that
@@ -368,12 +418,16 @@ class GlobalGuard:
         self._settings = _settings()
         self._environ = dict(os.environ)
         self._threads = set(threading.enumerate())
+        self.registry = OpRegistry()
 
-    def changes(self) -> list[str]:
-        """What differs from the snapshot: replaced functions, settings, live new threads."""
+    def changes(self, *, every_op: bool = False) -> list[str]:
+        """What differs from the snapshot: replaced functions, settings, live new threads, op
+        kernels (the watched ops; every op with ``every_op``)."""
         import sys
 
-        found: list[str] = []
+        found: list[str] = (
+            self.registry.changed_all() if every_op else self.registry.changed(self.registry.watch)
+        )
         for dotted, original in self._snapshot.items():
             owner, _, key = dotted.rpartition(".")
             if owner == "torch.Tensor":

@@ -166,6 +166,7 @@ class Sandbox:
         self._watch_graph_replays()
         _import_kernel_languages(header["source"])
         self.guard = GlobalGuard()
+        self.accounting.registry = self.guard.registry
         shape = types.SimpleNamespace(kind=header["kind"], entry=header["entry"])
         forks_before = self.forks
         self.call_threads = []
@@ -214,7 +215,7 @@ class Sandbox:
             "missing": list(result.missing_keys),
             "unexpected": list(result.unexpected_keys),
             "construction_launches": self.recorder.total,
-            "changes": self.guard.changes()
+            "changes": self.guard.changes(every_op=True)
             + self._process_changes(forks_before, None)
             + _hook_changes(self.hooks_at_start, _hooks()),
         }
@@ -337,7 +338,9 @@ class Sandbox:
             "previous_changed": previous_changed,
             "shared_with_previous": shared_with_previous,
             "stream_violations": list(self.recorder.stream_violations),
-            "changes": self.guard.changes() + self._process_changes(forks_before, children_before),
+            "changes": self.guard.changes()
+            + self.accounting.take_registry_changes()
+            + self._process_changes(forks_before, children_before),
         }
         blobs_out = list(encoded.blobs)
         if reply["inputs_after"] is not None:
