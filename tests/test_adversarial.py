@@ -97,6 +97,7 @@ CHEATS = [
     Case("custom_op_named_mm", "gelu", "accounting", "static", assert_gate=True),  # the same custom op named fastops::mm (a vendor name)
     Case("aten_impl_override", "gelu", "accounting", "static", assert_gate=True),  # torch.library IMPL replaces aten::clone's CPU/CUDA kernel with a GELU at import; forward clones, a Triton copy stages it
     Case("aten_impl_in_call", "gelu", "accounting", "static", assert_gate=True),  # the same re-registration made inside forward and destroyed before it returns
+    Case("exclude_python_key", "gelu", "accounting", "static", assert_gate=True),  # _ExcludeDispatchKeyGuard(Python) around torch.erf/mul into a fresh buffer, a staging kernel also handed the input
     Case("deep_numpy_copy_kernel", "row_softmax", "accounting", "static"),  # numpy float64 softmax, a Triton copy kernel writes it into the output
     Case("init_only_launch", "gelu", "accounting", "static", assert_gate=True),  # kernel launched in __init__ only
     # -- schedule: fixed, visible call schedule
@@ -205,7 +206,16 @@ RULES_OFF = [
     "signal_deferred_fill",
     "launch_hook_compute",
     "tolist_host_compute",
+    "exclude_python_key",
 ]
+
+#: Cheats in RULES_OFF that only the source rules stop (strict xfails there): the run time has
+#: no defence of its own against them yet.
+RULES_OFF_ESCAPES: dict[str, str] = {
+    "exclude_python_key": "accounting (excluding the Python dispatch key hides ops from the "
+    "TorchDispatchMode; the staging kernel handed the input looks derived from it; only the "
+    "source rule on the dispatcher's switches stops it)",
+}
 
 #: Candidates whose verdict is not the point: they read the environment through a path no
 #: source rule names and raise with what they found; the credential must not come back.
@@ -320,7 +330,18 @@ def test_cheat_fails(case: Case, fake_key: str, capfd: pytest.CaptureFixture[str
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", RULES_OFF)
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            n,
+            marks=[pytest.mark.xfail(strict=True, reason=f"escapes: {RULES_OFF_ESCAPES[n]}")]
+            if n in RULES_OFF_ESCAPES
+            else [],
+        )
+        for n in RULES_OFF
+    ],
+)
 def test_cheat_fails_with_rules_off(
     name: str, fake_key: str, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -125,6 +125,40 @@ _REFLECTION_ATTRS = {
     "__func__",
     "__wrapped__",
 }
+#: Names of the dispatcher's thread-local switches and registries: with them a candidate can
+#: hide ops from the dispatch-level accounting (exclude the Python key, pop or disable the
+#: mode) or replace an op's kernel. A candidate never needs them. The run-time registry check
+#: (``OpRegistry``) covers re-registration; key exclusion is covered by this rule only (see
+#: docs/verification.md, "What is still out of reach").
+_DISPATCH_INTERNALS = (
+    "_ExcludeDispatchKeyGuard",
+    "_IncludeDispatchKeyGuard",
+    "_ForceDispatchKeyGuard",
+    "DispatchKey",
+    "_DisableTorchDispatch",
+    "_DisableFuncTorch",
+    "_DisablePythonDispatcher",
+    "_EnablePythonDispatcher",
+    "_EnableTorchFunction",
+    "_DisableTorchFunction",
+    "_RestorePythonTLSSnapshot",
+    "_AutoDispatchBelow",
+    "_PreserveDispatchKeyGuard",
+    "_dispatch_",
+    "_disable_current_modes",
+    "_pop_mode",
+    "_pop_torch_",
+    "_push_on_torch_",
+    "_unset_dispatch_mode",
+    "_set_dispatch_mode",
+    "_get_dispatch_mode",
+    "_len_torch_",
+    "_python_dispatch",
+    "_set_torch_function_mode",
+    "_unset_torch_function_mode",
+    "py_impl",
+    "py_kernels",
+)
 #: Attribute prefixes of frames, tracebacks, generators and coroutines (the call stack).
 _FRAME_PREFIXES = (
     "f_back",
@@ -174,6 +208,14 @@ _SYS_REFLECTION_PREFIXES = (
     "last_",
 )
 _BUILTIN_HANDLES = {"__builtins__", "builtins"}
+
+
+def _dispatch_message(name: str) -> str:
+    return (
+        f"uses {name}: the dispatcher's switches and registries (dispatch keys, modes, kernel "
+        "registration) would hide ops from the verifier's accounting or replace an op's kernel; "
+        "a candidate computes in its own kernels and calls ops plainly"
+    )
 
 
 @dataclass
@@ -351,6 +393,8 @@ class _Analyzer(ast.NodeVisitor):
             )
         if node.attr == "Model":
             self.flag(node, "refers to `Model`, the reference; the candidate must not use it")
+        if node.attr.startswith(_DISPATCH_INTERNALS):
+            self.flag(node, _dispatch_message(node.attr))
         dotted = self.resolve(node)
         if dotted is not None:
             self.check_dotted(node, dotted)
@@ -475,6 +519,8 @@ class _Analyzer(ast.NodeVisitor):
                     self.check_dotted(node, f"{base}.{name.value}")
                 if name.value in _REFLECTION_ATTRS or name.value.startswith(_FRAME_PREFIXES):
                     self.flag(node, f"getattr(..., {name.value!r}): reflection is not allowed")
+                if name.value.startswith(_DISPATCH_INTERNALS):
+                    self.flag(node, _dispatch_message(name.value))
             elif base is not None:
                 self.flag(node, f"getattr() on {base} with a computed name is not allowed")
             else:
