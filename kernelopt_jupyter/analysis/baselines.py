@@ -203,6 +203,23 @@ def baselines_task(
     }
 
 
+def with_reference_weights(
+    problem: Problem, loaded: Any, source: str, name: str, device: str, state: dict[str, Any]
+) -> Any:
+    """A candidate's model built from ``source`` on ``device`` with the reference's weights
+    (``state``) loaded strictly, as the gates load them."""
+    import torch
+
+    from kernelopt_jupyter.problem import candidate_model, load_source_module
+
+    module = load_source_module(source, name)
+    model = candidate_model(problem, module, loaded.init_inputs())
+    if isinstance(model, torch.nn.Module):
+        model = torch.nn.Module.to(model, device)
+        torch.nn.Module.load_state_dict(model, state, strict=True)
+    return model
+
+
 def peers_task(
     source: str, path: str, candidate_source: str | None, budget_s: float = 2 * TIMING_BUDGET_S
 ) -> dict[str, Any]:
@@ -215,12 +232,7 @@ def peers_task(
     """
     import torch
 
-    from kernelopt_jupyter.problem import (
-        candidate_model,
-        load_source_module,
-        materialize,
-        problem_from_source,
-    )
+    from kernelopt_jupyter.problem import materialize, problem_from_source
     from kernelopt_jupyter.verify.compare import compare_outputs
 
     problem = problem_from_source(source, path, validate=False)
@@ -230,10 +242,9 @@ def peers_task(
     fns, compile_s, notes = _compile_modes(model, list(MODES), pool[0])
     winner = None
     if candidate_source is not None:
-        module = load_source_module(candidate_source, "winner")
-        winner = candidate_model(problem, module, loaded.init_inputs())
-        winner = torch.nn.Module.to(winner, "cuda")
-        torch.nn.Module.load_state_dict(winner, model.state_dict(), strict=True)
+        winner = with_reference_weights(
+            problem, loaded, candidate_source, "winner", "cuda", model.state_dict()
+        )
         fns["candidate"] = winner
     with torch.no_grad():
         times, _ = time_interleaved(fns, pool, budget_s=budget_s)

@@ -56,13 +56,12 @@ def screen_task(
     """Worker entry: build every variant, run each once, time them interleaved."""
     import torch
 
-    from kernelopt_jupyter.analysis.baselines import _median, time_interleaved
-    from kernelopt_jupyter.problem import (
-        candidate_model,
-        load_source_module,
-        materialize,
-        problem_from_source,
+    from kernelopt_jupyter.analysis.baselines import (
+        _median,
+        time_interleaved,
+        with_reference_weights,
     )
+    from kernelopt_jupyter.problem import materialize, problem_from_source
 
     problem = problem_from_source(source, path, validate=False)
     loaded = materialize(problem)
@@ -73,11 +72,9 @@ def screen_task(
     errors: list[str | None] = []
     for i, text in enumerate(variants):
         try:
-            module = load_source_module(text, f"screen_variant_{i}")
-            model = candidate_model(problem, module, loaded.init_inputs())
-            if isinstance(model, torch.nn.Module):
-                model = torch.nn.Module.to(model, device)
-                torch.nn.Module.load_state_dict(model, state, strict=True)
+            model = with_reference_weights(
+                problem, loaded, text, f"screen_variant_{i}", device, state
+            )
             with torch.no_grad():
                 model(*[x.clone() if isinstance(x, torch.Tensor) else x for x in pool[0]])
             if device == "cuda":
