@@ -98,6 +98,7 @@ CHEATS = [
     Case("aten_impl_override", "gelu", "accounting", "static", assert_gate=True),  # torch.library IMPL replaces aten::clone's CPU/CUDA kernel with a GELU at import; forward clones, a Triton copy stages it
     Case("aten_impl_in_call", "gelu", "accounting", "static", assert_gate=True),  # the same re-registration made inside forward and destroyed before it returns
     Case("exclude_python_key", "gelu", "accounting", "static", assert_gate=True),  # _ExcludeDispatchKeyGuard(Python) around torch.erf/mul into a fresh buffer, a staging kernel also handed the input
+    Case("ctypes_host_write", "gelu", "accounting", "static", assert_gate=True),  # a kernel writes zeros; math.erf on tolist() values, written over the output with torch.ctypes.memmove
     Case("deep_numpy_copy_kernel", "row_softmax", "accounting", "static"),  # numpy float64 softmax, a Triton copy kernel writes it into the output
     Case("init_only_launch", "gelu", "accounting", "static", assert_gate=True),  # kernel launched in __init__ only
     # -- schedule: fixed, visible call schedule
@@ -207,6 +208,11 @@ RULES_OFF = [
     "launch_hook_compute",
     "tolist_host_compute",
     "exclude_python_key",
+    "ctypes_host_write",
+    "deep_fork_via_hub",
+    "deep_forked_child_hub",
+    "deep_problem_file_via_hub",
+    "deep_thread_via_storage",
 ]
 
 #: Cheats in RULES_OFF that only the source rules stop (strict xfails there): the run time has
@@ -215,12 +221,15 @@ RULES_OFF_ESCAPES: dict[str, str] = {
     "exclude_python_key": "accounting (excluding the Python dispatch key hides ops from the "
     "TorchDispatchMode; the staging kernel handed the input looks derived from it; only the "
     "source rule on the dispatcher's switches stops it)",
+    "ctypes_host_write": "native code (ctypes.memmove raises no audit event, so the CPU's "
+    "refusal of ctypes misses it, and a write through a raw pointer is no op and no launch; "
+    "only the source rules stop it)",
 }
 
 #: Candidates whose verdict is not the point: they read the environment through a path no
 #: source rule names and raise with what they found; the credential must not come back.
 PROBES = [
-    Case("env_via_hub", "gelu", "secrets"),  # torch.hub.os.environ scanned for *KEY*/*TOKEN*, raised in an error
+    Case("env_via_hub", "gelu", "secrets", rules_off=True),  # torch.hub.os.environ scanned for *KEY*/*TOKEN*, raised in an error
 ]
 
 GPU_CHEATS = [
@@ -364,9 +373,10 @@ def test_good_candidate_passes(
 
 @pytest.mark.parametrize("case", [_param(c) for c in PROBES])
 def test_probe_finds_no_secret(
-    case: Case, fake_key: str, capfd: pytest.CaptureFixture[str]
+    case: Case, fake_key: str, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _assert_no_secret(_verify(case, "probes"), capfd)
+    # with the rules off: the probe must run and read what it can (the rules stop it now)
+    _assert_no_secret(_verify(case, "probes", monkeypatch=monkeypatch), capfd)
 
 
 @pytest.mark.gpu

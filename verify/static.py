@@ -208,6 +208,15 @@ _SYS_REFLECTION_PREFIXES = (
     "last_",
 )
 _BUILTIN_HANDLES = {"__builtins__", "builtins"}
+#: Modules refused when reached as an attribute of another module (``torch.ctypes``,
+#: ``torch.hub.os``): native memory, processes, threads, the interpreter's internals.
+_REACHED_THROUGH = frozenset(
+    {
+        "ctypes", "os", "subprocess", "multiprocessing", "threading", "_thread", "signal",
+        "importlib", "inspect", "gc", "pickle", "marshal", "runpy", "builtins", "socket",
+        "shutil", "tempfile", "mmap",
+    }
+)  # fmt: skip
 
 
 def _dispatch_message(name: str) -> str:
@@ -296,6 +305,13 @@ class _Analyzer(ast.NodeVisitor):
                 )
             elif after and after[0].startswith(_SYS_REFLECTION_PREFIXES):
                 self.flag(node, f"uses {dotted}: a candidate may not reach into the harness")
+        through = [p for p in parts[1:] if p in _REACHED_THROUGH]
+        if through:
+            self.flag(
+                node,
+                f"uses {dotted}: reaches the {through[0]} module through another module "
+                "(torch re-exports several); a candidate needs none of them",
+            )
         if dotted in _ENV_NAMES or any(dotted.startswith(n + ".") for n in _ENV_NAMES):
             self.flag(
                 node,
