@@ -373,7 +373,6 @@ class OpRegistry:
     def __init__(self) -> None:
         self._base = {n: torch._C._dispatch_dump(n) for n in torch._C._dispatch_get_all_op_names()}
         self.watch: set[str] = set(HARNESS_OPS)
-        self._ok: dict[str, str] = {}  # op -> the dump last found unchanged (a cache)
 
     def changed(self, names: Any) -> list[str]:
         """A message for each op among ``names`` whose kernels differ from the snapshot."""
@@ -383,10 +382,11 @@ class OpRegistry:
             if base is None:
                 continue
             now = torch._C._dispatch_dump(name)
-            if now == base or self._ok.get(name) == now:
+            if now == base:
                 continue
-            new = [line for line in now.splitlines() if line not in base.splitlines()]
-            gone = [line for line in base.splitlines() if line not in now.splitlines()]
+            before, after = base.splitlines(), now.splitlines()
+            new = [line for line in after if line not in before]
+            gone = [line for line in before if line not in after]
             what = (new or gone or ["its registrations changed"])[0].strip()
             found.append(f"re-registered a kernel of {name} (torch.library): {what[:160]}")
         return found
