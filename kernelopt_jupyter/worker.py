@@ -123,7 +123,9 @@ def scrubbed_env(env: Mapping[str, str]) -> dict[str, str]:
 
 
 def _parents() -> dict[int, int]:
-    """pid -> parent pid for every process visible in /proc (empty where there is no /proc)."""
+    """pid -> parent pid for every live process visible in /proc (empty where there is no
+    /proc). A zombie is left out: it runs nothing, cannot be signalled, and waits only for its
+    parent to reap it (after a tree is killed its members are zombies for a moment)."""
     table: dict[int, int] = {}
     try:
         entries = os.listdir("/proc")
@@ -138,13 +140,14 @@ def _parents() -> dict[int, int]:
             continue
         # The command name is in parentheses and may contain spaces: split after the last ')'.
         fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 1:
+        if len(fields) > 1 and fields[0] != "Z":
             table[int(entry)] = int(fields[1])
     return table
 
 
 def descendants(pid: int) -> list[int]:
-    """Every live process below ``pid`` (children, grandchildren...), found through /proc."""
+    """Every live process below ``pid`` (children, grandchildren...; no zombie), found
+    through /proc."""
     parents = _parents()
     children: dict[int, list[int]] = {}
     for child, parent in parents.items():

@@ -3,11 +3,10 @@ survives, and the search is told (``DeadlineReached``) instead of getting a fals
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
 import pytest
+from _processes import below_us, left_running
 
 from kernelopt_jupyter.agents.search import DeadlineReached
 from kernelopt_jupyter.problem import problem_from_source
@@ -42,47 +41,17 @@ class ModelNew(torch.nn.Module):
 """
 
 
-def _descendants(pid: int) -> set[int]:
-    """Every live process below ``pid`` (from /proc: no extra dependency), but this test
-    process's launchers (``kernelopt_jupyter.launcher``: they stay up between workers by
-    design; the workers they fork are counted)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z":  # a zombie is already dead
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-    from kernelopt_jupyter.launcher import launcher_pids
-
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.add(child)
-            todo.append(child)
-    return found - set(launcher_pids())
-
-
 def test_the_deadline_kills_the_verification_in_flight() -> None:
     problem = problem_from_source(PROBLEM, "double.py")
     options = VerifyOptions(device="cpu", seeds=1, time_limit_s=600.0)
-    before = _descendants(os.getpid())
+    before = below_us()
     with pytest.raises(DeadlineReached, match="time limit"):
         verify_before(
             problem, HANGS, options, "<hangs>", device="cpu", deadline=time.monotonic() + 8.0
         )
     # Nothing of the cut verification outlives it (the kill takes the whole tree).
-    left = _descendants(os.getpid()) - before
-    for _ in range(50):
-        if not left:
-            break
-        time.sleep(0.1)
-        left = _descendants(os.getpid()) - before
-    assert not left, f"processes left running after the deadline: {sorted(left)}"
+    left = left_running(before)
+    assert not left, f"processes left running after the deadline: {left}"
 
 
 def test_no_time_left_starts_nothing() -> None:

@@ -12,12 +12,12 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from _processes import below_us, left_running
 from _verify_adversarial import HEAD, INIT, KERNEL
 from _verify_corpus import DATA, problem
 
 from kernelopt_jupyter.verify import VerifyOptions
 from kernelopt_jupyter.verify.cascade import _run_checks
-from kernelopt_jupyter.worker import descendants
 
 SECRET = "sk-ant-api03-isolation-test-0123456789abcdef"
 
@@ -67,7 +67,7 @@ def test_a_candidate_past_the_rules_finds_no_secret_no_answer_no_reference(
     # The source rules would reject the probe at once; the run-time boundary must hold
     # without them, so the probe goes straight to the verification worker.
     spec = {"source": PROBE, "seed": 7, "dispatch_only": False, "cuda_graphs": False}
-    before = _below_us()
+    before = below_us()
     (phases,) = _run_checks(problem("scaled_residual"), [spec], VerifyOptions(device="cpu"), "cpu")
     static = phases["static"]
     assert not static["ok"] and "forward raised RuntimeError" in static["detail"]
@@ -80,7 +80,7 @@ def test_a_candidate_past_the_rules_finds_no_secret_no_answer_no_reference(
         "models": [],
         "markers": [],
     }
-    assert _below_us() <= before  # the verification left no process
+    assert not left_running(before), "the verification left processes running"
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), path
@@ -120,10 +120,3 @@ def test_a_cli_verify_run_writes_the_secret_nowhere(tmp_path: Path) -> None:
     assert written  # the run did write files (compile cache, Triton cache): none has it
     for path in written:
         assert SECRET.encode() not in path.read_bytes(), path
-
-
-def _below_us() -> set[int]:
-    """Processes below this test process, but its launchers (they stay up by design)."""
-    from kernelopt_jupyter.launcher import launcher_pids
-
-    return set(descendants(os.getpid())) - set(launcher_pids())

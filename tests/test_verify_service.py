@@ -3,13 +3,13 @@ many candidates, each candidate still in a process of its own that nothing befor
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
 import pytest
+from _processes import below_us, left_running
 from _verify_corpus import DATA, problem
-from test_deadline_worker import HANGS, PROBLEM, _descendants
+from test_deadline_worker import HANGS, PROBLEM
 
 from kernelopt_jupyter.agents.search import DeadlineReached
 from kernelopt_jupyter.problem import problem_from_source
@@ -73,7 +73,7 @@ def test_the_deadline_kills_the_service_worker_in_flight() -> None:
     prob = problem_from_source(PROBLEM, "double.py")
     options = VerifyOptions(device="cpu", seeds=1, time_limit_s=600.0)
     service = VerifyService(prob, "cpu", options, pool=2)
-    before = _descendants(os.getpid())
+    before = below_us()
     with pytest.raises(DeadlineReached, match="time limit"):
         verify_before(
             prob,
@@ -85,13 +85,8 @@ def test_the_deadline_kills_the_service_worker_in_flight() -> None:
             service=service,
         )
     service.close()
-    left = _descendants(os.getpid()) - before
-    for _ in range(50):
-        if not left:
-            break
-        time.sleep(0.1)
-        left = _descendants(os.getpid()) - before
-    assert not left, f"processes left running after the deadline: {sorted(left)}"
+    left = left_running(before)
+    assert not left, f"processes left running after the deadline: {left}"
 
 
 def test_a_service_that_cannot_work_here_costs_two_tries_then_steps_aside() -> None:
