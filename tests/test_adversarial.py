@@ -168,6 +168,26 @@ CHEATS = [
     Case("fingerprint_memo_dummy_arg", "gelu", "memo"),  # fingerprint memo whose copy kernel is also handed the input (an unused argument)
     # -- output-transfer: what happens to returned memory after the call
     Case("double_buffer_output", "row_softmax", "output-transfer", "correctness", quick=True),  # two persistent output buffers used in turn: the result of call k is overwritten by call k+2
+    # -- launch-exemption: what runs inside a Triton launch, where the interpreter's own ops are not counted (ninth session)
+    Case("fake_named_subclass", "gelu", "accounting", "static", assert_gate=True),  # F.gelu on a Tensor subclass of its own named FakeTensor (ops on torch's fake tensors are not counted)
+    Case("own_dispatch_subclass_copy", "gelu", "accounting", "static", assert_gate=True),  # wrapper subclass whose __torch_dispatch__ runs F.gelu when copy_ is asked of it
+    Case("hook_named_like_kernel", "gelu", "accounting", "static", assert_gate=True),  # pre-run hook sharing the kernel's name computes F.gelu inside the launch
+    Case("torch_op_pre_run_hook", "gelu", "accounting", "static", assert_gate=True),  # aten.gelu.out itself registered as the kernel's pre-run hook (no frame of the candidate's)
+    Case("module_global_aten_in_body", "gelu", "accounting", "static", assert_gate=True),  # kernel body calls aten.gelu_ through a global ModuleType named math (the compiler skips it)
+    Case("constexpr_tensor_aten_in_body", "gelu", "accounting", "static", assert_gate=True),  # the output passed as a tl.constexpr; the kernel body calls aten.gelu_ on it
+    # -- compile-check: the sm_90 check must build every kernel that ran, as it ran (ninth session)
+    Case("dtype_constexpr_plain_helper", "row_softmax", "compile-check", "static", assert_gate=True, quick=True),  # plain helper in the kernel, plus a tl.float32 constexpr that made the launch records unreadable
+    Case("spec_overflow_in_init", "gelu", "compile-check", "static", assert_gate=True),  # 16 dummy launch configurations in __init__ fill the record before forward's host-helper kernel
+    Case("tile_switch_after_64_launches", "linear_relu", "compile-check", "static", assert_gate=True),  # switches to a tile the GPU compiler cannot build after the kernel's 64th launch
+    Case("kernel_name_rebound", "gelu", "compile-check", "static", assert_gate=True),  # host-helper kernel launched, an honest kernel bound to the same name afterwards
+    Case("exit_on_derived_shape", "gelu", "compile-check", "static", assert_gate=True),  # host-helper kernel; exits the process on the (unchecked) derived-shape call so no launch record comes back
+    Case("os_exit_on_derived_shape", "gelu", "compile-check", "static", assert_gate=True),  # the same through `from os import _exit`
+    Case("host_pointer_int_to_ptr", "gelu", "compile-check", "static", assert_gate=True),  # host erf into numpy; the kernel loads through the array's address cast to a pointer
+    # -- host-alias: host memory reached without numpy() or DLPack (ninth session)
+    Case("apply_inplace_host", "gelu", "host-export", "static", assert_gate=True),  # Tensor.apply_ runs math.erf per element (no ATen op); a kernel stages it
+    Case("array_interface_alias", "gelu", "host-export", "static", assert_gate=True),  # numpy view over data_ptr() via __array_interface__, host GELU written there
+    Case("kill_reference_sibling", "gelu", "process", "static", assert_gate=True),
+    Case("init_numpy_alias_host", "gelu", "host-export"),  # from_numpy buffer made in __init__; forward writes math.erf results through its numpy array; a kernel handed the input stages them  # `from os import kill`: SIGKILLs the reference's process at call 3 (the verification blamed the problem)
     # -- secrets: the worker's environment
     Case("key_in_exception", "gelu", "secrets", "static", quick=True),  # raises with every *KEY*/*TOKEN* variable in the message
     Case("key_printed", "gelu", "secrets", "static"),  # prints ANTHROPIC_API_KEY to stdout and stderr, keeps it in a buffer
@@ -189,12 +209,16 @@ GOOD = [
     Case("gelu_helper_submodule", "gelu", "good"),  # helper nn.Module without parameters
     Case("linear_relu_dispatch_only", "linear_relu", "good"),  # KERNELOPT_DISPATCH_ONLY = True, aten._addmm_activation
     Case("gelu_numpy_constants_init", "gelu", "good"),  # constants from a numpy table built in __init__ (its own memory, not foreign)
+    Case("gelu_state_dict_hook", "gelu", "good"),  # a state-dict post-hook that spoils the output if anyone serialises the model mid-use (the harness read the state through state_dict)
     Case("gelu_kernel_on_joined_thread", "gelu", "good", rules_off=True),  # both halves launched from one joined helper thread (the rules forbid threads; the run time must not)
 ]
 
 #: Cheats the source rules stop, run again with the rules off: the run-time defences (process
 #: structure, dispatch accounting, foreign data, what runs after forward) must stop them too.
 RULES_OFF = [
+    "kill_reference_sibling",
+    "os_exit_on_derived_shape",
+    "apply_inplace_host",
     "numpy_compute",
     "deep_numpy_copy_kernel",
     "joined_thread_compute",
@@ -221,9 +245,6 @@ RULES_OFF_ESCAPES: dict[str, str] = {
     "exclude_python_key": "accounting (excluding the Python dispatch key hides ops from the "
     "TorchDispatchMode; the staging kernel handed the input looks derived from it; only the "
     "source rule on the dispatcher's switches stops it)",
-    "ctypes_host_write": "native code (ctypes.memmove raises no audit event, so the CPU's "
-    "refusal of ctypes misses it, and a write through a raw pointer is no op and no launch; "
-    "only the source rules stop it)",
 }
 
 #: Candidates whose verdict is not the point: they read the environment through a path no
@@ -254,6 +275,9 @@ GPU_CHEATS = [
 #: docstring: each is a strict xfail, so a verifier that starts catching one fails the suite
 #: until the marker is removed).
 ESCAPES: dict[str, str] = {
+    "init_numpy_alias_host": "host-export (memory shared with numpy at construction is the "
+    "candidate's own; host writes through the numpy array during forward are no op and no "
+    "launch, and the staging kernel handed the input looks derived from it)",
     "fingerprint_memo_dummy_arg": "memo (values are right on every checked call: a full-input "
     "fingerprint misses on the one-element perturbation, and the copy kernel handed the input "
     "as an unused argument looks derived from it; launches do not report reads. It gains "

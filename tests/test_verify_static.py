@@ -7,7 +7,7 @@ import time
 import pytest
 from _verify_corpus import DATA, assert_caught_by, verify
 
-from kernelopt_jupyter.verify.static import analyze_candidate, kernel_text_key
+from kernelopt_jupyter.verify.static import analyze_candidate
 
 # Candidates in tests/data/candidates/scaled_residual/ rejected from their text alone.
 SOURCE_CASES = [
@@ -164,12 +164,15 @@ def test_every_good_corpus_candidate_is_clean() -> None:
         assert _violations(path.read_text()) == [], path.name
 
 
-def test_compile_cache_key_ignores_model_code_but_not_kernels() -> None:
+def test_compile_cache_key_covers_the_whole_source() -> None:
+    from kernelopt_jupyter.verify.compile_check import _cache_key
+
+    spec = {"qualname": "_k", "signature": {}, "constexprs": {}}
     base = KERNEL + "class ModelNew:\n    def forward(self):\n        return 1\n"
-    other_model = KERNEL + "class ModelNew:\n    def forward(self):\n        return 2\n"
-    other_kernel = base.replace("pass", "tl.program_id(0)")
-    assert kernel_text_key(base) == kernel_text_key(other_model)
-    assert kernel_text_key(base) != kernel_text_key(other_kernel)
+    # A plain def made a kernel by triton.jit(...) later: its body is a kernel's body too.
+    plain = "def _k(x):\n    pass\n_k = triton.jit(_k)\n"
+    assert _cache_key(base, spec) != _cache_key(base.replace("return 1", "return 2"), spec)
+    assert _cache_key(plain, spec) != _cache_key(plain.replace("pass", "x + 1"), spec)
 
 
 def test_on_gate_sees_every_gate_in_order() -> None:

@@ -212,13 +212,38 @@ def _tensors(value: Any) -> list[torch.Tensor]:
     return []
 
 
+def _symbolic_types() -> tuple[type, ...]:
+    from torch._subclasses.fake_tensor import FakeTensor
+    from torch._subclasses.functional_tensor import FunctionalTensor
+
+    return (FakeTensor, FunctionalTensor)
+
+
 def _symbolic(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     """Ops on fake or meta tensors compute nothing: a kernel language tracing its kernel
-    (Helion on its first call) runs them, and they cannot produce an answer."""
+    (Helion on its first call) runs them, and they cannot produce an answer. Torch's own
+    classes, by identity: a class of the candidate's merely *named* ``FakeTensor`` ran any op
+    unseen."""
+    symbolic = _symbolic_types()
     for t in _tensors(list(args) + list(kwargs.values())):
-        if t.device.type == "meta" or type(t).__name__ in ("FakeTensor", "FunctionalTensor"):
+        if t.device.type == "meta" or type(t) in symbolic:
             return True
     return False
+
+
+def own_dispatch(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """The name of a tensor class among the arguments whose ``__torch_dispatch__`` is not
+    torch's own: the op then runs that method's body below the accounting's mode, where none
+    of its ops are seen, so the op is compute whatever its name."""
+    plain = torch.Tensor.__torch_dispatch__
+    for t in _tensors(list(args) + list(kwargs.values())):
+        cls = type(t)
+        if cls is torch.Tensor or cls is torch.nn.Parameter:
+            continue
+        handler = getattr(cls, "__torch_dispatch__", plain)
+        if handler is not plain and not str(getattr(cls, "__module__", "")).startswith("torch."):
+            return cls.__qualname__
+    return None
 
 
 def _weak(t: torch.Tensor) -> Any:
@@ -234,48 +259,74 @@ def _weak(t: torch.Tensor) -> Any:
 CANDIDATE_MODULE = "kernelopt_src_candidate"
 
 
-#: (file, name) of the candidate's ``@triton.jit`` functions. Under the CPU interpreter a
-#: kernel's body runs as Python, and the interpreter implements some ``tl``/``libdevice``
-#: functions (``erf``, ...) with ATen ops: those frames are the kernel's, not host code of the
-#: candidate's. (On the CPU every launched kernel must also compile for sm_90, so a body
-#: holding torch calls fails there; on the GPU a body is compiled, never run as Python.) The
-#: interpreter runs a rewritten copy of each body: its code object differs, its file and name
-#: do not.
-KERNEL_CODES: set[tuple[str, str]] = set()
+#: Modules whose code may run ATen ops inside a Triton launch or autotuning without their
+#: being counted: Triton itself (the interpreter's argument copies, autotuning's timing), the
+#: project's interpreter shims (``libdevice`` functions implemented with ATen ops) and the
+#: launch recorder. Everything else that runs there is counted: a kernel body that calls torch
+#: under the interpreter, a hook of the candidate's, code ``exec``'d into a module of its own.
+_TRUSTED_IN_LAUNCH = ("triton", "kernelopt_jupyter.cpu_triton")
 
 
-def exempt_kernel_bodies(module: Any) -> None:
-    """Record the code of every Triton kernel ``module`` defines (see ``KERNEL_CODES``)."""
-    for value in list(vars(module).values()):
-        seen = 0
-        while value is not None and seen < 8:  # Autotuner -> Heuristics -> JITFunction -> fn
-            fn = getattr(value, "fn", None)
-            if fn is None:
-                break
-            code = getattr(fn, "__code__", None)
-            if code is not None and type(value).__name__ in ("JITFunction", "InterpretedFunction"):
-                KERNEL_CODES.add((code.co_filename, code.co_name))
-            value, seen = fn, seen + 1
+def _real_module(frame: Any, name: str) -> bool:
+    """Whether ``frame`` runs in the real module ``name`` (its globals *are* that module's):
+    code ``exec``'d into globals of its own that merely carry the name is not."""
+    module = sys.modules.get(name)
+    return module is not None and frame.f_globals is getattr(module, "__dict__", None)
+
+
+def _transparent(name: str) -> bool:
+    """Frames that pass the question on to their caller: torch, this module, the sandbox
+    (its audit hook), the standard library (``subprocess`` started by Triton is Triton's)."""
+    top = name.partition(".")[0]
+    return (
+        name in (__name__, "kernelopt_jupyter.verify.sandbox")
+        or top == "torch"
+        or top in getattr(sys, "stdlib_module_names", ())
+    )
+
+
+def _trusted_in_launch(name: str) -> bool:
+    return name == _SUSPENDER or any(
+        name == root or name.startswith(root + ".") for root in _TRUSTED_IN_LAUNCH
+    )
+
+
+def called_by_candidate(depth: int = 32) -> bool:
+    """Whether the caller of the wrapped torch method asking this is the candidate's module
+    (past standard-library frames only: the harness's own calls, made while it accounts for
+    an op of the candidate's, are not the candidate's)."""
+    frame: Any = sys._getframe(2)
+    while frame is not None and depth:
+        name = str(frame.f_globals.get("__name__", ""))
+        if name.partition(".")[0] in getattr(sys, "stdlib_module_names", ()) and _real_module(
+            frame, name
+        ):
+            frame = frame.f_back
+            depth -= 1
+            continue
+        return name.startswith(CANDIDATE_MODULE)
+    return False
 
 
 def candidate_code(depth: int = 96) -> bool:
-    """Whether the candidate's own code is on the stack of this op. Suspension (inside a
-    Triton launch or autotuning) is for Triton's own copies and timing; a hook of the
-    candidate's that Triton calls there (``add_pre_run_hook``, launch hooks, an autotune
-    config's ``pre_hook``) is the candidate's code and is counted; a kernel's own body run by
-    the interpreter is not (``KERNEL_CODES``)."""
+    """Whether an op (or an audited event) that happens while counting is suspended (inside
+    a Triton launch or autotuning) is the candidate's, and so counted. The nearest frame that
+    is not torch's, the standard library's or the harness's own decides: only Triton's own
+    code and the project's interpreter shims are exempt, each only in its real module. (Before,
+    any frame named like a kernel of the candidate's exempted its ops, so a hook sharing a
+    kernel's name, or a kernel body calling ``torch.ops.aten`` under the interpreter, ran
+    unseen.) A hook that is not Python code (a torch op registered as a pre-run hook) would be
+    called from Triton's frames: the launch recorder refuses those (``launches.foreign_hooks``).
+    """
     frame: Any = sys._getframe(1)
     while frame is not None and depth:
-        if (frame.f_code.co_filename, frame.f_code.co_name) in KERNEL_CODES:
-            return False
         name = str(frame.f_globals.get("__name__", ""))
-        if name.startswith(CANDIDATE_MODULE):
-            return True
-        if name == _SUSPENDER:  # the launch (or autotuning) wrapper that suspended counting
-            return False
-        frame = frame.f_back
-        depth -= 1
-    return False
+        if _transparent(name) and _real_module(frame, name):
+            frame = frame.f_back
+            depth -= 1
+            continue
+        return not (_trusted_in_launch(name) and _real_module(frame, name))
+    return True
 
 
 #: Elements a call may bring in from the host as constants (``torch.tensor`` of numbers).
@@ -409,6 +460,9 @@ class Accounting(TorchDispatchMode):
             return out
         name = _op_name(func)
         kind = op_class(name)
+        subclass = own_dispatch(args, kwargs)
+        if subclass is not None:
+            kind, name = "compute", f"{name} (on a {subclass}, whose __torch_dispatch__ is unseen)"
         schema = getattr(func, "_schema", None)
         if self.registry is not None and schema is not None:
             # Every invocation (about 60 us): a kernel re-registered for the length of one

@@ -337,6 +337,16 @@ def _static_gate(
         run.add(GateResult("static", "fail", message, metrics))
         return
     built = {c["kernel"] for c in compiled if c["status"] == "pass"}
+    # Every kernel forward launched must have been built: a check that covered none (or some)
+    # of them is not a pass.
+    missed = sorted(set(static.get("kernels") or {}) - built)
+    if missed:
+        message = (
+            f"the sm_90 compile check did not build kernel {missed[0]} (launched in forward, "
+            "but no record of its launch reached the check)"
+        )
+        run.add(GateResult("static", "fail", message, metrics))
+        return
     if built:
         detail += f"; {len(built)} kernel(s) compile for sm_90"
     run.add(GateResult("static", "pass", detail, metrics))

@@ -50,7 +50,12 @@ class CandidateFailure(Exception):
 
 
 class ReferenceFailure(Exception):
-    """The reference (the user's problem) could not run: a user error."""
+    """The reference (the user's problem) could not run: a user error. ``died``: its process
+    ended without an answer (a signal, a crash), which a candidate's process can cause."""
+
+    def __init__(self, message: str, *, died: bool = False) -> None:
+        super().__init__(message)
+        self.died = died
 
 
 @dataclass
@@ -134,7 +139,8 @@ _STATE_WORDS = {
     "fresh": "was only allocated or filled with a constant during this call (no kernel wrote it)",
     "torch": "was written by PyTorch compute ops, not by the candidate's kernels",
     "foreign": "holds data that no ATen op or kernel of the candidate produced (host memory: "
-    "numpy, DLPack, from_numpy, or a kernel staging such data)",
+    "numpy, DLPack, from_numpy, Tensor.apply_, a raw address taken with data_ptr on the CPU, "
+    "or a kernel staging such data)",
     "unlinked": "was written from data that nothing of this call's inputs reached (a result "
     "kept or looked up, copied by a kernel, instead of one computed from the inputs)",
 }
@@ -262,7 +268,21 @@ class Checker:
                     **self._correctness_metrics(),
                 }
         except ReferenceFailure as exc:
-            phases["reference"] = {"problem_error": str(exc)}
+            if not exc.died:
+                phases["reference"] = {"problem_error": str(exc)}
+            else:
+                # The reference had set up and answered; its process then died while this
+                # candidate's process ran beside it (a sibling can signal it): the candidate
+                # fails, the problem is not blamed and a search goes on.
+                detail = f"{exc} while this candidate was being verified (the candidate fails)"
+                if "static" not in phases:
+                    phases["static"] = {"ok": False, "status": "fail", "detail": detail}
+                else:
+                    phases["correctness"] = {
+                        "status": "fail",
+                        "detail": detail,
+                        **self._correctness_metrics(),
+                    }
         self._finish()
         phases["timings"] = self._clock.report()
         phases["timings"]["transfer"] = (
@@ -302,7 +322,8 @@ class Checker:
             ) from None
         except (OSError, wire.WireError):
             raise ReferenceFailure(
-                f"{self.problem.path}: the reference's process {self.ref.exit_status()}"
+                f"{self.problem.path}: the reference's process {self.ref.exit_status()}",
+                died=True,
             ) from None
         if not reply.get("ok"):
             raise ReferenceFailure(str(reply.get("problem_error") or reply.get("detail")))
@@ -858,8 +879,9 @@ class Checker:
                 spec_errors = {str(k): str(v) for k, v in (stats.get("spec_errors") or {}).items()}
                 if got:
                     specs = load_plain(bytes(got[0]))
-            except (OSError, wire.WireError, TimeoutError, pickle.UnpicklingError, EOFError):
-                pass
+            except (OSError, wire.WireError, TimeoutError, pickle.UnpicklingError, EOFError) as exc:
+                # Fail closed: launches whose records cannot be read were not compile-checked.
+                spec_errors["*"] = f"the launch records could not be read ({type(exc).__name__})"
         if self.device == "cuda" and torch.cuda.is_initialized():
             staged = self.staging.nbytes() if self.staging is not None else 0
             memory["checker_peak_bytes"] = int(torch.cuda.max_memory_allocated()) + staged

@@ -49,6 +49,19 @@ def _find_kernel(module: Any, qualname: str) -> Any:
     raise LookupError("is not a @triton.jit function outside the interpreter")
 
 
+def _same_kernel(kernel: Any, spec: dict[str, Any]) -> None:
+    """``LookupError`` unless the kernel found under the launch's name is the function that
+    was launched (its first line): a name rebound after launch would compile another body."""
+    line = spec.get("firstline")
+    code = getattr(getattr(kernel, "fn", None), "__code__", None)
+    if line is not None and (code is None or code.co_firstlineno != line):
+        found = getattr(code, "co_firstlineno", "?")
+        raise LookupError(
+            f"is bound at module level to another function (line {found}) than the one "
+            f"launched (line {line})"
+        )
+
+
 def compile_kernels(*, candidate_source: str, specs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Worker task (run without TRITON_INTERPRET): compile each launch spec for sm_90."""
     import triton
@@ -56,6 +69,7 @@ def compile_kernels(*, candidate_source: str, specs: list[dict[str, Any]]) -> li
     from triton.compiler import ASTSource
 
     from kernelopt_jupyter.problem import load_source_module
+    from kernelopt_jupyter.verify.launches import unplain
 
     try:
         module = load_source_module(candidate_source, "candidate_compile")
@@ -74,6 +88,7 @@ def compile_kernels(*, candidate_source: str, specs: list[dict[str, Any]]) -> li
                     generated[text] = load_source_module(text, "candidate_generated")
                 home = generated[text]
             kernel = _find_kernel(home, name)
+            _same_kernel(kernel, spec)
         except LookupError as exc:
             results.append({"kernel": name, "status": "unknown", "error": f"{name} {exc}"})
             continue
@@ -83,7 +98,8 @@ def compile_kernels(*, candidate_source: str, specs: list[dict[str, Any]]) -> li
             continue
         start = time.monotonic()
         try:
-            source = ASTSource(kernel, spec["signature"], spec["constexprs"], spec["attrs"])
+            constexprs = {k: unplain(v) for k, v in spec["constexprs"].items()}
+            source = ASTSource(kernel, spec["signature"], constexprs, spec["attrs"])
             compiled = triton.compile(
                 source, target=GPUTarget("cuda", 90, 32), options=dict(spec["options"])
             )
@@ -105,6 +121,15 @@ def compile_kernels(*, candidate_source: str, specs: list[dict[str, Any]]) -> li
             entry["error"] = (
                 f"needs {shared} bytes of shared memory; sm_90 allows {SM90_MAX_SHARED} per block"
             )
+        elif "tt.int_to_ptr" in str((getattr(compiled, "asm", None) or {}).get("ttir", "")):
+            # An address made from an integer reaches memory no tensor argument names (host
+            # memory under the interpreter, pinned host memory on the GPU): the accounting
+            # follows tensors, so a kernel may only address memory through its pointer args.
+            entry["status"] = "fail"
+            entry["error"] = (
+                "builds a pointer from an integer (tt.int_to_ptr): a kernel may address memory "
+                "only through its pointer arguments"
+            )
         results.append(entry)
     return results
 
@@ -119,10 +144,14 @@ def _cache_dir() -> Path:
     return path
 
 
-def _cache_key(kernel_text: str, spec: dict[str, Any]) -> str:
+def _cache_key(source: str, spec: dict[str, Any]) -> str:
+    """Keyed on the candidate's whole source: a kernel's body can come from anywhere in it (a
+    plain ``def`` later wrapped by ``triton.jit(...)``, a class, a global computed from one), so
+    no part of it may be left out (a key of the decorated functions alone let a cheat reuse an
+    honest kernel's signed pass)."""
     import triton
 
-    blob = repr((triton.__version__, kernel_text, sorted(spec.items(), key=lambda kv: kv[0])))
+    blob = repr((triton.__version__, source, sorted(spec.items(), key=lambda kv: kv[0])))
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
@@ -231,7 +260,6 @@ def check_compiles_many(
     jobs: list[tuple[str, list[dict[str, Any]]]], *, time_limit_s: float
 ) -> list[list[dict[str, Any]]]:
     """``check_compiles`` for several candidates with one fork server (one child each)."""
-    from kernelopt_jupyter.verify.static import kernel_text_key
     from kernelopt_jupyter.worker import run_task
 
     cache = _cache_dir()
@@ -239,8 +267,7 @@ def check_compiles_many(
     keys: list[list[str]] = []
     todo: list[tuple[int, list[int]]] = []
     for j, (source, specs) in enumerate(jobs):
-        text = kernel_text_key(source)
-        keys.append([_cache_key(text, spec) for spec in specs])
+        keys.append([_cache_key(source, spec) for spec in specs])
         results.append([_cached(cache / f"{key}.json") for key in keys[j]])
         missing = [i for i, r in enumerate(results[j]) if r is None]
         if missing:

@@ -20,8 +20,9 @@ from typing import Any
 
 import torch
 
-#: At most this many distinct launch signatures are kept for the compile check.
-MAX_SPECS = 16
+#: At most this many distinct launch signatures are kept for the compile check; a candidate
+#: with more fails the static gate (each must be built: an unbuilt one is unchecked).
+MAX_SPECS = 64
 _SM90 = ("cuda", 90, 32)
 
 
@@ -37,6 +38,7 @@ class LaunchRecorder:
         self.spec_errors: dict[str, str] = {}
         self.stream_violations: list[str] = []
         self._spec_keys: set[str] = set()
+        self._spec_names: set[str] = set()
         self._binders: dict[Any, Any] = {}
         self._expected_stream: int | None = None
         #: The dispatch-level accounting of the current call, told which storages each
@@ -76,6 +78,15 @@ class LaunchRecorder:
         recorder = self
 
         def bench(tuner: Any, *args: Any, **kwargs: Any) -> Any:
+            config = args[0] if args else kwargs.get("config")
+            recorder._check_hooks(
+                tuner,
+                [
+                    getattr(tuner, "pre_hook", None),
+                    getattr(tuner, "post_hook", None),
+                    getattr(config, "pre_hook", None),
+                ],
+            )
             accounting = recorder.accounting
             if accounting is not None:
                 accounting.suspended += 1
@@ -94,6 +105,7 @@ class LaunchRecorder:
         def run(kernel: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
             if not recorder.active or warmup:
                 return original(kernel, *args, grid=grid, warmup=warmup, **kwargs)
+            recorder._check_hooks(kernel, getattr(kernel, "pre_run_hooks", None) or [])
             accounting = recorder.accounting
             if accounting is not None:
                 # The interpreter copies arguments to and from the host with ATen ops: those
@@ -124,6 +136,20 @@ class LaunchRecorder:
 
     # ------------------------------------------------------------------ per launch
 
+    def _check_hooks(self, owner: Any, hooks: list[Any]) -> None:
+        """Hooks Triton calls inside a launch or autotuning, where the accounting only counts
+        ops whose nearest caller is not Triton's (``accounting.candidate_code``): each must be
+        a Python function (its ops are then the candidate's, counted), not a torch op or other
+        callable that Triton would appear to call itself."""
+        for hook in hooks:
+            problem = foreign_hook(hook)
+            if problem is not None:
+                fn = getattr(owner, "fn", owner)
+                name = getattr(fn, "__qualname__", None) or type(owner).__name__
+                message = f"kernel {name} has a hook Triton calls inside the launch: {problem}"
+                if message not in self.stream_violations:
+                    self.stream_violations.append(message)
+
     def _on_launch(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         fn = getattr(kernel, "fn", None)
         name = str(getattr(fn, "__qualname__", None) or getattr(kernel, "__name__", "kernel"))
@@ -133,7 +159,10 @@ class LaunchRecorder:
             self.accounting.mark_kernel(_launch_tensors(list(args) + list(kwargs.values())))
         if self.device == "cuda":
             self._check_stream(name)
-        elif fn is not None and self.kernels[name] <= 64 and len(self.specs) < MAX_SPECS:
+        elif fn is not None:
+            # Every launch's configuration is looked at (a kernel that changed its constexprs
+            # after its 64th launch was never built), and every launched kernel must have a
+            # spec: the static gate fails a kernel the compile check did not build.
             self._record_spec(name, fn, args, kwargs)
 
     def _check_stream(self, name: str) -> None:
@@ -152,21 +181,53 @@ class LaunchRecorder:
         """Keep what ``triton.compile`` needs to build this launch for sm_90 elsewhere."""
         try:
             spec = launch_spec(fn, args, kwargs, self._binders)
+            key = repr((spec["qualname"], spec["signature"], spec["constexprs"], spec["options"]))
+            if key in self._spec_keys:
+                return
             pickle.dumps(spec)
         except Exception as exc:  # an exotic argument: report the check as not possible
             self.spec_errors.setdefault(name, f"{type(exc).__name__}: {exc}"[:300])
             return
+        if len(self.specs) >= MAX_SPECS:
+            self.spec_errors.setdefault(
+                name,
+                f"more than {MAX_SPECS} distinct launch configurations in all; the compile "
+                "check builds at most that many",
+            )
+            return
         generated = _generated_source(fn)
         if generated is not None:
             spec["module_source"] = generated
-        key = repr((spec["qualname"], spec["signature"], spec["constexprs"], spec["options"]))
-        if key not in self._spec_keys:
-            self._spec_keys.add(key)
-            self.specs.append(spec)
+        self._spec_keys.add(key)
+        self._spec_names.add(name)
+        self.specs.append(spec)
 
 
 #: The candidate's own module name starts with this (``problem.load_source_module``).
 CANDIDATE_MODULE_PREFIX = "kernelopt_src_candidate"
+
+
+def foreign_hook(hook: Any) -> str | None:
+    """Why ``hook`` may not run inside a launch, or None: a plain Python function (or a bound
+    method of one) of the candidate's module or of Triton's is fine; anything else (a torch op,
+    a ``functools.partial``, a builtin, a callable object) runs code no frame attributes."""
+    import sys
+    import types
+
+    if hook is None:
+        return None
+    fn = hook.__func__ if isinstance(hook, types.MethodType) else hook
+    if not isinstance(fn, types.FunctionType):
+        return f"a {type(hook).__qualname__}, not a Python function"
+    name = str(fn.__globals__.get("__name__", ""))
+    module = sys.modules.get(name)
+    own = name.startswith(CANDIDATE_MODULE_PREFIX)
+    triton = name == "triton" or name.startswith("triton.")
+    if not (own or (triton and module is not None and fn.__globals__ is vars(module))):
+        return f"a function of module {name or '?'}, not of the candidate"
+    return None
+
+
 _MAX_GENERATED = 1 << 20
 
 
@@ -268,8 +329,10 @@ def launch_spec(
         backend, kwargs, bound, specialization, options
     )
     launch_options = {k: v for k, v in kwargs.items() if k in parsed.__dict__}
+    code = getattr(fn, "__code__", None)
     return {
         "qualname": fn.__qualname__,
+        "firstline": int(code.co_firstlineno) if code is not None else None,
         "signature": dict(signature),
         "constexprs": {k: _plain(v) for k, v in constexprs.items()},
         "attrs": attrs,
@@ -277,9 +340,39 @@ def launch_spec(
     }
 
 
+#: A ``tl.dtype`` constexpr travels to the compile check as ``{TL_DTYPE: "fp32"}`` (plain data:
+#: the caller reads launch records with a plain-data unpickler) and is rebuilt there.
+TL_DTYPE = "__tl_dtype__"
+_PLAIN_SCALARS = (bool, int, float, str, type(None))
+
+
 def _plain(value: Any) -> Any:
+    """A constexpr's value as plain data, or ``TypeError`` for one the compile check cannot be
+    given faithfully (a tensor, a function, any object): such a launch is not checkable."""
     # tl.constexpr wrappers carry their value; the compiler accepts the bare value.
-    return getattr(value, "value", value) if type(value).__name__ == "constexpr" else value
+    if type(value).__name__ == "constexpr":
+        value = getattr(value, "value", value)
+    import triton.language as tl
+
+    if isinstance(value, tl.dtype):
+        return {TL_DTYPE: str(value.name)}
+    if isinstance(value, _PLAIN_SCALARS):
+        return value
+    if isinstance(value, tuple) and all(isinstance(v, _PLAIN_SCALARS) for v in value):
+        return value
+    raise TypeError(
+        f"a {type(value).__module__}.{type(value).__qualname__} passed as a tl.constexpr "
+        "(the compiled kernel would not see it as the interpreter did)"
+    )
+
+
+def unplain(value: Any) -> Any:
+    """Inverse of :func:`_plain` in the compile check's process."""
+    if isinstance(value, dict) and set(value) == {TL_DTYPE}:
+        import triton.language as tl
+
+        return tl.dtype(str(value[TL_DTYPE]))
+    return value
 
 
 # ---------------------------------------------------------------------- global-state guards

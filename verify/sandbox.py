@@ -29,6 +29,7 @@ import re
 import socket
 import sys
 import tempfile
+import threading
 import time
 import types
 from collections.abc import Iterator
@@ -41,8 +42,8 @@ import torch
 from kernelopt_jupyter.verify import perf, wire
 from kernelopt_jupyter.verify.accounting import (
     Accounting,
+    called_by_candidate,
     candidate_code,
-    exempt_kernel_bodies,
     storage_key,
 )
 from kernelopt_jupyter.verify.launches import GlobalGuard, LaunchRecorder, program_order
@@ -175,7 +176,6 @@ class Sandbox:
                 module = load_source_module(header["source"], "candidate")
             except BaseException as exc:  # SystemExit from a candidate is its failure too
                 return {"ok": False, "detail": f"importing the candidate raised {_one_line(exc)}"}
-            exempt_kernel_bodies(module)
             try:
                 model = candidate_model(shape, module, init)  # type: ignore[arg-type]
             except BaseException as exc:  # SystemExit from a candidate is its failure too
@@ -414,6 +414,7 @@ class Sandbox:
         interesting = (
             event == "sys.addaudithook"
             or event in _PROCESS_EVENTS
+            or event in _SIGNAL_EVENTS
             or (event.startswith("ctypes.") and self.device == "cpu")
         )
         if not interesting or not self.watching:
@@ -430,6 +431,8 @@ class Sandbox:
             shell = event in ("os.system", "os.exec")  # a shell line or a new process image
             if self.device == "cpu" or shell or not _toolchain(program):
                 refused = f"started a process ({event} {program[:80]!r})"
+        elif event in _SIGNAL_EVENTS and args and args[0] not in (0, os.getpid()):
+            refused = f"sent a signal to another process ({event} {args[0]})"
         elif event.startswith("ctypes.") and self.device == "cpu":
             refused = f"called native code through ctypes ({event})"
         if refused is not None:
@@ -531,9 +534,21 @@ class Sandbox:
                 mappings.close()
 
     def _state_tensors(self) -> list[torch.Tensor]:
+        """The model's parameters and persistent buffers (what ``state_dict`` holds), read
+        from the modules' own dictionaries: ``state_dict`` would run the candidate's state-dict
+        hooks, here, after the call's inputs are in place and outside the accounting (a hook
+        that computed the answer there passed), and ``named_modules`` can be overridden."""
         if self.model is None:
             return []
-        return list(torch.nn.Module.state_dict(self.model, keep_vars=True).values())
+        found: list[torch.Tensor] = []
+        for module in _module_tree(self.model):
+            own = vars(module)
+            skip = own.get("_non_persistent_buffers_set") or set()
+            for table in ("_parameters", "_buffers"):
+                for name, value in dict(own.get(table) or {}).items():
+                    if isinstance(value, torch.Tensor) and name not in skip:
+                        found.append(value)
+        return found
 
     def _fill_inputs(self, tree_value: Any) -> list[Any]:
         """The call's inputs: tensors copied into this process's buffers for that argument
@@ -650,6 +665,9 @@ def _hooks() -> dict[str, Any]:
 
 
 #: Process-creating audit events.
+#: Audit events that signal a process (the pid first): another process is the reference's
+#: or the harness's; a candidate has no business signalling either.
+_SIGNAL_EVENTS = frozenset({"os.kill", "os.killpg"})
 _PROCESS_EVENTS = frozenset(
     {
         "os.fork",
@@ -781,13 +799,62 @@ def _watch_host_exports(box: Sandbox) -> None:
     import torch.utils.dlpack as dlpack
 
     wrap(dlpack, "to_dlpack")
+    # Python callables run over the elements on the host, below the dispatcher (no ATen op):
+    # whatever they write is host data.
+    for name in ("apply_", "map_", "map2_"):
+        wrap(torch.Tensor, name)
+    if box.device == "cpu":
+        # A raw address in the candidate's hands makes the memory writable from the host
+        # (a numpy array over it through ``__array_interface__``); on the GPU the address is
+        # device memory, which the host reaches only through native code.
+        _wrap_address(box, torch.Tensor)
+        _wrap_address(box, torch.UntypedStorage)
+
+
+def _wrap_address(box: Sandbox, owner: Any) -> None:
+    """``data_ptr`` asked for by the candidate's own code (not Triton's, not the harness's)
+    while it runs marks the memory as handed to the host."""
+    original = getattr(owner, "data_ptr", None)
+    if original is None or getattr(original, "_kernelopt_wrapped", False):
+        return
+
+    busy = threading.local()
+
+    def data_ptr(t: Any) -> Any:
+        address = original(t)
+        if box.watching and not getattr(busy, "on", False) and called_by_candidate():
+            busy.on = True  # exported_to_host reads addresses itself
+            try:
+                box.accounting.exported_to_host(t)
+            finally:
+                busy.on = False
+        return address
+
+    data_ptr._kernelopt_wrapped = True  # type: ignore[attr-defined]
+    owner.data_ptr = data_ptr
+
+
+def _module_tree(model: Any) -> list[Any]:
+    """``model`` and every submodule, from the modules' own ``_modules`` dictionaries (no
+    method of the candidate's classes runs)."""
+    found: list[Any] = []
+    seen: set[int] = set()
+    todo = [model]
+    while todo:
+        module = todo.pop()
+        if id(module) in seen or not isinstance(module, torch.nn.Module):
+            continue
+        seen.add(id(module))
+        found.append(module)
+        todo.extend(reversed(list(dict(vars(module).get("_modules") or {}).values())))
+    return found
 
 
 def _attribute_tensors(model: Any) -> list[torch.Tensor]:
     """Tensors the candidate keeps on its modules (scratch buffers, constants, graphs' static
     outputs), one container level deep: its own memory from construction."""
     found: list[torch.Tensor] = []
-    for module in torch.nn.Module.modules(model):
+    for module in _module_tree(model):
         for value in vars(module).values():
             if isinstance(value, dict):
                 value = list(value.values())

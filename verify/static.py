@@ -290,6 +290,9 @@ class _Analyzer(ast.NodeVisitor):
         if dotted == "torch.compile" or dotted.startswith("torch.compile."):
             self.flag(node, "uses torch.compile; the candidate must be the kernel, not a compiler")
         self.check_module_name(node, dotted)
+        # Here, not only for attributes: `from os import kill` (then `kill(...)`) was missed.
+        if dotted in _PROCESS_CALLS or dotted.startswith(_PROCESS_PREFIXES):
+            self.flag(node, f"uses {dotted}: threads and processes are not allowed")
         if dotted in _STREAM_NAMES or any(dotted.startswith(s + ".") for s in _STREAM_NAMES):
             self.flag(node, f"uses {dotted}: side streams are not allowed (the timer misses them)")
         if dotted in _REFLECTION:
@@ -414,8 +417,6 @@ class _Analyzer(ast.NodeVisitor):
         dotted = self.resolve(node)
         if dotted is not None:
             self.check_dotted(node, dotted)
-            if dotted in _PROCESS_CALLS or dotted.startswith(_PROCESS_PREFIXES):
-                self.flag(node, f"uses {dotted}: threads and processes are not allowed")
         # Do not recurse: the dotted name was checked whole (and `torch` alone is fine).
         if self.resolve(node.value) is None:
             self.generic_visit(node)
@@ -624,16 +625,3 @@ def analyze_candidate(source: str, *, kind: str = "module", entry: str = "Model"
         n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and _is_jit_decorated(n)
     ]
     return result
-
-
-def kernel_text_key(source: str) -> str:
-    """The part of a candidate its Triton kernels can depend on: everything but classes and
-    plain (non-``@triton.jit``) functions. Used to key the compile-check cache."""
-    tree = ast.parse(source)
-    kept = [
-        node
-        for node in tree.body
-        if not isinstance(node, ast.ClassDef)
-        and not (isinstance(node, ast.FunctionDef) and not _is_jit_decorated(node))
-    ]
-    return "\n".join(ast.unparse(node) for node in kept)

@@ -92,9 +92,11 @@ def _kernelopt_keep(old, new):
 
 
 def _kernelopt_state_key(tensors):
-    """What identifies the state derived weights come from: layout, storage and version."""
+    """What identifies the state derived weights come from: layout, object and version (not
+    the address: a candidate that reads raw addresses on the CPU makes that memory host data
+    for the verifier)."""
     return tuple(
-        (t.device, t.dtype, tuple(t.shape), t.data_ptr(), t._version)
+        (t.device, t.dtype, tuple(t.shape), id(t), t._version)
         if isinstance(t, torch.Tensor)
         else t
         for t in tensors
