@@ -122,10 +122,11 @@ def scrubbed_env(env: Mapping[str, str]) -> dict[str, str]:
 # ---------------------------------------------------------------------------- process trees
 
 
-def _parents() -> dict[int, int]:
+def _parents(zombies: bool = False) -> dict[int, int]:
     """pid -> parent pid for every live process visible in /proc (empty where there is no
-    /proc). A zombie is left out: it runs nothing, cannot be signalled, and waits only for its
-    parent to reap it (after a tree is killed its members are zombies for a moment)."""
+    /proc). A zombie is left out unless ``zombies``: it runs nothing, cannot be signalled, and
+    waits only for its parent to reap it (after a tree is killed its members are zombies for a
+    moment)."""
     table: dict[int, int] = {}
     try:
         entries = os.listdir("/proc")
@@ -140,15 +141,15 @@ def _parents() -> dict[int, int]:
             continue
         # The command name is in parentheses and may contain spaces: split after the last ')'.
         fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 1 and fields[0] != "Z":
+        if len(fields) > 1 and (zombies or fields[0] != "Z"):
             table[int(entry)] = int(fields[1])
     return table
 
 
-def descendants(pid: int) -> list[int]:
-    """Every live process below ``pid`` (children, grandchildren...; no zombie), found
+def descendants(pid: int, *, zombies: bool = False) -> list[int]:
+    """Every live process below ``pid`` (children, grandchildren...; zombies only if asked),
     through /proc."""
-    parents = _parents()
+    parents = _parents(zombies)
     children: dict[int, list[int]] = {}
     for child, parent in parents.items():
         children.setdefault(parent, []).append(child)
@@ -174,7 +175,9 @@ def kill_tree(pid: int, *, include_self: bool = True, rounds: int = 5) -> None:
     Repeated because a process may fork while the tree is being killed.
     """
     for _ in range(rounds):
-        below = descendants(pid)
+        # Zombies too: while any is left the tree is scanned again (a process reparented or
+        # forked meanwhile is still found), as this did before zombies left descendants().
+        below = descendants(pid, zombies=True)
         targets = below + ([pid] if include_self else [])
         if include_self:
             with contextlib.suppress(ProcessLookupError, PermissionError):

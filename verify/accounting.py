@@ -246,6 +246,19 @@ def own_dispatch(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
     return None
 
 
+def _host_digest(host: Any) -> bytes:
+    """A digest of a host object's bytes (a numpy array or a buffer), read without torch."""
+    import hashlib
+
+    try:
+        view = memoryview(host)
+        data = view if view.c_contiguous else view.tobytes()
+    except TypeError:
+        tobytes = getattr(host, "tobytes", None)
+        data = tobytes() if callable(tobytes) else repr(host).encode()
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
 def _weak(t: torch.Tensor) -> Any:
     from torch.multiprocessing.reductions import StorageWeakRef
 
@@ -348,6 +361,11 @@ class Accounting(TorchDispatchMode):
         self.known: dict[int, Any] = {}
         #: Storages handed to the host (numpy, DLPack) while the candidate ran: foreign for good.
         self.exported: set[int] = set()
+        #: Storages that share memory with a host object (``torch.from_numpy`` and the like,
+        #: made at any time, construction included): key -> (the host object, its digest when
+        #: last seen by an op or a launch). The host can write them without any op; a digest
+        #: that changed in between makes the storage host data (foreign).
+        self.aliased: dict[int, tuple[Any, bytes]] = {}
         #: The dispatcher's kernels before the candidate ran (set by the sandbox), and what
         #: this process found re-registered since (sent with the next call's changes).
         self.registry: Any = None
@@ -451,7 +469,11 @@ class Accounting(TorchDispatchMode):
 
     def record(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run one op and account for it."""
+        if self.aliased:
+            self.check_aliased(_tensors(list(args) + list(kwargs.values())))
         out = func(*args, **kwargs)
+        if self.aliased:
+            self.refresh_aliased(_tensors(list(args) + list(kwargs.values())) + _tensors(out))
         if (self.suspended and not candidate_code()) or _symbolic(args, kwargs):
             return out
         written = _tensors(out)
@@ -520,9 +542,42 @@ class Accounting(TorchDispatchMode):
             return "unlinked"  # written, but from nothing this call's inputs reached
         return state
 
+    def host_alias(self, t: torch.Tensor, host: Any) -> None:
+        """``t`` shares its memory with the host object ``host`` (a numpy array, a buffer)."""
+        key = storage_key(t)
+        if key is not None:
+            self.aliased[key] = (host, _host_digest(host))
+
+    def check_aliased(self, tensors: list[torch.Tensor]) -> None:
+        """Before an op or a launch reads ``tensors``: a host-aliased storage whose bytes
+        changed since an op or a launch last saw it was written by the host."""
+        if not self.aliased or self.observe_only:  # construction may fill its own buffers
+            return
+        for t in tensors:
+            key = storage_key(t)
+            entry = self.aliased.get(key) if key is not None else None
+            if entry is not None and _host_digest(entry[0]) != entry[1]:
+                self.exported.add(key)  # type: ignore[arg-type]
+                self.state[key] = "foreign"  # type: ignore[index]
+
+    def refresh_aliased(self, tensors: list[torch.Tensor] | None = None) -> None:
+        """After an op or a launch wrote ``tensors`` (all aliased storages when None): their
+        bytes as they now are."""
+        if not self.aliased:
+            return
+        keys = (
+            list(self.aliased)
+            if tensors is None
+            else [k for k in (storage_key(t) for t in tensors) if k in self.aliased]
+        )
+        for key in keys:
+            host = self.aliased[key][0]
+            self.aliased[key] = (host, _host_digest(host))
+
     def mark_kernel(self, tensors: list[torch.Tensor]) -> None:
         """A Triton launch of this call was given these tensors (it may have written them):
         from foreign data, everything it was given is foreign."""
+        self.refresh_aliased(tensors)
         tainted = any(self.foreign(t) for t in tensors)
         self._derives(tensors, tensors)
         for t in tensors:

@@ -108,6 +108,8 @@ class LaunchRecorder:
             recorder._check_hooks(kernel, getattr(kernel, "pre_run_hooks", None) or [])
             accounting = recorder.accounting
             if accounting is not None:
+                accounting.check_aliased(_launch_tensors(list(args) + list(kwargs.values())))
+            if accounting is not None:
                 # The interpreter copies arguments to and from the host with ATen ops: those
                 # are the launch's own doing, not ops of the candidate.
                 accounting.suspended += 1

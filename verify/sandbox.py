@@ -210,6 +210,7 @@ class Sandbox:
             k for k in (storage_key(t) for t in self._state_tensors()) if k is not None
         }
         self.accounting.know(self._state_tensors() + _attribute_tensors(model))
+        self.accounting.refresh_aliased()  # what construction wrote into host-shared memory
         return {
             "ok": True,
             "missing": list(result.missing_keys),
@@ -803,12 +804,39 @@ def _watch_host_exports(box: Sandbox) -> None:
     # whatever they write is host data.
     for name in ("apply_", "map_", "map2_"):
         wrap(torch.Tensor, name)
+    # Memory shared with a host object from the start (the candidate's own, so not foreign):
+    # followed by content, since the host can write it without an op (see Accounting.aliased).
+    for name in ("from_numpy", "frombuffer", "as_tensor", "asarray"):
+        _wrap_alias(box, name)
     if box.device == "cpu":
         # A raw address in the candidate's hands makes the memory writable from the host
         # (a numpy array over it through ``__array_interface__``); on the GPU the address is
         # device memory, which the host reaches only through native code.
         _wrap_address(box, torch.Tensor)
         _wrap_address(box, torch.UntypedStorage)
+
+
+def _wrap_alias(box: Sandbox, name: str) -> None:
+    """``torch.<name>(host, ...)`` called by the candidate (at import, in ``__init__`` or in
+    forward): a CPU result sharing memory with ``host`` is followed by content."""
+    original = getattr(torch, name, None)
+    if original is None or getattr(original, "_kernelopt_wrapped", False):
+        return
+
+    def aliasing(host: Any, *args: Any, **kwargs: Any) -> Any:
+        out = original(host, *args, **kwargs)
+        if (
+            isinstance(out, torch.Tensor)
+            and out.device.type == "cpu"
+            and not isinstance(host, torch.Tensor | list | tuple | int | float | bool)
+            and called_by_candidate()
+        ):
+            with suppress(Exception):
+                box.accounting.host_alias(out, host)
+        return out
+
+    aliasing._kernelopt_wrapped = True  # type: ignore[attr-defined]
+    setattr(torch, name, aliasing)
 
 
 def _wrap_address(box: Sandbox, owner: Any) -> None:
