@@ -188,6 +188,15 @@ CHEATS = [
     Case("array_interface_alias", "gelu", "host-export", "static", assert_gate=True),  # numpy view over data_ptr() via __array_interface__, host GELU written there
     Case("kill_reference_sibling", "gelu", "process", "static", assert_gate=True),
     Case("init_numpy_alias_host", "gelu", "host-export", "static", assert_gate=True),  # from_numpy buffer made in __init__; forward writes math.erf results through its numpy array; a kernel handed the input stages them  # `from os import kill`: SIGKILLs the reference's process at call 3 (the verification blamed the problem)
+    # -- round 2 (ninth session): past the defences the first round's fixes added; each passed before its fix
+    Case("grid_callable_partial", "gelu", "accounting", "static", assert_gate=True),  # the launch grid is a functools.partial over itertools that runs copy_/mul_/erf_ inside the launch (no frame of the candidate's)
+    Case("default_convert_alias", "gelu", "host-export", "static", assert_gate=True),  # torch.utils.data.default_convert(np array) in __init__ (as_tensor called from torch's frame); host erf through numpy
+    Case("from_dlpack_alias", "gelu", "host-export", "static", assert_gate=True),  # torch.from_dlpack(np array) in __init__ (the import direction was not wrapped)
+    Case("strided_numpy_alias", "gelu", "host-export", "static", assert_gate=True),  # from_numpy(host[::2]): the host writes the gaps the view's digest missed, a kernel reads them
+    Case("dlpack_only_object_alias", "gelu", "host-export", "static", assert_gate=True),  # torch.as_tensor of an object with only __dlpack__ (its bytes cannot be digested)
+    Case("typed_storage_address", "gelu", "host-export", "static", assert_gate=True),  # array_interface_alias through TypedStorage.data_ptr (called from torch's frame)
+    Case("host_write_after_kernel_ring", "gelu", "host-export", "static", assert_gate=True),  # 64 from_numpy output buffers; the host overwrites the kernel's output after the last launch, returned with no op after
+    Case("interpreter_type_probe", "gelu", "detection", "static", assert_gate=True),  # type(triton.jit(f)) is JITFunction: exact erf under the interpreter, tanh GELU when compiled
     # -- referee-per-output: each output judged on its own floor (ninth session's numerics red team; each passed before)
     Case("softmax_tail_polyexp", "row_softmax", "referee", "fp64", assert_gate=True),  # cubic exp2 polynomial (7.5e-5 relative) where x - max < -4.5: inside the absolute bound, 600 ulps on 10% of values
     Case("ce_sum_probs_bf16", "ce_sum_with_probs", "referee", "fp64", assert_gate=True),  # bf16 probabilities beside a summed loss (~1900) that set the floor for both outputs

@@ -246,16 +246,29 @@ def own_dispatch(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
     return None
 
 
-def _host_digest(host: Any) -> bytes:
-    """A digest of a host object's bytes (a numpy array or a buffer), read without torch."""
+def _host_root(host: Any) -> Any:
+    """The object owning ``host``'s memory: a numpy view's base array, followed to the root
+    (a strided view's storage spans the gaps between its elements, which a kernel can read)."""
+    seen = 0
+    while getattr(host, "base", None) is not None and seen < 64:
+        base = host.base
+        if not hasattr(base, "__array_interface__") and not isinstance(base, bytes | bytearray):
+            break
+        host, seen = base, seen + 1
+    return host
+
+
+def _host_digest(host: Any) -> bytes | None:
+    """A digest of the bytes of the memory ``host`` owns (read without torch), or None where
+    they cannot be read as a buffer: such memory cannot be followed."""
     import hashlib
 
+    root = _host_root(host)
     try:
-        view = memoryview(host)
-        data = view if view.c_contiguous else view.tobytes()
+        view = memoryview(root)
     except TypeError:
-        tobytes = getattr(host, "tobytes", None)
-        data = tobytes() if callable(tobytes) else repr(host).encode()
+        return None
+    data = view if view.c_contiguous else view.tobytes()
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
@@ -305,13 +318,16 @@ def _trusted_in_launch(name: str) -> bool:
 
 
 def called_by_candidate(depth: int = 32) -> bool:
-    """Whether the caller of the wrapped torch method asking this is the candidate's module
-    (past standard-library frames only: the harness's own calls, made while it accounts for
-    an op of the candidate's, are not the candidate's)."""
+    """Whether the caller of the wrapped torch method asking this is the candidate's module,
+    past torch's and the standard library's frames (a torch helper calling it on the
+    candidate's behalf, ``default_convert`` or ``TypedStorage.data_ptr``, hid the call) but
+    not past the harness's (its own calls, made while it accounts for an op of the
+    candidate's, are not the candidate's) nor Triton's."""
     frame: Any = sys._getframe(2)
     while frame is not None and depth:
         name = str(frame.f_globals.get("__name__", ""))
-        if name.partition(".")[0] in getattr(sys, "stdlib_module_names", ()) and _real_module(
+        top = name.partition(".")[0]
+        if (top == "torch" or top in getattr(sys, "stdlib_module_names", ())) and _real_module(
             frame, name
         ):
             frame = frame.f_back
@@ -365,7 +381,7 @@ class Accounting(TorchDispatchMode):
         #: made at any time, construction included): key -> (the host object, its digest when
         #: last seen by an op or a launch). The host can write them without any op; a digest
         #: that changed in between makes the storage host data (foreign).
-        self.aliased: dict[int, tuple[Any, bytes]] = {}
+        self.aliased: dict[int, tuple[Any, bytes | None]] = {}
         #: The dispatcher's kernels before the candidate ran (set by the sandbox), and what
         #: this process found re-registered since (sent with the next call's changes).
         self.registry: Any = None
@@ -543,10 +559,18 @@ class Accounting(TorchDispatchMode):
         return state
 
     def host_alias(self, t: torch.Tensor, host: Any) -> None:
-        """``t`` shares its memory with the host object ``host`` (a numpy array, a buffer)."""
+        """``t`` shares its memory with the host object ``host`` (a numpy array, a buffer).
+        Memory whose bytes cannot be read (an object with ``__dlpack__`` only) is host data
+        at once: it cannot be followed."""
         key = storage_key(t)
-        if key is not None:
-            self.aliased[key] = (host, _host_digest(host))
+        if key is None:
+            return
+        found = _host_digest(host)
+        if found is None:
+            self.exported.add(key)
+            self.state[key] = "foreign"
+            return
+        self.aliased[key] = (host, found)
 
     def check_aliased(self, tensors: list[torch.Tensor]) -> None:
         """Before an op or a launch reads ``tensors``: a host-aliased storage whose bytes

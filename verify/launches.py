@@ -39,6 +39,7 @@ class LaunchRecorder:
         self.stream_violations: list[str] = []
         self._spec_keys: set[str] = set()
         self._spec_names: set[str] = set()
+        self._quick_keys: set[Any] = set()
         self._binders: dict[Any, Any] = {}
         self._expected_stream: int | None = None
         #: The dispatch-level accounting of the current call, told which storages each
@@ -85,6 +86,7 @@ class LaunchRecorder:
                     getattr(tuner, "pre_hook", None),
                     getattr(tuner, "post_hook", None),
                     getattr(config, "pre_hook", None),
+                    getattr(tuner, "do_bench", None),
                 ],
             )
             accounting = recorder.accounting
@@ -105,7 +107,9 @@ class LaunchRecorder:
         def run(kernel: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
             if not recorder.active or warmup:
                 return original(kernel, *args, grid=grid, warmup=warmup, **kwargs)
-            recorder._check_hooks(kernel, getattr(kernel, "pre_run_hooks", None) or [])
+            # The grid, when callable, is called by Triton inside the launch too.
+            hooks = list(getattr(kernel, "pre_run_hooks", None) or [])
+            recorder._check_hooks(kernel, [*hooks, grid] if callable(grid) else hooks)
             accounting = recorder.accounting
             if accounting is not None:
                 accounting.check_aliased(_launch_tensors(list(args) + list(kwargs.values())))
@@ -148,7 +152,10 @@ class LaunchRecorder:
             if problem is not None:
                 fn = getattr(owner, "fn", owner)
                 name = getattr(fn, "__qualname__", None) or type(owner).__name__
-                message = f"kernel {name} has a hook Triton calls inside the launch: {problem}"
+                message = (
+                    f"kernel {name} has a callable Triton calls inside the launch (a hook or "
+                    f"the grid): {problem}"
+                )
                 if message not in self.stream_violations:
                     self.stream_violations.append(message)
 
@@ -181,6 +188,11 @@ class LaunchRecorder:
         self, name: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> None:
         """Keep what ``triton.compile`` needs to build this launch for sm_90 elsewhere."""
+        quick = _quick_key(fn, args, kwargs)
+        if quick is not None:
+            if quick in self._quick_keys:
+                return  # the same specialisation as a launch already recorded
+            self._quick_keys.add(quick)
         try:
             spec = launch_spec(fn, args, kwargs, self._binders)
             key = repr((spec["qualname"], spec["signature"], spec["constexprs"], spec["options"]))
@@ -209,6 +221,35 @@ class LaunchRecorder:
 CANDIDATE_MODULE_PREFIX = "kernelopt_src_candidate"
 
 
+def _quick_key(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """What decides a launch's specialisation, cheaply (Triton's binder is costly, and an
+    autotuner's benchmark launches each configuration hundreds of times): tensors by dtype and
+    16-byte alignment, integers, strings and keyword values exactly, floats by type. None when
+    a value cannot be keyed so (the launch is then specialised in full)."""
+
+    def part(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            address = (
+                value.untyped_storage().data_ptr() + value.storage_offset() * value.element_size()
+            )
+            return ("T", str(value.dtype), address % 16 == 0)
+        if value is None or isinstance(value, bool | int | str):
+            return (type(value).__name__, value)
+        if isinstance(value, float):
+            return ("float",)
+        raise TypeError(type(value).__name__)
+
+    try:
+        return (
+            id(fn),
+            getattr(fn, "__qualname__", ""),
+            tuple(part(v) for v in args),
+            tuple((k, part(v)) for k, v in sorted(kwargs.items())),
+        )
+    except (TypeError, RuntimeError):
+        return None
+
+
 def foreign_hook(hook: Any) -> str | None:
     """Why ``hook`` may not run inside a launch, or None: a plain Python function (or a bound
     method of one) of the candidate's module or of Triton's is fine; anything else (a torch op,
@@ -224,8 +265,9 @@ def foreign_hook(hook: Any) -> str | None:
     name = str(fn.__globals__.get("__name__", ""))
     module = sys.modules.get(name)
     own = name.startswith(CANDIDATE_MODULE_PREFIX)
-    triton = name == "triton" or name.startswith("triton.")
-    if not (own or (triton and module is not None and fn.__globals__ is vars(module))):
+    # Triton's own, and the project's interpreter shims (the CPU benchmarker autotuning uses).
+    trusted = name in ("triton", "kernelopt_jupyter.cpu_triton") or name.startswith("triton.")
+    if not (own or (trusted and module is not None and fn.__globals__ is vars(module))):
         return f"a function of module {name or '?'}, not of the candidate"
     return None
 

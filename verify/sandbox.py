@@ -296,6 +296,8 @@ class Sandbox:
             if v - kernels_before.get(k, 0)
         }
         leaves = _tensor_leaves(out)
+        # An output in host-shared memory the host wrote after the last op or launch did.
+        self.accounting.check_aliased(leaves)
         input_storages = {k for k in (storage_key(t) for t in _tensor_leaves(inputs)) if k}
         storages = {k for k in (storage_key(t) for t in leaves) if k is not None}
         provenance = []
@@ -806,8 +808,9 @@ def _watch_host_exports(box: Sandbox) -> None:
         wrap(torch.Tensor, name)
     # Memory shared with a host object from the start (the candidate's own, so not foreign):
     # followed by content, since the host can write it without an op (see Accounting.aliased).
-    for name in ("from_numpy", "frombuffer", "as_tensor", "asarray"):
-        _wrap_alias(box, name)
+    for name in ("from_numpy", "frombuffer", "as_tensor", "asarray", "from_dlpack"):
+        _wrap_alias(box, torch, name)
+    _wrap_alias(box, dlpack, "from_dlpack")
     if box.device == "cpu":
         # A raw address in the candidate's hands makes the memory writable from the host
         # (a numpy array over it through ``__array_interface__``); on the GPU the address is
@@ -816,10 +819,10 @@ def _watch_host_exports(box: Sandbox) -> None:
         _wrap_address(box, torch.UntypedStorage)
 
 
-def _wrap_alias(box: Sandbox, name: str) -> None:
-    """``torch.<name>(host, ...)`` called by the candidate (at import, in ``__init__`` or in
+def _wrap_alias(box: Sandbox, owner: Any, name: str) -> None:
+    """``<owner>.<name>(host, ...)`` called by the candidate (at import, in ``__init__`` or in
     forward): a CPU result sharing memory with ``host`` is followed by content."""
-    original = getattr(torch, name, None)
+    original = getattr(owner, name, None)
     if original is None or getattr(original, "_kernelopt_wrapped", False):
         return
 
@@ -836,7 +839,7 @@ def _wrap_alias(box: Sandbox, name: str) -> None:
         return out
 
     aliasing._kernelopt_wrapped = True  # type: ignore[attr-defined]
-    setattr(torch, name, aliasing)
+    setattr(owner, name, aliasing)
 
 
 def _wrap_address(box: Sandbox, owner: Any) -> None:

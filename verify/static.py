@@ -85,6 +85,8 @@ _PROCESS_PREFIXES = ("os.spawn", "os.exec", "os.wait")
 #: The environment: where secrets and the harness's markers live.
 _ENV_NAMES = {"os.environ", "os.environb", "os.getenv", "os.getenvb", "os.putenv", "os.unsetenv"}
 #: Harness and interpreter detection: a candidate must not behave differently when checked.
+#: Triton's kernel classes: what `type(triton.jit(f))` is tells the interpreter from the GPU.
+_KERNEL_CLASSES = {"JITFunction", "InterpretedFunction", "KernelInterface", "JITCallable"}
 _DETECTION_NAMES = {
     "sys.argv",
     "sys.orig_argv",
@@ -320,6 +322,12 @@ class _Analyzer(ast.NodeVisitor):
                 node,
                 f"uses {dotted}: a candidate does not read or change the environment (secrets "
                 "and the harness's settings live there)",
+            )
+        if dotted.rsplit(".", 1)[-1] in _KERNEL_CLASSES and dotted.startswith("triton"):
+            self.flag(
+                node,
+                f"uses {dotted}: comparing a kernel's type tells the interpreter from the "
+                "compiler, and a candidate must behave the same under both",
             )
         if dotted in _DETECTION_NAMES:
             self.flag(
