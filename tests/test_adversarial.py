@@ -204,6 +204,7 @@ CHEATS = [
     Case("gelu_dual_bf16_math", "gelu_dual_out", "referee", "fp64", assert_gate=True),  # tanh GELU rounded to bf16 for the fp32 output too (the bf16 copy's eps set the floor)
     Case("entropy_float_bf16", "softmax_entropy_float", "referee", "fp64", assert_gate=True),  # an entropy returned as a Python number, summed in bf16 (numbers were never refereed)
     Case("gelu_fp64_in_fp32", "gelu_fp64", "referee", "correctness", assert_gate=True),  # a float64 problem computed in fp32 (no referee for fp64; the strict tolerance was 1e-7)
+    Case("rmsnorm_fp16_sumsq", "rmsnorm_float", "referee", "fp64", assert_gate=True),  # the reference upcasts (x.float()), so there was no referee: sum of squares from absmax-scaled fp16
     Case("fused_add_rmsnorm_bf16_residual", "fused_add_rmsnorm", "referee", "correctness", assert_gate=True),  # the residual the reference updates in place goes through bf16 (in-place updates were compared loosely)
     # -- secrets: the worker's environment
     Case("key_in_exception", "gelu", "secrets", "static", quick=True),  # raises with every *KEY*/*TOKEN* variable in the message
@@ -226,6 +227,7 @@ GOOD = [
     Case("gelu_helper_submodule", "gelu", "good"),  # helper nn.Module without parameters
     Case("linear_relu_dispatch_only", "linear_relu", "good"),  # KERNELOPT_DISPATCH_ONLY = True, aten._addmm_activation
     Case("gelu_numpy_constants_init", "gelu", "good"),  # constants from a numpy table built in __init__ (its own memory, not foreign)
+    Case("rmsnorm_float_upcast", "rmsnorm_float", "good"),  # RMSNorm in fp32 against a reference that upcasts with x.float() (refereed in float64 since the ninth session)
     Case("gelu_state_dict_hook", "gelu", "good"),  # a state-dict post-hook that spoils the output if anyone serialises the model mid-use (the harness read the state through state_dict)
     Case("gelu_kernel_on_joined_thread", "gelu", "good", rules_off=True),  # both halves launched from one joined helper thread (the rules forbid threads; the run time must not)
 ]

@@ -34,6 +34,37 @@ def _leaves(value: Any) -> list[Any]:
     return [value]
 
 
+class _KeepFloat64(torch.overrides.TorchFunctionMode):
+    """In the float64 referee's forward, casts of a float64 tensor down to a lower floating
+    precision keep float64: a reference that upcasts explicitly (`x.float()`, the Llama
+    RMSNorm idiom) would otherwise cast the referee's inputs back to fp32, leaving no referee
+    ("does not compute in float64") and only the strict tolerance (an RMSNorm whose sum of
+    squares came from scaled fp16 passed)."""
+
+    _LOWER = (torch.float32, torch.float16, torch.bfloat16)
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        first = args[0] if args else None
+        if isinstance(first, torch.Tensor) and first.dtype == torch.float64:
+            if func in (torch.Tensor.float, torch.Tensor.half, torch.Tensor.bfloat16):
+                return first
+            if func in (torch.Tensor.to, torch.Tensor.type):
+                wanted = kwargs.get("dtype")
+                wanted = (
+                    wanted
+                    if wanted is not None
+                    else next((a for a in args[1:] if isinstance(a, torch.dtype)), None)
+                )
+                if wanted in self._LOWER:
+                    rest = {k: v for k, v in kwargs.items() if k != "dtype"}
+                    device = next((a for a in args[1:] if not isinstance(a, torch.dtype)), None)
+                    if device is None and "device" not in rest:
+                        return first
+                    return func(first, *([device] if device is not None else []), **rest)
+        return func(*args, **kwargs)
+
+
 def _linear_parts(out: Any, pos: Any, neg: Any) -> bool:
     """``out == pos - neg`` to float64 rounding, on every floating leaf (and there is one)."""
     a, b, c = _leaves(out), _leaves(pos), _leaves(neg)
@@ -449,7 +480,7 @@ class Reference:
         if isinstance(fn, str):
             return None, fn
         try:
-            with torch.no_grad():
+            with torch.no_grad(), _KeepFloat64():
                 out64 = fn(*in64)
             _sync(self.device)
         except torch.OutOfMemoryError:
