@@ -16,10 +16,13 @@ grep -v '^#' constraints/gpu-notebook.txt | while read -r spec; do
     --platform manylinux2014_x86_64 --platform manylinux1_x86_64 -d "$DEST" "$spec"
 done
 echo "$(ls "$DEST"/*.whl | wc -l) wheels in $DEST ($(du -sh "$DEST" | cut -f1))"
-# Helion (the version CI pins) and the one dependency of it the GPU image lacks, for the Helion
-# GPU test; scripts/gpu_checks.sh installs them from HELION_DEST.
+# Helion and the one dependency of it the GPU image lacks, for the Helion GPU test;
+# scripts/gpu_checks.sh installs them from HELION_DEST. Not the version CI pins: helion 1.5.1
+# (CI, torch 2.13) imports IntelGPUError from torch._inductor.runtime.triton_compat, which the
+# GPU image's torch 2.11 lacks; 1.5.0 runs there (checked on the H200, 2026-12-02).
 HELION_DEST="${HELION_DEST:-$(dirname "$DEST")/helion}"
+HELION_GPU_VERSION="${HELION_GPU_VERSION:-1.5.0}"
 mkdir -p "$HELION_DEST"
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version "$PYVER" -d "$HELION_DEST" \
-  "$(grep '^helion==' constraints/ci.txt)" filecheck
+  "helion==$HELION_GPU_VERSION" filecheck
 echo "$(ls "$HELION_DEST"/*.whl | wc -l) wheels in $HELION_DEST"

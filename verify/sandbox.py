@@ -143,7 +143,8 @@ class Sandbox:
         self.hooks_at_start: dict[str, Any] = {}
         self.last_inputs: list[Any] | None = None
         self.last_host: list[Any] = []
-        self.call_threads: list[Any] = []  # one Event per thread a call started: set at its end
+        # one (Event, description) per thread a call started: the Event is set at its end
+        self.call_threads: list[tuple[Any, str]] = []
 
     # ------------------------------------------------------------------ commands
 
@@ -186,13 +187,13 @@ class Sandbox:
         # which threading.enumerate does not list) would run beside every later call, outside
         # any call's accounting: it could read the inputs lent for the next call, or write the
         # output buffer lent for this one after the harness filled it.
-        running = [t for t in self.call_threads if not t.is_set()]
+        running = [what for done, what in self.call_threads if not done.is_set()]
         if running:
             return {
                 "ok": False,
                 "detail": f"importing or building the candidate left {len(running)} thread(s) "
-                "running (work beside the calls escapes the accounting; join every thread "
-                "before __init__ returns)",
+                f"running ({'; '.join(running)}: work beside the calls escapes the accounting; "
+                "join every thread before __init__ returns)",
             }
         try:
             # nn.Module's own methods: a candidate cannot override its way out of the weights.
@@ -388,11 +389,12 @@ class Sandbox:
             self.recorder.accounting = None
         # Nothing of the candidate may run after forward returned, behind the accounting's
         # back: no thread it started still running, no hook, handler or timer left armed.
-        running = [t for t in self.call_threads if not t.is_set()]
+        running = [what for done, what in self.call_threads if not done.is_set()]
         if running:
             raise Refused(
                 f"forward returned while {len(running)} thread(s) it started were still running "
-                "(work after the call escapes the accounting; join every thread in forward)"
+                f"({'; '.join(running)}: work after the call escapes the accounting; join every "
+                "thread in forward)"
             )
         now = _hooks()
         left = _hook_changes(hooks, now) or _hook_changes(self.hooks_at_start, now)
@@ -630,6 +632,11 @@ def _import_kernel_languages(source: str) -> None:
     for name in KERNEL_LANGUAGES:
         if name in names:
             importlib.import_module(name)
+    # tqdm (Helion's compile shows a progress bar) starts a monitor thread on a bar's first use
+    # that outlives the call, which the run-time rule against threads left running refuses (seen
+    # on the H200). Off as platform configuration, before the snapshot: a bar works without it.
+    with suppress(ImportError, AttributeError):
+        importlib.import_module("tqdm").tqdm.monitor_interval = 0
 
 
 class Refused(Exception):
@@ -743,6 +750,16 @@ def _hook_changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     ]
 
 
+def _describe_thread(function: Any) -> str:
+    """What a started thread runs, for a verdict: the Thread's name and target when it is a
+    ``threading.Thread`` (``_bootstrap`` bound to it), else the function's own name."""
+    owner = getattr(function, "__self__", None)
+    target = getattr(owner, "_target", None) or getattr(owner, "run", None) or function
+    where = f"{getattr(target, '__module__', '?')}.{getattr(target, '__qualname__', '?')}"
+    name = getattr(owner, "name", None)
+    return f"thread {name!r} running {where}" if name else f"a thread running {where}"
+
+
 def _watch_threads(box: Sandbox) -> None:
     """Every Python thread started while the candidate runs runs under its call's accounting
     (the dispatch mode stack is per thread, so a helper thread's ops were invisible)."""
@@ -759,7 +776,7 @@ def _watch_threads(box: Sandbox) -> None:
                 mode = box.accounting.thread_mode()
                 inner = function
                 done = threading.Event()
-                box.call_threads.append(done)
+                box.call_threads.append((done, _describe_thread(function)))
 
                 def function(*a: Any, **k: Any) -> Any:
                     try:
