@@ -150,7 +150,16 @@ def _labelled(title: str, parent: Candidate) -> str:
     """A plan title that names the moves behind it: its own, then its parent's chain."""
     if parent.agent == "harvest" or not parent.note:
         return title
-    return f"{title} on [{parent.note}]"
+    # The same move again on its own result (a retile of a retile) counts up instead of nesting.
+    note = parent.note
+    if note == title or note.startswith((f"{title} on [", f"{title} (x")):
+        rest = note[len(title) :]
+        times = 1
+        if rest.startswith(" (x") and ")" in rest:
+            count, rest = rest[3:].split(")", 1)
+            times = int(count) if count.isdigit() else 1
+        return f"{title} (x{times + 1}){rest}"
+    return f"{title} on [{note}]"
 
 
 def memory_action(plan: Plan) -> str:

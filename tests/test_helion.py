@@ -56,7 +56,9 @@ def test_helion_candidate_runs_the_four_gates_on_the_gpu() -> None:
     tuned = tuned.replace("block_sizes=[256]", "block_sizes=[1024]")
     report = verify_candidate(big, tuned, VerifyOptions(device="cuda"))
     by_name = {g.name: g for g in report.gates}
-    statuses = [by_name[n].status if n in by_name else "absent" for n in ("static", "correctness", "fp64")]
+    statuses = [
+        by_name[n].status if n in by_name else "absent" for n in ("static", "correctness", "fp64")
+    ]
     assert statuses == ["pass"] * 3, report.to_dict()
     perf = by_name["performance"]
     assert perf.status in ("pass", "fail") and perf.metrics["candidate_ms"] > 0, perf.detail

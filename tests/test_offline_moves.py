@@ -225,6 +225,15 @@ def test_labels_and_memory_keys_name_the_move() -> None:
     child = Candidate("c3", "", "c1", "executor", "c1.p0", False, "rewrite: fold BatchNorm")
     assert _labelled("CUDA graph", child) == "CUDA graph on [rewrite: fold BatchNorm]"
     assert _labelled("CUDA graph", _root()) == "CUDA graph"
+    # the same move on its own result counts up instead of nesting
+    retile = "launch config: retune k0"
+    once = Candidate(
+        "c4", "", "c3", "executor", "c3.p0", False, f"{retile} on [rewrite: fold BatchNorm]"
+    )
+    twice = Candidate("c5", "", "c4", "executor", "c4.p0", False, _labelled(retile, once))
+    assert twice.note == f"{retile} (x2) on [rewrite: fold BatchNorm]"
+    assert _labelled(retile, twice) == f"{retile} (x3) on [rewrite: fold BatchNorm]"
+    assert _labelled("CUDA graph", twice) == f"CUDA graph on [{twice.note}]"
     plan = Plan(
         "p", "t", "r", "graph_rewrite", params={"rewrite": "fold_batchnorm", "route": "harvest"}
     )
