@@ -256,29 +256,42 @@ class Checker:
             self._load(setup, setup_blobs)
             self._clock.lap("candidate load")
             for index, call in enumerate(self.calls):
-                self.phase = "static" if index == 0 else "correctness"
-                deadline = self.cand.deadline
                 if not call.checked:
-                    if self.taken is None:
-                        self._take_records()
-                    # A call only reported (the derived shape) gets a bounded share of time: a
-                    # kernel specialised to the benchmark's shapes may hang there, and waiting
-                    # out the whole limit cost every harvested candidate 120 s on the CPU.
-                    share = max(DERIVED_MIN_S, DERIVED_FACTOR * self.slowest_call)
-                    self.cand.deadline = min(deadline, time.monotonic() + share)
+                    continue  # reported only: after the performance gate (below)
+                self.phase = "static" if index == 0 else "correctness"
                 started = time.monotonic()
                 self._one(index, call)
-                self.cand.deadline = deadline
-                if call.checked:
-                    self.slowest_call = max(self.slowest_call, time.monotonic() - started)
+                self.slowest_call = max(self.slowest_call, time.monotonic() - started)
                 self._clock.lap("first call" if index == 0 else "value calls")
                 if index == 0:
                     phases["static"] = self._static_pass()
             phases["correctness"] = self._correctness_verdict()
             phases["fp64"] = self._fp64_verdict()
+            # The launch records and the peak memory are the checked calls' (taken before the
+            # performance gate's input pool and before any call that may crash the process).
+            if self.taken is None:
+                self._take_records()
             if self.performance is not None and phases["fp64"].get("status") != "fail":
                 phases["performance"] = self._performance(self.performance)
                 self._clock.lap("performance")
+            # A call only reported (the derived shape) comes last, after every gate: a kernel
+            # specialised to the benchmark's shapes may hang or crash there, and on the GPU an
+            # out-of-bounds access leaves the process's CUDA context unusable (before, the
+            # performance gate that followed failed with 'illegal memory access' on the H200
+            # for every such harvested candidate, so none was ever timed).
+            reported = [(i, c) for i, c in enumerate(self.calls) if not c.checked]
+            for index, call in reported:
+                self.phase = "correctness"
+                deadline = self.cand.deadline
+                # A bounded share of time: waiting out the whole limit cost every harvested
+                # candidate 120 s on the CPU.
+                share = max(DERIVED_MIN_S, DERIVED_FACTOR * self.slowest_call)
+                self.cand.deadline = min(deadline, time.monotonic() + share)
+                self._one(index, call)
+                self.cand.deadline = deadline
+                self._clock.lap("reported calls")
+            if reported:  # the verdict names what the derived shape showed
+                phases["correctness"] = self._correctness_verdict()
         except CandidateFailure as exc:
             gate = exc.gate
             if gate == "static" and "static" not in phases:

@@ -954,6 +954,17 @@ def _command(
     return {"ok": False, "detail": f"unknown command {cmd!r}"}, []
 
 
+def _where(exc: BaseException) -> str:
+    """`` at file:line`` of the innermost frame an exception passed through (for a verdict)."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f" at {Path(last.filename).name}:{last.lineno} in {last.name}"
+
+
 def serve(sock: socket.socket) -> None:
     """The candidate process's loop: one reply per command until ``exit`` or a closed socket."""
     src_dir = os.environ.get("KERNELOPT_SRC_DIR")
@@ -979,7 +990,7 @@ def serve(sock: socket.socket) -> None:
                 {
                     "ok": False,
                     "detail": f"the harness could not handle the candidate's state in '{cmd}' "
-                    f"({_one_line(exc)})",
+                    f"({_one_line(exc)}{_where(exc)})",
                 },
                 [],
             )
