@@ -31,6 +31,7 @@ seed, which the candidate never sees.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import random
 import signal
@@ -43,7 +44,7 @@ from kernelopt_jupyter.verify import wire
 from kernelopt_jupyter.verify.timing import _median, _nbytes, _Timer, salted
 
 #: Commands the two serving processes answer for this gate.
-COMMANDS = ("perf_setup", "perf_warm", "perf_time", "perf_last")
+COMMANDS = ("perf_setup", "perf_warm", "perf_time", "perf_last", "perf_done")
 #: Seconds of timed rounds the gate aims at (rounds are clamped to 10..80).
 BUDGET_S = 3.0
 MIN_ROUNDS, MAX_ROUNDS = 10, 80
@@ -148,6 +149,10 @@ def reference_command(ref: Any, header: dict[str, Any]) -> tuple[dict[str, Any],
         message.add("pool", [list(p) for p in pool], secret=False)
         reply = {"ok": True, "names": list(fns), "notes": notes, "compile_s": compile_s}
         return {**reply, **message.fields}, message.blobs
+    if cmd == "perf_done":  # the pool and the compiled baseline go before any later call
+        ref.perf = None
+        _release(ref.device, collect=True)
+        return {"ok": True}, []
     side: _Side = ref.perf
     if cmd == "perf_warm":
         side.warm(str(header["name"]), int(header["index"]), int(header["salt"]))
@@ -162,6 +167,16 @@ def reference_command(ref: Any, header: dict[str, Any]) -> tuple[dict[str, Any],
     message.add("out", out, secret=True)  # zero-filled at ``scrub``, as a case's answer
     del out
     return {"ok": True, **message.fields}, message.blobs
+
+
+def _release(device: str, *, collect: bool) -> None:
+    """The timing state's device memory back to the device (it is dropped by then). Never a
+    collection in the candidate's process: it would run the candidate's finalisers between
+    calls, outside any call's accounting; its pool is freed by reference counting anyway."""
+    if collect:
+        gc.collect()
+    if device == "cuda" and torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
 
 
 def _message(ref: Any, header: dict[str, Any]) -> Any:
@@ -194,6 +209,10 @@ def sandbox_command(
                 return box.model(*inputs)
 
         box.perf = _Side(box.device, pool, {"candidate": forward})
+        return {"ok": True}, []
+    if cmd == "perf_done":
+        box.perf = None
+        _release(box.device, collect=False)
         return {"ok": True}, []
     side: _Side = box.perf
     if cmd == "perf_warm":
@@ -300,6 +319,17 @@ def bounded_by_wall(
     overhead = _median(overheads) if overheads else 0.0
     gap = max(0.0, _median(wall) - overhead - _median(own)) if own else 0.0
     return [o + gap for o in own], overhead, gap
+
+
+def release(checker: Any) -> None:
+    """Both sides drop the timing pool and the compiled baseline (``perf_done``) before a
+    call that follows the gate (the derived shape's): best effort, a failure changes nothing
+    that was decided."""
+    from kernelopt_jupyter.verify.checker import CandidateFailure, ReferenceFailure
+
+    for ask in (checker._ref_ask, checker._cand_ask):
+        with contextlib.suppress(CandidateFailure, ReferenceFailure, OSError, wire.WireError):
+            ask({"cmd": "perf_done"})
 
 
 def run_gate(checker: Any, baselines: list[str], budget_s: float = BUDGET_S) -> dict[str, Any]:
