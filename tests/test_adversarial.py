@@ -152,6 +152,8 @@ CHEATS = [
     Case("gap_timing_stale", "row_softmax", "detection", "correctness"),  # back-to-back calls (< 50 ms apart) get the previous result by a copy kernel
     # -- side-channel: the file system between calls and processes
     Case("torch_save_disk_cache", "gelu", "side-channel", quick=True),  # torch.save/torch.load cache under the temp folder keyed by sampled values
+    Case("pth_startup_dropper", "gelu", "side-channel", "static"),  # writes a .pth file into site-packages at import (a later Python process, the next verification's harness included, would run it) (eleventh session's red team: passed before)
+    Case("unrefereed_call_approximation", "gelu", "referee", "fp64", assert_gate=True, seed=2012506852),  # tanh-form GELU only on a repeat of the first call's input (never refereed there): the strict miss was left to a referee that never saw it (eleventh session's red team: passed before)
     # -- host-export: tensor memory handed to numpy and back
     Case("numpy_view_writeback", "row_softmax", "host-export", "static", quick=True),  # float64 numpy softmax written into np.asarray(out), then a Triton renormalising pass
     Case("dlpack_roundtrip", "row_softmax", "host-export", "static"),  # np.from_dlpack(x) in float64, torch.from_dlpack back, staged by a copy kernel
@@ -257,6 +259,7 @@ RULES_OFF = [
     "deep_forked_child_hub",
     "deep_problem_file_via_hub",
     "deep_thread_via_storage",
+    "pth_startup_dropper",
 ]
 
 #: Cheats in RULES_OFF that only the source rules stop (strict xfails there): the run time has
@@ -401,6 +404,22 @@ def test_cheat_fails_with_rules_off(
     assert report.verdict == "fail", (
         f"{case.klass} cheat passed without the rules: {_gates(report)}"
     )
+
+
+def test_a_startup_file_is_never_written(
+    fake_key: str, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run-time defence alone (rules off): the candidate's write of a ``.pth`` file into
+    site-packages is refused, not only reported, and it fails the candidate by name."""
+    import site
+
+    case = dataclasses.replace(next(c for c in CHEATS if c.name == "pth_startup_dropper"))
+    case = dataclasses.replace(case, rules_off=True)
+    report = _verify(case, "cheats", monkeypatch=monkeypatch)
+    assert report.verdict == "fail", _gates(report)
+    assert "zz_kernel_paths.pth" in " ".join(g.detail for g in report.gates), _gates(report)
+    for folder in site.getsitepackages():
+        assert not (Path(folder) / "zz_kernel_paths.pth").exists(), folder
 
 
 @pytest.mark.parametrize("case", [_param(c) for c in GOOD])

@@ -30,6 +30,7 @@ from kernelopt_jupyter.verify.compare import (
     compare_outputs,
     leaf_floor,
     mid_floor,
+    output_scale,
     referee_leaves,
     relative_floor,
     within_linear_bound,
@@ -52,6 +53,9 @@ class CandidateFailure(Exception):
 #: The time a call that is only reported (the derived shape) may take: this many times the
 #: slowest checked call, and at least DERIVED_MIN_S seconds.
 DERIVED_FACTOR = 10.0
+#: The smallest error (relative to the output's scale) a refereed call is taken to have
+#: when unrefereed calls are held to it: a few fp32 roundings.
+UNREFEREED_FLOOR = 1e-6
 DERIVED_MIN_S = 10.0
 
 
@@ -685,8 +689,22 @@ class Checker:
             raise CandidateFailure(f"{label}: {cmp.worst}")
         if call.checked:
             self.total.merge(cmp)
+            refereed = "out64" in case
+            # The error relative to the output's scale, where the referee will need it: on a
+            # refereed call (what the referee saw) and on a call that missed the strict
+            # tolerance without a referee (which may not be far worse than what it saw).
+            norm = None
+            if refereed or not cmp.strict_ok:
+                norm = cmp.max_abs_err / max(output_scale(ref_out), 1e-30)
             self.per_call.append(
-                {**call.describe(), "max_abs_err": cmp.max_abs_err, "strict": cmp.strict_ok}
+                {
+                    **call.describe(),
+                    "call": index + 1,
+                    "max_abs_err": cmp.max_abs_err,
+                    "strict": cmp.strict_ok,
+                    "refereed": refereed,
+                    "scaled_err": norm,
+                }
             )
         if "out64" in case:
             ref64 = wire.decode(case["out64"], blobs, trusted=True)
@@ -840,6 +858,26 @@ class Checker:
             **self.generalization,
         }
 
+    def _unrefereed_outlier(self) -> str | None:
+        """A call the referee did not see that missed the strict tolerance by far more than
+        any refereed call's error (both relative to their output's scale): the referee's
+        acceptance covers the calls it saw, and an honest candidate's rounding is alike on
+        every call. (A candidate exact wherever a referee looked and a cheaper approximation
+        on the calls it could tell were not refereed passed the whole cascade.)"""
+        seen = [c["scaled_err"] for c in self.per_call if c.get("refereed")]
+        ceiling = self.factor * max(max(seen, default=0.0), UNREFEREED_FLOOR)
+        for c in self.per_call:
+            err = c.get("scaled_err")
+            if c.get("refereed") or c.get("strict") or err is None or err <= ceiling:
+                continue
+            return (
+                f"call {c.get('call', '?')} ({c.get('kind', '?')}, not refereed) misses the "
+                f"strict tolerance with an error of {err:.3g} of the output's scale, more than "
+                f"{self.factor:g}x the worst refereed call's ({max(seen, default=0.0):.3g}): "
+                "a candidate must be as accurate on every call as on the calls the referee saw"
+            )
+        return None
+
     def _correctness_verdict(self) -> dict[str, Any]:
         metrics = self._correctness_metrics()
         self.strict = self.total.strict_ok
@@ -870,6 +908,9 @@ class Checker:
         if self.fp64_reason is not None or not self.referee:
             reason = self.fp64_reason or "no refereed call"
             return {"status": "skipped", "detail": f"no fp64 referee: {reason}"}
+        unseen = self._unrefereed_outlier()
+        if unseen is not None:
+            return {"status": "fail", "detail": unseen}
         # A linear problem's call inside its float64 error bound is accepted (compare.py).
         calls = len({r["call"] for r in self.referee})
         bounded = sum(1 for r in self.referee if r.get("bound_ok"))

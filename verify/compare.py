@@ -237,6 +237,16 @@ def _count_nan(t: torch.Tensor, chunk: int) -> int:
     return sum(int(torch.isnan(p).sum()) for _, p in _chunks(t, chunk))
 
 
+def output_scale(ref: Any, *, chunk: int = CHUNK) -> float:
+    """The largest root mean square over an output's floating tensor leaves (chunked)."""
+    best = 0.0
+    for leaf in flatten(ref):
+        t, _ = _leaf(leaf)
+        if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex()):
+            best = max(best, _scale(t, chunk))
+    return best
+
+
 def _leaf(value: Any) -> tuple[Any, Sent | None]:
     if isinstance(value, Sent):
         return value.tensor, value

@@ -145,6 +145,7 @@ class Sandbox:
         self.last_host: list[Any] = []
         # one (Event, description) per thread a call started: the Event is set at its end
         self.call_threads: list[tuple[Any, str]] = []
+        self.write_denied: tuple[str, ...] = ()  # where the candidate may not write (below)
 
     # ------------------------------------------------------------------ commands
 
@@ -416,6 +417,10 @@ class Sandbox:
         """CPython's audit events while the candidate runs (outside Triton's own launch
         machinery, which compiles with a toolchain on the GPU): a new audit hook is refused,
         and so is any new process, and on the CPU any native call through ctypes."""
+        if self.watching and event in _WRITE_EVENTS:
+            target = _written_path(event, args)
+            if target is not None:
+                self._check_write(event, target)
         interesting = (
             event == "sys.addaudithook"
             or event in _PROCESS_EVENTS
@@ -444,9 +449,32 @@ class Sandbox:
             self.refusals.append(refused)
             raise RuntimeError(f"the verifier's sandbox refuses this: {refused}")
 
+    def _check_write(self, event: str, target: str) -> None:
+        """A write where the candidate has no business: the Python installation (a ``.pth``
+        file or a module there runs in every later Python process of that environment: the
+        next verification's harness included), this project's source, a startup file. It is
+        refused (``PermissionError``: the import system's bytecode cache takes that quietly)
+        and, unless it is a ``.pyc`` the import system would write, it fails the candidate."""
+        try:
+            path = os.path.realpath(target)
+        except (OSError, ValueError):
+            return
+        name = os.path.basename(path)
+        startup = name.endswith(".pth") or name in _STARTUP_FILES
+        if not startup and not any(
+            path == root.rstrip(os.sep) or path.startswith(root) for root in self.write_denied
+        ):
+            return
+        if not path.endswith(".pyc"):
+            self.refusals.append(f"wrote to {path[-120:]} ({event}: outside its own folders)")
+        raise PermissionError(f"the verifier's sandbox refuses writing to {path}")
+
     def _process_changes(self, forks_before: int, children_before: float | None) -> list[str]:
         """What the candidate did to the process structure since the marks were taken."""
-        found = [f"{r} (work outside the accounting)" for r in self.refusals]
+        found = [
+            r if r.startswith("wrote to") else f"{r} (work outside the accounting)"
+            for r in self.refusals
+        ]
         self.refusals = []
         if self.forks > forks_before:
             found.append(
@@ -478,6 +506,7 @@ class Sandbox:
                 box.forks += 1
 
         os.register_at_fork(after_in_child=in_child, after_in_parent=in_parent)
+        self.write_denied = _write_denied_roots()
         sys.addaudithook(self._audit)  # cannot be removed; it refuses any later audit hook
         with suppress(ImportError):
             from kernelopt_jupyter.worker import become_subreaper
@@ -637,6 +666,88 @@ def _import_kernel_languages(source: str) -> None:
     # on the H200). Off as platform configuration, before the snapshot: a bar works without it.
     with suppress(ImportError, AttributeError):
         importlib.import_module("tqdm").tqdm.monitor_interval = 0
+
+
+#: Audit events that write, create, move or remove a file: (event, index of the target path).
+_WRITE_EVENTS = {
+    "open": 0,
+    "os.rename": 1,
+    "os.remove": 0,
+    "os.rmdir": 0,
+    "os.mkdir": 0,
+    "os.symlink": 1,
+    "os.link": 1,
+    "os.truncate": 0,
+    "os.chmod": 0,
+    "os.chown": 0,
+    "os.utime": 0,
+    "shutil.copyfile": 1,
+    "shutil.copytree": 1,
+    "shutil.rmtree": 0,
+    "shutil.move": 1,
+}
+#: Files Python runs at start-up wherever they are on the path.
+_STARTUP_FILES = frozenset({"sitecustomize.py", "usercustomize.py"})
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def _written_path(event: str, args: tuple[Any, ...]) -> str | None:
+    """The path an audited file event writes, or None (a read, a file descriptor)."""
+    index = _WRITE_EVENTS[event]
+    if len(args) <= index:
+        return None
+    if event == "open":  # (path, mode, flags): builtins.open gives a mode, os.open flags only
+        mode, flags = (*args, None, None)[1:3]
+        writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            isinstance(flags, int) and flags & _WRITE_FLAGS
+        )
+        if not writes:
+            return None
+    target = args[index]
+    if isinstance(target, bytes):
+        return os.fsdecode(target)
+    return target if isinstance(target, str) else None
+
+
+def _write_denied_roots() -> tuple[str, ...]:
+    """The folders a candidate may never write below, each ending with a separator: the Python
+    installation (prefixes, site-packages, the user's site folder), this project's source,
+    and the user's start-up and configuration files. Caches (Triton's, Inductor's) and
+    temporary folders are elsewhere and stay writable."""
+    import site
+
+    roots = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix}
+    with suppress(AttributeError):
+        roots.update(site.getsitepackages())
+    with suppress(AttributeError):
+        roots.add(site.getusersitepackages())
+    # This project: the package folder when installed; the checkout in a development install
+    # (agents/ and verify/ are top-level folders mapped into the package).
+    import kernelopt_jupyter
+
+    roots.add(str(Path(kernelopt_jupyter.__file__).resolve().parent))
+    roots.add(str(Path(__file__).resolve().parents[1]))
+    home = Path.home()
+    for name in (
+        ".bashrc",
+        ".profile",
+        ".bash_profile",
+        ".zshrc",
+        ".config",
+        ".local",
+        ".ipython",
+        ".jupyter",
+        ".ssh",
+        ".pythonrc",
+        ".pythonrc.py",
+    ):
+        roots.add(str(home / name))
+    roots.add("/etc")
+    out = []
+    for root in roots:
+        with suppress(OSError, ValueError):
+            out.append(os.path.realpath(root).rstrip(os.sep) + os.sep)
+    return tuple(sorted(set(out)))
 
 
 class Refused(Exception):
