@@ -222,6 +222,8 @@ class Checker:
         self.per_call: list[dict[str, Any]] = []
         self.total = Comparison()
         self.generalization: dict[str, Any] = {}
+        self.skipped: list[str] = []  # checked calls the reference could not take, and why
+        self.shift_note = ""  # the shift call, left to the referee past the loose tolerance
         self.last_strict: tuple[bool, str] = (True, "")
         #: (specs, spec errors, peak bytes) from the candidate, once asked (``_take_records``).
         self.taken: tuple[list[Any], dict[str, str], int] | None = None
@@ -463,7 +465,10 @@ class Checker:
                 raise CandidateFailure(f"{label}: {reply.get('detail')}", gate)
         case, blobs = self._case(call)
         if "skip" in case:
-            self.generalization = {"shapes": "not checked", "reason": case["skip"]}
+            if call.checked:  # a variation the reference cannot take (the shift)
+                self.skipped.append(f"{call.kind}: {case['skip']}")
+            else:
+                self.generalization = {"shapes": "not checked", "reason": case["skip"]}
             return
         inputs, input_blobs = self._lend_inputs(*wire.subset(case["inputs"], blobs))
         _drop_device_blobs(case["inputs"], blobs)  # lent: this process needs only the digests
@@ -686,7 +691,16 @@ class Checker:
                 "was called again (results must not be reused between calls)"
             )
         if not cmp.loose_ok:
-            raise CandidateFailure(f"{label}: {cmp.worst}")
+            # Off zero a reference whose formula cancels (E[x^2] - E[x]^2) is itself far from
+            # the exact answer, and a better candidate far from it: on the shift call the
+            # float64 referee, which sees that call, decides (the strict tolerance then no
+            # longer holds, so without a referee the candidate fails).
+            if not (call.kind == "shift" and "out64" in case):
+                raise CandidateFailure(f"{label}: {cmp.worst}")
+            self.shift_note = (
+                f"{label} misses even the loose tolerance against the fp32 reference "
+                f"({cmp.worst}): the float64 referee decides"
+            )
         if call.checked:
             self.total.merge(cmp)
             refereed = "out64" in case
@@ -855,6 +869,7 @@ class Checker:
             "strict": self.total.strict_ok,
             "per_seed": self.per_call,
             "tolerances": self.total.tolerances,
+            **({"skipped_calls": self.skipped} if self.skipped else {}),
             **self.generalization,
         }
 
@@ -864,7 +879,10 @@ class Checker:
         acceptance covers the calls it saw, and an honest candidate's rounding is alike on
         every call. (A candidate exact wherever a referee looked and a cheaper approximation
         on the calls it could tell were not refereed passed the whole cascade.)"""
-        seen = [c["scaled_err"] for c in self.per_call if c.get("refereed")]
+        # (the shift call's error may be its reference's cancellation, not the candidate's)
+        seen = [
+            c["scaled_err"] for c in self.per_call if c.get("refereed") and c.get("kind") != "shift"
+        ]
         ceiling = self.factor * max(max(seen, default=0.0), UNREFEREED_FLOOR)
         for c in self.per_call:
             err = c.get("scaled_err")
@@ -892,8 +910,13 @@ class Checker:
             )
             return {"status": "pass", "detail": detail, **metrics}
         if self.fp64_reason is None:
+            within = "match only within the loose tolerance"
+            if self.shift_note:
+                within = (
+                    f"match within the loose tolerance except the shift call ({self.shift_note})"
+                )
             detail = (
-                f"{n} calls (schedule seed {self.seed}) match only within the loose tolerance "
+                f"{n} calls (schedule seed {self.seed}) {within} "
                 f"({self.total.worst}); the fp64 referee decides whether that is honest "
                 f"rounding{tail}"
             )

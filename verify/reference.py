@@ -9,6 +9,7 @@ referee's), so the reference's outputs of the whole schedule never sit in memory
 from __future__ import annotations
 
 import copy
+import math
 import random
 import socket
 from typing import Any
@@ -22,6 +23,8 @@ from kernelopt_jupyter.verify.sandbox import digest
 
 #: Floating inputs of the stress case are multiplied by this (large magnitudes).
 STRESS_SCALE = 1000.0
+#: Floating inputs of the shift case are moved by this many times their root mean square.
+SHIFT_RMS = 16.0
 #: The linear-problem error bound is computed for inputs of at most this many elements.
 LINEAR_BOUND_MAX = 1 << 24
 
@@ -156,6 +159,19 @@ def _detached(value: Any) -> Any:
     return value
 
 
+def _all_finite(out: Any) -> bool:
+    """Whether every floating value of an output is finite (chunked: no whole-size temporary)."""
+    from kernelopt_jupyter.verify.compare import CHUNK, flatten
+
+    for leaf in flatten(out):
+        if isinstance(leaf, torch.Tensor) and (leaf.is_floating_point() or leaf.is_complex()):
+            flat = leaf.detach().reshape(-1)
+            for start in range(0, flat.numel(), CHUNK):
+                if not bool(torch.isfinite(flat[start : start + CHUNK]).all()):
+                    return False
+    return True
+
+
 def _float_inputs(inputs: list[Any]) -> list[int]:
     return [
         i
@@ -277,12 +293,16 @@ class Reference:
                 out = self.model(*work)
             _sync(self.device)
         except Exception as exc:
-            if spec.get("kind") == "batch":
+            if spec.get("kind") in ("batch", "shift"):
                 return {"ok": True, "skip": f"the reference rejects it ({_one_line(exc)})"}, []
             raise ProblemError(
                 f"{self.loaded.problem.path}: the reference's forward raised {_one_line(exc)}"
             ) from None
         forward_peak = _peak(self.device) - resident
+        if spec.get("kind") == "shift" and not _all_finite(out):
+            # Off its inputs' usual range the reference overflows: a candidate that does not
+            # (a stable formula) would be called wrong against it. Not checked, said so.
+            return {"ok": True, "skip": "the reference's output is not finite there"}, []
         mutated = [
             i
             for i, (a, b) in enumerate(zip(inputs, work))
@@ -451,6 +471,16 @@ class Reference:
             for i in _float_inputs(inputs):
                 inputs[i] = inputs[i] * scale
             return inputs, {"kind": "stress", "scale": scale}
+        if kind == "shift":
+            from kernelopt_jupyter.verify.compare import output_scale
+
+            shifted = []
+            for i in _float_inputs(inputs):
+                rms = output_scale(inputs[i])  # finite values only, chunked
+                if rms > 0 and math.isfinite(rms):
+                    inputs[i] = inputs[i] + SHIFT_RMS * rms
+                    shifted.append(i)
+            return inputs, {"kind": "shift", "by_rms": SHIFT_RMS, "inputs": shifted}
         if kind == "batch":
             tensors = [v for v in inputs if isinstance(v, torch.Tensor) and v.dim() >= 1]
             if not tensors:
