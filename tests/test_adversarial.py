@@ -154,6 +154,7 @@ CHEATS = [
     Case("torch_save_disk_cache", "gelu", "side-channel", quick=True),  # torch.save/torch.load cache under the temp folder keyed by sampled values
     Case("pth_startup_dropper", "gelu", "side-channel", "static"),  # writes a .pth file into site-packages at import (a later Python process, the next verification's harness included, would run it) (eleventh session's red team: passed before)
     Case("layernorm_onepass_var", "layer_norm", "referee", "fp64", assert_gate=True),  # variance as E[x^2] - E[x]^2 in one fp32 pass: exact enough on zero-mean randn, 0.29 off at a mean of 1000 (eleventh session's red team: passed before the shift call)
+    Case("rmsnorm_no_eps", "rmsnorm_float", "referee", "correctness", assert_gate=True),  # drops eps from the RMSNorm: NaN on an all-zero row, which randn never draws (eleventh session's red team: passed before the zeros call)
     Case("unrefereed_call_approximation", "gelu", "referee", "fp64", assert_gate=True, seed=2012506852),  # tanh-form GELU only on a repeat of the first call's input (never refereed there): the strict miss was left to a referee that never saw it (eleventh session's red team: passed before)
     # -- host-export: tensor memory handed to numpy and back
     Case("numpy_view_writeback", "row_softmax", "host-export", "static", quick=True),  # float64 numpy softmax written into np.asarray(out), then a Triton renormalising pass

@@ -293,13 +293,13 @@ class Reference:
                 out = self.model(*work)
             _sync(self.device)
         except Exception as exc:
-            if spec.get("kind") in ("batch", "shift"):
+            if spec.get("kind") in ("batch", "shift", "zeros"):
                 return {"ok": True, "skip": f"the reference rejects it ({_one_line(exc)})"}, []
             raise ProblemError(
                 f"{self.loaded.problem.path}: the reference's forward raised {_one_line(exc)}"
             ) from None
         forward_peak = _peak(self.device) - resident
-        if spec.get("kind") == "shift" and not _all_finite(out):
+        if spec.get("kind") in ("shift", "zeros") and not _all_finite(out):
             # Off its inputs' usual range the reference overflows: a candidate that does not
             # (a stable formula) would be called wrong against it. Not checked, said so.
             return {"ok": True, "skip": "the reference's output is not finite there"}, []
@@ -481,6 +481,25 @@ class Reference:
                     inputs[i] = inputs[i] + SHIFT_RMS * rms
                     shifted.append(i)
             return inputs, {"kind": "shift", "by_rms": SHIFT_RMS, "inputs": shifted}
+        if kind == "zeros":
+            rng = random.Random(int(spec["pick"]))
+            zeroed = []
+            for i in _float_inputs(inputs):
+                t = inputs[i]
+                if t.numel() == 0:
+                    continue
+                t = t.clone(memory_format=torch.contiguous_format)
+                if t.dim() >= 2:
+                    rows = t.view(-1, t.shape[-1])
+                    rows[rng.randrange(rows.shape[0])] = 0
+                else:
+                    flat = t.view(-1)
+                    span = max(1, flat.numel() // 8)
+                    start = rng.randrange(flat.numel() - span + 1)
+                    flat[start : start + span] = 0
+                inputs[i] = t
+                zeroed.append(i)
+            return inputs, {"kind": "zeros", "inputs": zeroed}
         if kind == "batch":
             tensors = [v for v in inputs if isinstance(v, torch.Tensor) and v.dim() >= 1]
             if not tensors:

@@ -15,6 +15,8 @@ next call's values, so a result cached by address or identity shows up):
 * ``shift``: floating inputs moved off zero by 16 times their root mean square (a one-pass
   variance, or any formula that cancels catastrophically away from a zero mean, shows);
   skipped where the reference rejects such inputs or returns non-finite values on them;
+* ``zeros``: one row (along the last dimension) of each floating input set to zero (a norm
+  without its ``eps`` divides by zero there); skipped like ``shift``;
 * ``reload``: new weights loaded in place into both models, then a call;
 * ``reverse`` / ``shuffle`` (CPU): a call with every launch's programs run in another order
   (the interpreter runs them in grid order, which hides races between programs);
@@ -80,6 +82,9 @@ def draw_schedule(seed: int, seeds: int, device: str) -> list[Call]:
     )
     items.append([Call("stress", rng.choice(inputs), {"kind": "stress"})])
     items.append([Call("shift", rng.choice(inputs), {"kind": "shift"})])
+    items.append(
+        [Call("zeros", rng.choice(inputs), {"kind": "zeros", "pick": rng.getrandbits(31)})]
+    )
     items.append([Call("reload", rng.getrandbits(31), reload_seed=rng.getrandbits(31))])
     items.append([Call("late", rng.getrandbits(31), burst=rng.randint(LATE_MIN, LATE_MAX))])
     if device == "cpu":
