@@ -465,7 +465,7 @@ class Checker:
                 raise CandidateFailure(f"{label}: {reply.get('detail')}", gate)
         case, blobs = self._case(call)
         if "skip" in case:
-            if call.checked:  # a variation the reference cannot take (the shift)
+            if call.checked:  # a variation the reference cannot take (shift, zeros)
                 self.skipped.append(f"{call.kind}: {case['skip']}")
             else:
                 self.generalization = {"shapes": "not checked", "reason": case["skip"]}

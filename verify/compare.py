@@ -247,6 +247,17 @@ def output_scale(ref: Any, *, chunk: int = CHUNK) -> float:
     return best
 
 
+def all_finite(value: Any, *, chunk: int = CHUNK) -> bool:
+    """Whether every floating value of an output is finite (chunked: no whole-size temporary)."""
+    tensors = [_leaf(leaf)[0] for leaf in flatten(value)]
+    return all(
+        bool(torch.isfinite(part).all())
+        for t in tensors
+        if isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())
+        for _, part in _chunks(t, chunk)
+    )
+
+
 def _leaf(value: Any) -> tuple[Any, Sent | None]:
     if isinstance(value, Sent):
         return value.tensor, value
