@@ -34,6 +34,9 @@ if [[ "$STAGES" == *tests* ]]; then
   # Only the files that hold gpu tests: the others import Jupyter packages the GPU image lacks.
   # The notebook test needs Jupyter, which the GPU image lacks: it runs below, from wheels.
   all=$(grep -l "pytest.mark.gpu" tests/test_*.py | grep -v test_notebook_gpu.py)
+  # FILES overrides the group's files; PYTEST_ARGS adds options (-n 4: pytest-xdist workers
+  # sharing the GPU, for the groups whose time is compilation; the verifier's timing compares
+  # candidate and baseline interleaved in one process, so shared load slows both alike).
   case "${GROUP:-all}" in
     1) files="tests/test_adversarial.py" ;;  # 14 GPU cheats
     2) files=$(echo "$all" | grep -v -e test_adversarial.py -e test_verify_gpu -e test_helion.py -e test_offline_gpu.py) ;;
@@ -42,8 +45,9 @@ if [[ "$STAGES" == *tests* ]]; then
     all) files="$all" ;;
     *) echo "GROUP must be 1, 2, 3, 4 or all" >&2; exit 2 ;;
   esac
+  files="${FILES:-$files}"
   KERNELOPT_TEST_LOG="$OUT/tests.log" timeout "${TEST_TIMEOUT:-1500}" $PY -m pytest -m gpu -v \
-    -p no:cacheprovider -rA --durations=0 $files >"$OUT/gpu_tests.log" 2>&1
+    -p no:cacheprovider -rA --durations=0 ${PYTEST_ARGS:-} $files >"$OUT/gpu_tests.log" 2>&1
   status=$?
   grep -E "PASSED|FAILED|ERROR|passed|failed" "$OUT/gpu_tests.log" | tail -40
   [ "$status" = 124 ] && echo "TIMED OUT after ${TEST_TIMEOUT:-1500} s: the tests not listed did not run"

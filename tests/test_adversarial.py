@@ -152,7 +152,8 @@ CHEATS = [
     Case("gap_timing_stale", "row_softmax", "detection", "correctness"),  # back-to-back calls (< 50 ms apart) get the previous result by a copy kernel
     # -- side-channel: the file system between calls and processes
     Case("torch_save_disk_cache", "gelu", "side-channel", quick=True),  # torch.save/torch.load cache under the temp folder keyed by sampled values
-    Case("pth_startup_dropper", "gelu", "side-channel", "static"),  # writes a .pth file into site-packages at import (a later Python process, the next verification's harness included, would run it) (eleventh session's red team: passed before)
+    Case("pth_startup_dropper", "gelu", "side-channel", "static"),
+    Case("dirfd_site_plant", "gelu", "side-channel", "static"),  # plants a module beside the installed packages through a folder descriptor (os.mkdir/os.open with dir_fd: the write event names no folder) (twelfth session: passed the run time before)  # writes a .pth file into site-packages at import (a later Python process, the next verification's harness included, would run it) (eleventh session's red team: passed before)
     Case("layernorm_onepass_var", "layer_norm", "referee", "fp64", assert_gate=True),  # variance as E[x^2] - E[x]^2 in one fp32 pass: exact enough on zero-mean randn, 0.29 off at a mean of 1000 (eleventh session's red team: passed before the shift call)
     Case("rmsnorm_no_eps", "rmsnorm_float", "referee", "correctness", assert_gate=True),  # drops eps from the RMSNorm: NaN on an all-zero row, which randn never draws (eleventh session's red team: passed before the zeros call)
     Case("unrefereed_call_approximation", "gelu", "referee", "fp64", assert_gate=True, seed=2012506852),  # tanh-form GELU only on a repeat of the first call's input (never refereed there): the strict miss was left to a referee that never saw it (eleventh session's red team: passed before)
@@ -229,6 +230,7 @@ GOOD = [
     Case("linear_relu_inplace_temp", "linear_relu", "good"),  # in-place ReLU on its own addmm temporary
     Case("gelu_tl_math", "gelu", "good", quick=True),  # tl.math.erf
     Case("gelu_helper_submodule", "gelu", "good"),  # helper nn.Module without parameters
+    Case("gelu_temp_build_folder", "gelu", "good", rules_off=True),  # writes and removes its own temporary folder at import (as Triton's launcher build does on the GPU; shutil.rmtree removes through folder descriptors): the run time allows it (the source rules refuse file access)
     Case("linear_relu_dispatch_only", "linear_relu", "good"),  # KERNELOPT_DISPATCH_ONLY = True, aten._addmm_activation
     Case("gelu_numpy_constants_init", "gelu", "good"),  # constants from a numpy table built in __init__ (its own memory, not foreign)
     Case("rmsnorm_float_upcast", "rmsnorm_float", "good"),  # RMSNorm in fp32 against a reference that upcasts with x.float() (refereed in float64 since the ninth session)
@@ -262,6 +264,7 @@ RULES_OFF = [
     "deep_problem_file_via_hub",
     "deep_thread_via_storage",
     "pth_startup_dropper",
+    "dirfd_site_plant",
 ]
 
 #: Cheats in RULES_OFF that only the source rules stop (strict xfails there): the run time has
@@ -408,20 +411,42 @@ def test_cheat_fails_with_rules_off(
     )
 
 
+@pytest.mark.parametrize(
+    ("name", "written"),
+    [
+        ("pth_startup_dropper", ["zz_kernel_paths.pth"]),
+        ("dirfd_site_plant", ["zz_kernelopt_dirfd_marker", "zz_kernelopt_dirfd_marker.py"]),
+    ],
+)
 def test_a_startup_file_is_never_written(
-    fake_key: str, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    name: str,
+    written: list[str],
+    fake_key: str,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The run-time defence alone (rules off): the candidate's write of a ``.pth`` file into
-    site-packages is refused, not only reported, and it fails the candidate by name."""
+    """The run-time defence alone (rules off): the candidate's write into site-packages (by
+    path, or through a folder descriptor) is refused, not only reported, and it fails the
+    candidate naming the place."""
     import site
 
-    case = dataclasses.replace(next(c for c in CHEATS if c.name == "pth_startup_dropper"))
-    case = dataclasses.replace(case, rules_off=True)
-    report = _verify(case, "cheats", monkeypatch=monkeypatch)
-    assert report.verdict == "fail", _gates(report)
-    assert "zz_kernel_paths.pth" in " ".join(g.detail for g in report.gates), _gates(report)
-    for folder in site.getsitepackages():
-        assert not (Path(folder) / "zz_kernel_paths.pth").exists(), folder
+    case = dataclasses.replace(next(c for c in CHEATS if c.name == name), rules_off=True)
+    try:
+        report = _verify(case, "cheats", monkeypatch=monkeypatch)
+        assert report.verdict == "fail", _gates(report)
+        details = " ".join(g.detail for g in report.gates)
+        assert "wrote to" in details and "site-packages" in details, _gates(report)
+        for folder in site.getsitepackages():
+            for leaf in written:
+                assert not (Path(folder) / leaf).exists(), (folder, leaf)
+    finally:  # an escape must not leave its file in the test environment
+        for folder in site.getsitepackages():
+            for leaf in written:
+                target = Path(folder) / leaf
+                if target.is_dir():
+                    target.rmdir()
+                elif target.exists():
+                    target.unlink()
 
 
 @pytest.mark.parametrize("case", [_param(c) for c in GOOD])

@@ -421,6 +421,8 @@ class Sandbox:
             target = _written_path(event, args)
             if target is not None:
                 self._check_write(event, target)
+            elif event == "open" and len(args) > 2 and args[1] is None:
+                self._check_folder_open(args[0])
         interesting = (
             event == "sys.addaudithook"
             or event in _PROCESS_EVENTS
@@ -468,6 +470,27 @@ class Sandbox:
         if not path.endswith(".pyc"):
             self.refusals.append(f"wrote to {path[-120:]} ({event}: outside its own folders)")
         raise PermissionError(f"the verifier's sandbox refuses writing to {path}")
+
+    def _check_folder_open(self, target: Any) -> None:
+        """``os.open`` of a protected folder (a read: its mode is None). The descriptor it gives
+        would let ``os.open(name, flags, dir_fd=fd)`` write there unseen: that event names the
+        file, not the folder. Refused like a write."""
+        if isinstance(target, bytes):
+            target = os.fsdecode(target)
+        if not isinstance(target, str):
+            return
+        try:
+            path = os.path.realpath(target)
+            if not os.path.isdir(path):
+                return
+        except (OSError, ValueError):
+            return
+        if any(path + os.sep == root or path.startswith(root) for root in self.write_denied):
+            self.refusals.append(
+                f"wrote to {path[-120:]} (os.open of a protected folder: writes relative to "
+                "its descriptor could not be checked)"
+            )
+            raise PermissionError(f"the verifier's sandbox refuses opening {path}")
 
     def _process_changes(self, forks_before: int, children_before: float | None) -> list[str]:
         """What the candidate did to the process structure since the marks were taken."""
@@ -686,6 +709,21 @@ _WRITE_EVENTS = {
     "shutil.rmtree": 0,
     "shutil.move": 1,
 }
+#: Where the event gives the folder descriptor its relative target is relative to (CPython's
+#: ``dir_fd`` / ``dst_dir_fd`` argument; -1 or None for the working directory). shutil.rmtree
+#: removes a tree through these (``os.unlink(name, dir_fd=...)``): Triton's build of its
+#: launcher in a temporary folder does, on the GPU. ``open`` gives none: see _written_path.
+_DIR_FD_INDEX = {
+    "os.rename": 3,
+    "os.remove": 1,
+    "os.rmdir": 1,
+    "os.mkdir": 2,
+    "os.symlink": 2,
+    "os.link": 3,
+    "os.chmod": 2,
+    "os.chown": 3,
+    "os.utime": 3,
+}
 #: Files Python runs at start-up wherever they are on the path.
 _STARTUP_FILES = frozenset({"sitecustomize.py", "usercustomize.py"})
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -705,8 +743,21 @@ def _written_path(event: str, args: tuple[Any, ...]) -> str | None:
             return None
     target = args[index]
     if isinstance(target, bytes):
-        return os.fsdecode(target)
-    return target if isinstance(target, str) else None
+        target = os.fsdecode(target)
+    if not isinstance(target, str):
+        return None  # a file descriptor: the file was opened (and checked) before
+    folder = args[_DIR_FD_INDEX[event]] if len(args) > _DIR_FD_INDEX.get(event, 99) else None
+    if isinstance(folder, int) and folder >= 0 and not os.path.isabs(target):
+        # relative to an open folder, not to the working directory: the folder's own path
+        # (os.readlink raises no audit event). Unknown: checked as named, relative to nothing.
+        try:
+            return os.path.join(os.readlink(f"/proc/self/fd/{folder}"), target)
+        except OSError:
+            return os.path.join(os.sep, "<unknown folder>", target)
+    # os.open(name, flags, dir_fd=fd) is audited as ("open", name, None, flags): its folder is
+    # not in the event. A protected folder's descriptor is refused where it is opened
+    # (Sandbox._check_folder_open), and the name rule (.pth, sitecustomize) holds anyway.
+    return target
 
 
 def _write_denied_roots() -> tuple[str, ...]:
