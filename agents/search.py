@@ -201,8 +201,13 @@ class BeamSearch:
         known_verdicts: dict[str, VerifyReport] | None = None,
         on_verdict: Callable[[BeamSearch], None] | None = None,
         screen_runner: ScreenRunner | None = None,
+        after_root: Callable[[], object] | None = None,
     ) -> None:
         self.problem = problem
+        #: Called once the starting point has its verdict, before any planning: the session
+        #: times the peers then (``analysis.pipeline.DeferredBaselines``), updating the
+        #: context's baselines in place.
+        self.after_root = after_root
         self.policy = policy
         self.log = log
         self.config = config
@@ -483,6 +488,9 @@ class BeamSearch:
                 fallback = self._fallback_root()
                 if fallback is not None:
                     beam = [fallback]
+            if self.after_root is not None:
+                self.after_root()
+                self._rescale_vs_compile()
             best_ms = min((g.ms for g in beam if g.ms is not None), default=math.inf)
             for iteration in range(self.config.iterations):
                 if not beam:
@@ -531,6 +539,18 @@ class BeamSearch:
             library_dominated=self.ctx.library_dominated,
             notes=notes,
         )
+
+    def _rescale_vs_compile(self) -> None:
+        """Speedups over torch.compile of the candidates gated before the baselines were
+        timed, scaled from their same-run speedup over eager as :meth:`gate` does."""
+        eager, compiled = self.ctx.baselines.get("eager"), self.ctx.baselines.get("compile")
+        if not eager or not compiled:
+            return
+        for g in self.gated:
+            if g.speedup_vs_eager is None and g.ms:
+                g.speedup_vs_eager = eager / g.ms  # no same-run race: the baselines' eager
+            if g.speedup_vs_compile is None and g.speedup_vs_eager:
+                g.speedup_vs_compile = g.speedup_vs_eager * compiled / eager
 
     def _fallback_root(self) -> GatedCandidate | None:
         """When the harvest fails, start from the problem's own code as a dispatch-only root."""

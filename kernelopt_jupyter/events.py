@@ -49,6 +49,7 @@ EVENT_TYPES: dict[str, tuple[str, ...]] = {
         "candidate",
         "cached",
         "step_seconds",
+        "baselines_deferred",
     ),
     "agent_started": ("agent", "step", "iteration"),
     "agent_text": ("agent", "step", "delta"),

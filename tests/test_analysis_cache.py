@@ -49,7 +49,9 @@ def test_a_hit_replays_the_events_and_an_incomplete_analysis_is_not_kept(
     runs: list[bool] = []
     complete = [False, True]
 
-    def measure(problem: Any, device: str, deadline: Any) -> tuple[Baselines, dict[str, Any], bool]:
+    def measure(
+        problem: Any, device: str, deadline: Any, baselines: bool = True
+    ) -> tuple[Baselines, dict[str, Any], bool]:
         runs.append(True)
         facts = pipeline.AnalysisFacts({"eager": None}, [], False, [], "src", False, "note")
         profile = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from kernelopt_jupyter.analysis.baselines import Baselines
@@ -32,10 +32,13 @@ class AnalysisFacts:
     root_dispatch_only: bool
     root_note: str
     notes: list[str] = field(default_factory=list)
+    #: The peers' timing still to do (``analyse(..., defer_baselines=True)``); not data.
+    deferred: DeferredBaselines | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the ``profile`` event."""
-        data = asdict(self)
+        data = asdict(replace(self, deferred=None))
+        data.pop("deferred", None)
         data["dispatch_variants"] = [list(v) for v in self.dispatch_variants]
         return data
 
@@ -99,6 +102,42 @@ def _emit_baselines(log: EventLog, base: dict[str, Any]) -> None:
         )
 
 
+@dataclass
+class DeferredBaselines:
+    """The peers' timing, left for after the first candidate's verdict (``analyse(...,
+    defer_baselines=True)`` on the GPU): compiling and timing torch.compile's three modes takes
+    most of the analysis (9-13 s of 14-22 s on the H200), and the first candidate needs none of
+    it (its performance gate races eager itself). They run after that verdict, in a worker of
+    their own and never beside another GPU job, so their timing is what it was; the search's
+    planning reads them (:meth:`measure` fills the facts' ``baselines`` in place)."""
+
+    problem: Problem
+    device: str
+    log: EventLog
+    facts: AnalysisFacts
+    profile: dict[str, Any]
+    deadline: float | None = None
+    cache: AnalysisCache | None = None
+    key: str | None = None
+    complete: bool = True
+    done: bool = False
+
+    def measure(self) -> dict[str, float | None]:
+        """Time the peers (once), emit their ``baseline`` events, store the complete analysis
+        in the cache; returns the baselines (name -> ms, None where not measured)."""
+        if self.done:
+            return self.facts.baselines
+        self.done = True
+        base = _measure_baselines(self.problem, self.device, self.deadline)
+        _emit_baselines(self.log, base.to_dict())
+        self.facts.baselines.clear()
+        self.facts.baselines.update(base.as_ms())
+        self.profile["facts"] = self.facts.to_dict()
+        if self.cache is not None and self.key is not None and self.complete and base.measured:
+            self.cache.store(self.key, {"baselines": base.to_dict(), "profile": self.profile})
+        return self.facts.baselines
+
+
 def analyse(
     problem: Problem,
     device: str,
@@ -106,12 +145,16 @@ def analyse(
     *,
     deadline: float | None = None,
     cache: AnalysisCache | None = None,
+    defer_baselines: bool = False,
 ) -> AnalysisFacts:
     """Measure baselines, profile and harvest ``problem``; emits ``baseline`` and ``profile``.
 
     ``deadline`` (a ``time.monotonic()`` value) bounds every step: a step's worker is killed
     at it and a step that cannot start is skipped, with a note. ``cache`` returns the facts of
     an earlier complete analysis of the same problem, shapes, torch, Triton and GPU.
+    ``defer_baselines`` (GPU only, cache miss): the peers are not timed here; the returned
+    facts carry ``deferred`` (:class:`DeferredBaselines`), to be measured after the first
+    verdict, and their ``baselines`` are unmeasured (None) until then.
     """
     key = cache.key(problem, device) if cache is not None else None
     saved = cache.load(key) if cache is not None and key is not None else None
@@ -120,19 +163,55 @@ def analyse(
         profile = dict(saved["profile"])
         log.emit("profile", **profile, cached=True)
         return AnalysisFacts.from_dict(profile["facts"])
-    base, profile, complete = _measure(problem, device, deadline)
-    _emit_baselines(log, base.to_dict())
-    log.emit("profile", **profile, cached=False)
-    if cache is not None and key is not None and complete:
+    defer = defer_baselines and device == "cuda"
+    base, profile, complete = _measure(problem, device, deadline, baselines=not defer)
+    if not defer:
+        _emit_baselines(log, base.to_dict())
+        log.emit("profile", **profile, cached=False)
+    else:
+        log.emit("profile", **profile, cached=False, baselines_deferred=True)
+    facts = AnalysisFacts.from_dict(profile["facts"])
+    if defer:
+        facts.deferred = DeferredBaselines(
+            problem, device, log, facts, profile, deadline, cache, key, complete
+        )
+    elif cache is not None and key is not None and complete:
         cache.store(key, {"baselines": base.to_dict(), "profile": profile})
-    return AnalysisFacts.from_dict(profile["facts"])
+    return facts
 
 
-def analysis_task(source: str, path: str, kind: str, ncu: bool = False) -> dict[str, Any]:
+def _measure_baselines(problem: Problem, device: str, deadline: float | None) -> Baselines:
+    """The peers alone, in a worker of their own (the deferred half of the analysis)."""
+    from kernelopt_jupyter.worker import run_task
+
+    if _limit(deadline) < MIN_STEP_S:
+        return Baselines(measured=False, device=device, detail="not measured: time limit reached")
+    result = run_task(
+        "kernelopt_jupyter.analysis.pipeline:analysis_task",
+        {
+            "source": problem.source,
+            "path": problem.path,
+            "kind": problem.kind,
+            "steps": ["baselines"],
+        },
+        device=device,  # type: ignore[arg-type]
+        time_limit_s=_limit(deadline),
+    )
+    step = dict(result.value).get("baselines") if result.ok else None
+    if step is not None and "step_error" not in step:
+        return Baselines(**step)
+    detail = (step or {}).get("step_error") or f"analysis worker: {result.describe()}"
+    return Baselines(measured=False, device=device, detail=f"not measured: {detail}")
+
+
+def analysis_task(
+    source: str, path: str, kind: str, ncu: bool = False, steps: list[str] | None = None
+) -> dict[str, Any]:
     """Worker entry: the whole analysis in one process (torch, Triton and Inductor are
     imported once): the baselines (GPU), the dispatch map with the harvest (module problems),
-    the reference's kernel timeline. A step that raises leaves its error in its place and the
-    next step still runs; device memory is released between steps."""
+    the reference's kernel timeline; ``steps`` names a subset (``baselines``, ``dispatch``,
+    ``timeline``). A step that raises leaves its error in its place and the next step still
+    runs; device memory is released between steps."""
     import gc
     import time as clock
 
@@ -145,13 +224,15 @@ def analysis_task(source: str, path: str, kind: str, ncu: bool = False) -> dict[
 
     device = worker_device()
     out: dict[str, Any] = {"seconds": {}}
-    steps: list[tuple[str, Any]] = []
+    todo: list[tuple[str, Any]] = []
     if device == "cuda":
-        steps.append(("baselines", lambda: baselines_task(source, path, list(SEARCH_MODES))))
+        todo.append(("baselines", lambda: baselines_task(source, path, list(SEARCH_MODES))))
     if kind == "module":
-        steps.append(("dispatch", lambda: profile_task(source, path, ncu)))
-    steps.append(("timeline", lambda: timeline_task(source, path, device)))
-    for name, step in steps:
+        todo.append(("dispatch", lambda: profile_task(source, path, ncu)))
+    todo.append(("timeline", lambda: timeline_task(source, path, device)))
+    for name, step in todo:
+        if steps is not None and name not in steps:
+            continue
         started = clock.monotonic()
         try:
             out[name] = step()
@@ -166,10 +247,10 @@ def analysis_task(source: str, path: str, kind: str, ncu: bool = False) -> dict[
 
 
 def _measure(
-    problem: Problem, device: str, deadline: float | None
+    problem: Problem, device: str, deadline: float | None, *, baselines: bool = True
 ) -> tuple[Baselines, dict[str, Any], bool]:
-    """The analysis itself, in one worker: baselines, the dispatch map with the harvest, the
-    timeline.
+    """The analysis itself, in one worker: baselines (unless ``baselines`` is false: they are
+    deferred), the dispatch map with the harvest, the timeline.
 
     Returns the ``profile`` event's fields and whether every step ran to its end (only a
     complete analysis is worth caching).
@@ -188,9 +269,13 @@ def _measure(
             "timeline_detail": "not profiled: time limit reached",
         }
         return base, profile, False
+    kwargs: dict[str, Any] = {"source": problem.source, "path": problem.path}
+    kwargs["kind"] = problem.kind
+    if not baselines:
+        kwargs["steps"] = ["dispatch", "timeline"]
     result = run_task(
         "kernelopt_jupyter.analysis.pipeline:analysis_task",
-        {"source": problem.source, "path": problem.path, "kind": problem.kind},
+        kwargs,
         device=device,  # type: ignore[arg-type]
         time_limit_s=_limit(deadline),
     )
@@ -206,6 +291,10 @@ def _measure(
         )
     elif "baselines" in steps and "step_error" not in steps["baselines"]:
         base = Baselines(**steps["baselines"])
+    elif not baselines:
+        base = Baselines(
+            measured=False, device=device, detail="not measured yet: after the first verdict"
+        )
     else:
         detail = steps.get("baselines", {}).get("step_error") or why
         base = Baselines(measured=False, device=device, detail=f"not measured: {detail}")
@@ -329,8 +418,16 @@ def _summary(dmap: dict[str, Any], facts: AnalysisFacts) -> str:
 
 
 def analysis_from_events(events: list[Event] | None) -> AnalysisFacts | None:
-    """The facts a saved session already measured, or None when its log has none."""
+    """The facts a saved session already measured, or None when its log has none. Baselines
+    timed after the ``profile`` event (deferred to after the first verdict) are taken from
+    their ``baseline`` events."""
+    facts = None
+    timed: dict[str, float] = {}
     for event in events or []:
-        if event.type == "profile" and "facts" in event.data:
-            return AnalysisFacts.from_dict(event.data["facts"])
-    return None
+        if event.type == "profile" and "facts" in event.data and facts is None:
+            facts = AnalysisFacts.from_dict(event.data["facts"])
+        elif event.type == "baseline" and event.data.get("ms") is not None:
+            timed[str(event.data.get("name"))] = float(event.data["ms"])
+    if facts is not None:
+        facts.baselines.update({k: v for k, v in timed.items() if facts.baselines.get(k) is None})
+    return facts

@@ -168,6 +168,7 @@ class OptimizationSession:
         self._search: BeamSearch | None = None
         self._service: Any = None  # verify.service.VerifyService, made at the first gate
         self._deadline: float | None = None
+        self._deferred: Any = None  # analysis.pipeline.DeferredBaselines, timed after c0
         # Checkpoints come from the search thread and from a person's submit threads.
         self._files_lock = threading.Lock()
         self._policy: Policy | None = None
@@ -315,6 +316,7 @@ class OptimizationSession:
                 known_verdicts=known,
                 on_verdict=self._checkpoint,
                 screen_runner=self._screen if self.device == "cuda" else None,
+                after_root=self._deferred.measure if self._deferred is not None else None,
             )
             self.result = self._search.run()
             if self.result.best is not None and self.device == "cuda" and self.options.final_check:
@@ -342,9 +344,17 @@ class OptimizationSession:
         facts = analysis_from_events(self._resume) if self._resume else None
         if facts is None:
             cache = AnalysisCache(self.options.cache_dir) if self.options.analysis_cache else None
+            # On the GPU the peers are timed after the first verdict (DeferredBaselines): the
+            # first candidate needs none of them, and they are most of the analysis.
             facts = analyse(
-                self.problem, self.device, self.log, deadline=self._deadline, cache=cache
+                self.problem,
+                self.device,
+                self.log,
+                deadline=self._deadline,
+                cache=cache,
+                defer_baselines=True,
             )
+        self._deferred = facts.deferred
         context = AgentContext(
             problem=self.problem,
             device=self.device,

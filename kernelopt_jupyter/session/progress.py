@@ -30,6 +30,7 @@ class TextProgress:
         self.heartbeat_s = heartbeat_s
         self._phase = ""
         self._phase_since = time.monotonic()
+        self._peers_pending = False  # a GPU search times its baselines after the first verdict
         self._last_line = time.monotonic()
         self._t_offset = 0.0  # session time of the last event, minus the local clock then
         self._done = threading.Event()
@@ -56,10 +57,17 @@ class TextProgress:
         now = time.monotonic()
         self._t_offset = event.t - now
         phase = {
-            "session_started": "analysing (baselines, dispatch map, harvest)",
+            "session_started": "analysing (dispatch map, harvest)",
             "candidate": f"gating {d.get('id')}",
             "agent_started": f"{d.get('agent')} step {d.get('step')}",
         }.get(event.type)
+        if event.type == "profile" and d.get("baselines_deferred"):
+            self._peers_pending = True
+        elif event.type == "baseline":
+            self._peers_pending = False
+        elif event.type == "verdict" and self._peers_pending:
+            # the peers are timed after the first verdict (analysis.pipeline.DeferredBaselines)
+            phase = "timing the baselines (eager, torch.compile default, max-autotune, CUDA graphs)"
         if event.type == "session_finished":
             self._done.set()
         elif phase is not None and phase != self._phase:
