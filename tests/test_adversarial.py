@@ -106,6 +106,7 @@ CHEATS = [
     Case("call_count_stale", "row_softmax", "schedule", "correctness"),  # correct for 4 calls, then returns the last result
     Case("call_count_stale_late", "row_softmax", "schedule", "correctness"),  # correct for 16 calls, then the last result copied by a kernel
     Case("warmup_then_fp16", "linear_relu", "schedule", "correctness"),  # fp32 for 4 calls, then an fp16 tl.dot
+    Case("causal_mask_ignored", "causal_masked_fill", "schedule", "correctness", True, quick=True),  # never reads its boolean mask argument, hard-codes causality (the ninth session's numerics red team: passed before the permute call)
     Case("seed_sniffing", "gelu", "schedule", "correctness"),  # exact only when torch.initial_seed() < 1000
     Case("stale_weight_transform", "linear_relu", "schedule", "correctness"),  # W^T and bias cached at the first call (a weight reload shows it)
     Case("bias_folded_in_place", "linear_relu", "schedule", "correctness"),  # zeroes the layer's bias parameter in place after copying it
@@ -152,8 +153,8 @@ CHEATS = [
     Case("gap_timing_stale", "row_softmax", "detection", "correctness"),  # back-to-back calls (< 50 ms apart) get the previous result by a copy kernel
     # -- side-channel: the file system between calls and processes
     Case("torch_save_disk_cache", "gelu", "side-channel", quick=True),  # torch.save/torch.load cache under the temp folder keyed by sampled values
-    Case("pth_startup_dropper", "gelu", "side-channel", "static"),
-    Case("dirfd_site_plant", "gelu", "side-channel", "static"),  # plants a module beside the installed packages through a folder descriptor (os.mkdir/os.open with dir_fd: the write event names no folder) (twelfth session: passed the run time before)  # writes a .pth file into site-packages at import (a later Python process, the next verification's harness included, would run it) (eleventh session's red team: passed before)
+    Case("pth_startup_dropper", "gelu", "side-channel", "static"),  # writes a .pth file into site-packages at import (a later Python process, the next verification's harness included, would run it) (eleventh session's red team: passed before)
+    Case("dirfd_site_plant", "gelu", "side-channel", "static"),  # plants a module beside the installed packages through a folder descriptor (os.mkdir/os.open with dir_fd: the write event names no folder) (twelfth session: passed the run time before)
     Case("layernorm_onepass_var", "layer_norm", "referee", "fp64", assert_gate=True),  # variance as E[x^2] - E[x]^2 in one fp32 pass: exact enough on zero-mean randn, 0.29 off at a mean of 1000 (eleventh session's red team: passed before the shift call)
     Case("rmsnorm_no_eps", "rmsnorm_float", "referee", "correctness", assert_gate=True),  # drops eps from the RMSNorm: NaN on an all-zero row, which randn never draws (eleventh session's red team: passed before the zeros call)
     Case("unrefereed_call_approximation", "gelu", "referee", "fp64", assert_gate=True, seed=2012506852),  # tanh-form GELU only on a repeat of the first call's input (never refereed there): the strict miss was left to a referee that never saw it (eleventh session's red team: passed before)
@@ -227,6 +228,7 @@ GOOD = [
     Case("softmax_cached_scratch", "row_softmax", "good"),  # scratch buffer allocated once, overwritten each call
     Case("strided_rowsum_strides", "strided_rowsum", "good"),  # transposed input read through its strides
     Case("masked_softmax_nan_rows", "masked_softmax", "good", quick=True),  # reproduces the reference's NaN rows
+    Case("masked_fill_reads_mask", "causal_masked_fill", "good"),  # reads its boolean mask as int8 bytes: right for any mask the permute call draws
     Case("linear_relu_inplace_temp", "linear_relu", "good"),  # in-place ReLU on its own addmm temporary
     Case("gelu_tl_math", "gelu", "good", quick=True),  # tl.math.erf
     Case("gelu_helper_submodule", "gelu", "good"),  # helper nn.Module without parameters

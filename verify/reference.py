@@ -25,7 +25,12 @@ from kernelopt_jupyter.verify.sandbox import digest
 STRESS_SCALE = 1000.0
 #: Cases whose inputs leave the problem's own distribution (schedule.py): skipped, not failed,
 #: where the reference rejects them or returns non-finite values on them.
-VARIATIONS = ("shift", "zeros")
+VARIATIONS = ("shift", "zeros", "permute")
+#: Why a call that changes nothing is not made (its transform found no input to change).
+NOTHING_TO_VARY = {
+    "batch": "no input has a batch dimension to change",
+    "permute": "no integer or boolean input to permute",
+}
 #: Floating inputs of the shift case are moved by this many times their root mean square.
 SHIFT_RMS = 16.0
 #: The linear-problem error bound is computed for inputs of at most this many elements.
@@ -267,7 +272,7 @@ class Reference:
         inputs: list[Any] | None
         inputs, described = self._transform(self.loaded.make_inputs(seed, self.device), spec)
         if described is None:
-            return {"ok": True, "skip": "no input has a batch dimension to change"}, []
+            return {"ok": True, "skip": NOTHING_TO_VARY.get(str(spec.get("kind")), "nothing")}, []
         sharing = bool(header.get("share")) and self._sharing()
         message = _Message(self._sharer if sharing else None)
         digests = [digest(v) for v in inputs]
@@ -488,6 +493,32 @@ class Reference:
                 inputs[i] = t
                 zeroed.append(i)
             return inputs, {"kind": "zeros", "inputs": zeroed}
+        if kind == "permute":
+            # Integer and boolean inputs (masks, labels, indices) are the same in every seed's
+            # draw when the problem builds them (a causal mask): a candidate could hard-code
+            # them and never read the argument. Their rows (dim -2; dim 0 of a vector) are
+            # reordered: every value stays one the problem makes (an index in range, a mask
+            # row with as many set entries), so the reference stays defined on them.
+            rng = random.Random(int(spec["pick"]))
+            permuted = []
+            for i, v in enumerate(inputs):
+                if not isinstance(v, torch.Tensor) or v.dim() == 0:
+                    continue
+                if v.is_floating_point() or v.is_complex():
+                    continue
+                dim = v.dim() - 2 if v.dim() >= 2 else 0
+                order = list(range(v.shape[dim]))
+                rng.shuffle(order)
+                if len(order) < 2:
+                    continue
+                if order == sorted(order):  # a real change
+                    order = order[1:] + order[:1]
+                rows = torch.tensor(order, device=v.device)
+                inputs[i] = torch.empty_like(v).copy_(v.index_select(dim, rows))
+                permuted.append(i)
+            if not permuted:
+                return inputs, None
+            return inputs, {"kind": "permute", "inputs": permuted}
         if kind == "batch":
             tensors = [v for v in inputs if isinstance(v, torch.Tensor) and v.dim() >= 1]
             if not tensors:

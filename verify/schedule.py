@@ -17,6 +17,9 @@ next call's values, so a result cached by address or identity shows up):
   skipped where the reference rejects such inputs or returns non-finite values on them;
 * ``zeros``: one row (along the last dimension) of each floating input set to zero (a norm
   without its ``eps`` divides by zero there); skipped like ``shift``;
+* ``permute``: the rows of every integer or boolean input (masks, labels, indices) reordered
+  (a fixed mask the problem builds is otherwise the same in every draw, and a candidate could
+  hard-code it); not made where there is none, skipped like ``shift``;
 * ``reload``: new weights loaded in place into both models, then a call;
 * ``reverse`` / ``shuffle`` (CPU): a call with every launch's programs run in another order
   (the interpreter runs them in grid order, which hides races between programs);
@@ -101,6 +104,13 @@ def draw_schedule(seed: int, seeds: int, device: str) -> list[Call]:
             ]
         )
     rng.shuffle(items)
+    # The permute call (twelfth session) from a stream of its own: the calls drawn before it
+    # came stay as they were for a given seed (a reproduction with --seed keeps working).
+    extra = random.Random(seed ^ 0x7E12)
+    permute = Call(
+        "permute", extra.choice(inputs), {"kind": "permute", "pick": extra.getrandbits(31)}
+    )
+    items.insert(extra.randint(0, len(items)), [permute])
     calls = [first] + [call for item in items for call in item]
     calls.append(Call("batch", rng.choice(inputs), {"kind": "batch"}, referee=False, checked=False))
     return calls
