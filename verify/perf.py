@@ -70,12 +70,21 @@ def _warm_ms() -> float:
         return WARM_MS
 
 
-#: Pool inputs above this many bytes are not duplicated: one pool input is used.
+#: The timing pool's inputs in all, at most (at least one input set): every process of the
+#: gate (reference, checker, candidate) holds the pool, and each timed call salts a fresh copy
+#: of its entry anyway. Until the twelfth session the limit applied to one input set, so a
+#: problem with 200 MB of inputs held two sets (400 MB) in each of them.
 POOL_BYTES = 256 * 1024 * 1024
 #: Seconds the reference's process may spend compiling the torch.compile baseline.
 COMPILE_ALLOWANCE_S = 240.0
 #: A reference more than this much slower in the last rounds than in the first is reported.
 DRIFT = 1.25
+
+
+def pool_sets(set_bytes: int, seeds: int) -> int:
+    """How many input sets the timing pool holds: as many as fit in ``POOL_BYTES`` in all,
+    at least one, at most one per seed."""
+    return max(1, min(seeds, POOL_BYTES // max(1, set_bytes)))
 
 
 # --------------------------------------------------------------------------- serving side
@@ -123,10 +132,10 @@ def reference_command(ref: Any, header: dict[str, Any]) -> tuple[dict[str, Any],
     if cmd == "perf_setup":
         assert ref.loaded is not None
         pool: list[list[Any]] = []
-        for seed in header["seeds"]:
-            pool.append(ref.loaded.make_inputs(int(seed), ref.device))
-            if _nbytes(pool[0]) > POOL_BYTES:
-                break
+        seeds = [int(seed) for seed in header["seeds"]]
+        pool.append(ref.loaded.make_inputs(seeds[0], ref.device))
+        for seed in seeds[1 : pool_sets(_nbytes(pool[0]), len(seeds))]:
+            pool.append(ref.loaded.make_inputs(seed, ref.device))
         fns: dict[str, Any] = {"eager": ref.model}
         notes: list[str] = []
         compile_s = None
