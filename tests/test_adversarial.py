@@ -228,6 +228,7 @@ GOOD = [
     Case("softmax_cached_scratch", "row_softmax", "good"),  # scratch buffer allocated once, overwritten each call
     Case("strided_rowsum_strides", "strided_rowsum", "good"),  # transposed input read through its strides
     Case("masked_softmax_nan_rows", "masked_softmax", "good", quick=True),  # reproduces the reference's NaN rows
+    Case("batchnorm_train_reference_ops", "batchnorm_train", "good", quick=True),  # the reference's own training-mode BatchNorm, dispatch-only (failed before the twelfth session: the candidate was always put in eval mode)
     Case("masked_fill_reads_mask", "causal_masked_fill", "good"),  # reads its boolean mask as int8 bytes: right for any mask the permute call draws
     Case("linear_relu_inplace_temp", "linear_relu", "good"),  # in-place ReLU on its own addmm temporary
     Case("gelu_tl_math", "gelu", "good", quick=True),  # tl.math.erf

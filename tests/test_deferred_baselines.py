@@ -157,3 +157,17 @@ def test_the_heartbeat_says_the_baselines_are_being_timed() -> None:
         time.sleep(0.02)
     progress.close()
     assert "still timing the baselines" in out.getvalue(), out.getvalue()
+
+
+def test_the_bench_timeline_says_how_long_the_deferred_baselines_took(tmp_path: Path) -> None:
+    from kernelopt_jupyter.cli.optimize import search_timeline
+
+    log = EventLog(tmp_path / "events.jsonl")
+    log.emit("profile", dispatch_map={}, summary="s", facts={}, baselines_deferred=True)
+    log.emit("candidate", id="c0", parent=None, agent="harvest", source="x")
+    log.emit("verdict", candidate="c0", verdict="pass")
+    log.emit("baseline", name="eager", ms=0.2, measured=True)
+    timeline = search_timeline(tmp_path / "events.jsonl")
+    assert timeline["first_verdict_s"] is not None
+    assert timeline["baselines_after_first_verdict_s"] is not None
+    assert timeline["baselines_after_first_verdict_s"] >= 0

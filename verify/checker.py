@@ -421,6 +421,7 @@ class Checker:
                 "source": self.source,
                 "kind": setup["kind"],
                 "entry": setup["entry"],
+                "as_constructed": bool(setup.get("as_constructed")),
                 "init": init,
                 "state": state,
             },

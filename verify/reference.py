@@ -245,7 +245,17 @@ class Reference:
             [("init", self.loaded.init_inputs()), ("state", dict(self.model.state_dict()))],
             allow_pickle=True,
         )
-        return {"ok": True, "kind": problem.kind, "entry": problem.entry, **fields}, blobs_out
+        # The candidate runs in the reference's mode: inference (``.eval()``) where the
+        # problem asks for it, else as constructed (a BatchNorm in training uses the batch's
+        # statistics, as KernelBench runs it).
+        as_constructed = problem.kind == "module" and problem.mode != "eval"
+        return {
+            "ok": True,
+            "kind": problem.kind,
+            "entry": problem.entry,
+            "as_constructed": as_constructed,
+            **fields,
+        }, blobs_out
 
     def reload(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
         """New weights (drawn under another seed) loaded into the reference in place."""

@@ -199,7 +199,12 @@ class Sandbox:
         try:
             # nn.Module's own methods: a candidate cannot override its way out of the weights.
             model = torch.nn.Module.to(model, self.device)
-            torch.nn.Module.eval(model)
+            if not header.get("as_constructed"):
+                # An inference problem: the candidate in eval mode, as the reference. Else it
+                # stays as its constructor left it, as the reference does (until the twelfth
+                # session it was always put in eval mode: the reference's own code failed a
+                # training-mode BatchNorm problem there).
+                torch.nn.Module.eval(model)
             loaded = {k: v.to(self.device) for k, v in state.items()}
             result = torch.nn.Module.load_state_dict(model, loaded, strict=False)
         except BaseException as exc:  # SystemExit from a candidate is its failure too

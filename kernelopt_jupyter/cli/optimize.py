@@ -322,7 +322,7 @@ def search_timeline(events: Path) -> dict[str, Any]:
     candidate the seconds from its proposal to its verdict."""
     from kernelopt_jupyter.events import EventError, read_events
 
-    first_candidate = first_verdict = last = None
+    first_candidate = first_verdict = last = peers_t = None
     steps: dict[str, Any] = {}
     proposed: dict[str, float] = {}
     per_candidate: list[float] = []
@@ -339,6 +339,8 @@ def search_timeline(events: Path) -> dict[str, Any]:
         elif event.type == "profile" and isinstance(data.get("step_seconds"), dict):
             if not data.get("cached"):  # a cached analysis's steps are another run's
                 steps = steps or dict(data["step_seconds"])  # the analysis's, not a winner's
+        elif event.type == "baseline":
+            peers_t = t
         elif event.type == "verdict":
             first_verdict = t if first_verdict is None else first_verdict
             start = proposed.get(str(data.get("candidate")))
@@ -349,6 +351,12 @@ def search_timeline(events: Path) -> dict[str, Any]:
         "analysis_s": round(first_candidate, 1) if first_candidate is not None else None,
         "analysis_steps_s": steps or None,
         "first_verdict_s": round(first_verdict, 1) if first_verdict is not None else None,
+        # On the GPU the baselines are timed after the first verdict: how long that took
+        "baselines_after_first_verdict_s": (
+            round(peers_t - first_verdict, 1)
+            if peers_t is not None and first_verdict is not None and peers_t >= first_verdict
+            else None
+        ),
         "session_s": round(last, 1) if last is not None else None,
         "verdicts": len(per_candidate),
         "candidate_s": per_candidate,
