@@ -87,6 +87,8 @@ def test_shapes_specialized_candidate_passes_but_is_reported() -> None:
     assert "specialized to the benchmark's shapes" in correctness.detail
     good = _reports("all")["two_kernels"].gate("correctness")
     assert good is not None and good.metrics["shapes"] == "generalizes"
+    # a call with nothing to vary (no integer input to permute) is not made, not "skipped"
+    assert not any(s.startswith("permute") for s in good.metrics.get("skipped_calls", []))
 
 
 def test_referee_rules_even_when_strict_passed() -> None:

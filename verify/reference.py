@@ -282,7 +282,8 @@ class Reference:
         inputs: list[Any] | None
         inputs, described = self._transform(self.loaded.make_inputs(seed, self.device), spec)
         if described is None:
-            return {"ok": True, "skip": NOTHING_TO_VARY.get(str(spec.get("kind")), "nothing")}, []
+            why = NOTHING_TO_VARY.get(str(spec.get("kind")), "nothing to change")
+            return {"ok": True, "skip": why, "nothing_to_vary": True}, []
         sharing = bool(header.get("share")) and self._sharing()
         message = _Message(self._sharer if sharing else None)
         digests = [digest(v) for v in inputs]
