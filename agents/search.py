@@ -178,6 +178,24 @@ class SearchStopped(Exception):
 GateRunner = Callable[[Problem, Candidate], VerifyReport]
 
 
+def _speedups(
+    vs_eager: float | None,
+    vs_compile: float | None,
+    ms: float | None,
+    baselines: dict[str, float | None],
+) -> tuple[float | None, float | None]:
+    """A candidate's speedups over eager and torch.compile: the performance gate's own where
+    it measured them, else derived from the baselines. Absolute times differ between
+    processes; the ratio compile/eager measured together in the baselines run carries over, so
+    vs-compile is scaled from the same-run vs-eager."""
+    eager, compiled = baselines.get("eager"), baselines.get("compile")
+    vs_eager = vs_eager or (eager / ms if eager and ms else None)
+    vs_compile = vs_compile or (
+        vs_eager * compiled / eager if vs_eager and eager and compiled else None
+    )
+    return vs_eager, vs_compile
+
+
 def source_key(source: str) -> str:
     """Identity of a candidate's code, for memoizing verdicts on resume."""
     return hashlib.sha256(source.encode()).hexdigest()[:16]
@@ -407,13 +425,8 @@ class BeamSearch:
         gate4 = report.gate("performance")
         perf: dict[str, Any] = dict(gate4.metrics) if gate4 is not None else {}
         ms = perf.get("candidate_ms")
-        eager = self.ctx.baselines.get("eager")
-        compiled = self.ctx.baselines.get("compile")
-        vs_eager = perf.get("speedup_vs_eager") or (eager / ms if eager and ms else None)
-        # Absolute times differ between processes; the ratio compile/eager measured together in
-        # the baselines run carries over, so vs-compile is scaled from the same-run vs-eager.
-        vs_compile = perf.get("speedup_vs_compile") or (
-            vs_eager * compiled / eager if vs_eager and eager and compiled else None
+        vs_eager, vs_compile = _speedups(
+            perf.get("speedup_vs_eager"), perf.get("speedup_vs_compile"), ms, self.ctx.baselines
         )
         gated = GatedCandidate(
             candidate=candidate,
@@ -541,16 +554,12 @@ class BeamSearch:
         )
 
     def _rescale_vs_compile(self) -> None:
-        """Speedups over torch.compile of the candidates gated before the baselines were
-        timed, scaled from their same-run speedup over eager as :meth:`gate` does."""
-        eager, compiled = self.ctx.baselines.get("eager"), self.ctx.baselines.get("compile")
-        if not eager or not compiled:
-            return
+        """Speedups of the candidates gated before the baselines were timed, derived from
+        them now as :meth:`gate` derives them."""
         for g in self.gated:
-            if g.speedup_vs_eager is None and g.ms:
-                g.speedup_vs_eager = eager / g.ms  # no same-run race: the baselines' eager
-            if g.speedup_vs_compile is None and g.speedup_vs_eager:
-                g.speedup_vs_compile = g.speedup_vs_eager * compiled / eager
+            g.speedup_vs_eager, g.speedup_vs_compile = _speedups(
+                g.speedup_vs_eager, g.speedup_vs_compile, g.ms, self.ctx.baselines
+            )
 
     def _fallback_root(self) -> GatedCandidate | None:
         """When the harvest fails, start from the problem's own code as a dispatch-only root."""

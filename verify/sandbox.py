@@ -468,13 +468,15 @@ class Sandbox:
             return
         name = os.path.basename(path)
         startup = name.endswith(".pth") or name in _STARTUP_FILES
-        if not startup and not any(
-            path == root.rstrip(os.sep) or path.startswith(root) for root in self.write_denied
-        ):
+        if not startup and not self._protected(path):
             return
         if not path.endswith(".pyc"):
             self.refusals.append(f"wrote to {path[-120:]} ({event}: outside its own folders)")
         raise PermissionError(f"the verifier's sandbox refuses writing to {path}")
+
+    def _protected(self, path: str) -> bool:
+        """``path`` (resolved) is one of the protected folders or below one."""
+        return any(path + os.sep == root or path.startswith(root) for root in self.write_denied)
 
     def _check_folder_open(self, target: Any) -> None:
         """``os.open`` of a protected folder (a read: its mode is None). The descriptor it gives
@@ -490,7 +492,7 @@ class Sandbox:
                 return
         except (OSError, ValueError):
             return
-        if any(path + os.sep == root or path.startswith(root) for root in self.write_denied):
+        if self._protected(path):
             self.refusals.append(
                 f"wrote to {path[-120:]} (os.open of a protected folder: writes relative to "
                 "its descriptor could not be checked)"

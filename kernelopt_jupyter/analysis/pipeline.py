@@ -165,42 +165,53 @@ def analyse(
         return AnalysisFacts.from_dict(profile["facts"])
     defer = defer_baselines and device == "cuda"
     base, profile, complete = _measure(problem, device, deadline, baselines=not defer)
-    if not defer:
-        _emit_baselines(log, base.to_dict())
-        log.emit("profile", **profile, cached=False)
-    else:
-        log.emit("profile", **profile, cached=False, baselines_deferred=True)
     facts = AnalysisFacts.from_dict(profile["facts"])
     if defer:
+        log.emit("profile", **profile, cached=False, baselines_deferred=True)
         facts.deferred = DeferredBaselines(
             problem, device, log, facts, profile, deadline, cache, key, complete
         )
-    elif cache is not None and key is not None and complete:
+        return facts
+    _emit_baselines(log, base.to_dict())
+    log.emit("profile", **profile, cached=False)
+    if cache is not None and key is not None and complete:
         cache.store(key, {"baselines": base.to_dict(), "profile": profile})
     return facts
 
 
 def _measure_baselines(problem: Problem, device: str, deadline: float | None) -> Baselines:
     """The peers alone, in a worker of their own (the deferred half of the analysis)."""
-    from kernelopt_jupyter.worker import run_task
-
     if _limit(deadline) < MIN_STEP_S:
         return Baselines(measured=False, device=device, detail="not measured: time limit reached")
-    result = run_task(
+    result = _analysis_worker(problem, device, deadline, ["baselines"])
+    steps: dict[str, Any] = dict(result.value) if result.ok else {}
+    return _baselines_of(
+        steps, device, "" if result.ok else f"analysis worker: {result.describe()}"
+    )
+
+
+def _analysis_worker(
+    problem: Problem, device: str, deadline: float | None, steps: list[str] | None = None
+) -> Any:
+    """``analysis_task`` (all its steps, or ``steps``) in a worker, within the deadline."""
+    from kernelopt_jupyter.worker import run_task
+
+    kwargs: dict[str, Any] = {"source": problem.source, "path": problem.path, "kind": problem.kind}
+    if steps is not None:
+        kwargs["steps"] = steps
+    return run_task(
         "kernelopt_jupyter.analysis.pipeline:analysis_task",
-        {
-            "source": problem.source,
-            "path": problem.path,
-            "kind": problem.kind,
-            "steps": ["baselines"],
-        },
+        kwargs,
         device=device,  # type: ignore[arg-type]
         time_limit_s=_limit(deadline),
     )
-    step = dict(result.value).get("baselines") if result.ok else None
-    if step is not None and "step_error" not in step:
-        return Baselines(**step)
-    detail = (step or {}).get("step_error") or f"analysis worker: {result.describe()}"
+
+
+def _baselines_of(steps: dict[str, Any], device: str, why: str) -> Baselines:
+    """The baselines an analysis worker's answer holds, or why there are none."""
+    if "baselines" in steps and "step_error" not in steps["baselines"]:
+        return Baselines(**steps["baselines"])
+    detail = steps.get("baselines", {}).get("step_error") or why
     return Baselines(measured=False, device=device, detail=f"not measured: {detail}")
 
 
@@ -256,7 +267,6 @@ def _measure(
     complete analysis is worth caching).
     """
     from kernelopt_jupyter.analysis.dispatch import DispatchMap, dispatch_map_from_dict
-    from kernelopt_jupyter.worker import run_task
 
     if _limit(deadline) < MIN_STEP_S:
         base = Baselines(measured=False, device=device, detail="not measured: time limit reached")
@@ -269,15 +279,8 @@ def _measure(
             "timeline_detail": "not profiled: time limit reached",
         }
         return base, profile, False
-    kwargs: dict[str, Any] = {"source": problem.source, "path": problem.path}
-    kwargs["kind"] = problem.kind
-    if not baselines:
-        kwargs["steps"] = ["dispatch", "timeline"]
-    result = run_task(
-        "kernelopt_jupyter.analysis.pipeline:analysis_task",
-        kwargs,
-        device=device,  # type: ignore[arg-type]
-        time_limit_s=_limit(deadline),
+    result = _analysis_worker(
+        problem, device, deadline, None if baselines else ["dispatch", "timeline"]
     )
     complete = result.ok
     steps: dict[str, Any] = dict(result.value) if result.ok else {}
@@ -289,16 +292,13 @@ def _measure(
             device=device,
             detail="not measured: no GPU (the Triton interpreter's CPU times mean nothing)",
         )
-    elif "baselines" in steps and "step_error" not in steps["baselines"]:
-        base = Baselines(**steps["baselines"])
     elif not baselines:
         base = Baselines(
             measured=False, device=device, detail="not measured yet: after the first verdict"
         )
     else:
-        detail = steps.get("baselines", {}).get("step_error") or why
-        base = Baselines(measured=False, device=device, detail=f"not measured: {detail}")
-        complete = False
+        base = _baselines_of(steps, device, why)
+        complete = complete and "step_error" not in steps.get("baselines", {"step_error": ""})
     dmap_dict: dict[str, Any] = {}
     if problem.kind != "module":
         facts = AnalysisFacts(
