@@ -66,6 +66,7 @@ class SessionPanel:
         self.controller = controller
         self.problem = problem
         self.cell_id = cell_id
+        self._inserted = ""  # the last insertion's confirmation (kept when the search ends)
         self.interval = interval
         self.state = SessionState()
         self.created = time.monotonic()
@@ -252,6 +253,8 @@ class SessionPanel:
             ended = {"stopped": "Stopped", "failed": "Failed"}.get(
                 str(fin.get("status")), "Finished"
             )
+            # An insertion confirmed before the search ended stays on the line: the person
+            # accepted while it ran, and the end must not erase that it worked.
             self._say(
                 f"{ended}."
                 + (
@@ -259,6 +262,7 @@ class SessionPanel:
                     if best
                     else ""
                 )
+                + (f" {self._inserted}" if self._inserted else "")
             )
 
     # ------------------------------------------------------------------ actions
@@ -287,7 +291,8 @@ class SessionPanel:
         def done(ok: bool, detail: str) -> None:
             if ok:
                 self.header.show_code("")
-                self._say(f"Inserted {cid} into the notebook.")
+                self._inserted = f"Inserted {cid} into the notebook."
+                self._say(self._inserted)
                 return
             # No cell could be made from here (set_next_input from a button lands under a
             # later cell, if anywhere): show the code to copy, and say what did happen.
