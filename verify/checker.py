@@ -729,7 +729,9 @@ class Checker:
                 out, ref64, wire.decode(case["bound64"], blobs, trusted=True)
             )
             # One record per output leaf, each with its own floor (its magnitude, its dtype).
-            leaves = zip(referee_leaves(out, ref64), referee_leaves(ref_out, ref64))
+            leaves = zip(
+                referee_leaves(out, ref64, own=ref_out), referee_leaves(ref_out, ref64, own=ref_out)
+            )
             for leaf, (cand_err, ref_err) in enumerate(leaves):
                 if cand_err is None or ref_err is None:
                     continue
