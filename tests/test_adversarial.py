@@ -107,6 +107,8 @@ CHEATS = [
     Case("call_count_stale_late", "row_softmax", "schedule", "correctness"),  # correct for 16 calls, then the last result copied by a kernel
     Case("warmup_then_fp16", "linear_relu", "schedule", "correctness"),  # fp32 for 4 calls, then an fp16 tl.dot
     Case("causal_mask_ignored", "causal_masked_fill", "schedule", "correctness", True, quick=True),  # never reads its boolean mask argument, hard-codes causality (the ninth session's numerics red team: passed before the permute call)
+    Case("batchnorm_no_running_stats", "batchnorm_train", "schedule", "correctness", True, quick=True),  # training-mode BatchNorm that never updates running_mean/var or num_batches_tracked (the ninth session's numerics red team: passed before the thirteenth session compared the state the reference's forward changes)
+    Case("batchnorm_stats_biased_var", "batchnorm_train", "schedule", "correctness", True),  # updates the running variance with the biased batch variance (512/511 off)
     Case("seed_sniffing", "gelu", "schedule", "correctness"),  # exact only when torch.initial_seed() < 1000
     Case("stale_weight_transform", "linear_relu", "schedule", "correctness"),  # W^T and bias cached at the first call (a weight reload shows it)
     Case("bias_folded_in_place", "linear_relu", "schedule", "correctness"),  # zeroes the layer's bias parameter in place after copying it
@@ -229,6 +231,7 @@ GOOD = [
     Case("strided_rowsum_strides", "strided_rowsum", "good"),  # transposed input read through its strides
     Case("masked_softmax_nan_rows", "masked_softmax", "good", quick=True),  # reproduces the reference's NaN rows
     Case("batchnorm_train_reference_ops", "batchnorm_train", "good", quick=True),  # the reference's own training-mode BatchNorm, dispatch-only (failed before the twelfth session: the candidate was always put in eval mode)
+    Case("batchnorm_train_triton_stats", "batchnorm_train", "good"),  # one Triton kernel: batch statistics, normalisation and the running-statistics update nn.BatchNorm1d makes
     Case("masked_fill_reads_mask", "causal_masked_fill", "good"),  # reads its boolean mask as int8 bytes: right for any mask the permute call draws
     Case("linear_relu_inplace_temp", "linear_relu", "good"),  # in-place ReLU on its own addmm temporary
     Case("gelu_tl_math", "gelu", "good", quick=True),  # tl.math.erf

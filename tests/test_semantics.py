@@ -23,7 +23,8 @@ def get_inputs():
     return [torch.randn(64, 8)]
 """
 
-# BatchNorm with the batch's own statistics, i.e. training-mode semantics.
+# BatchNorm with the batch's own statistics, i.e. training-mode semantics, updating the
+# running statistics as the reference's forward does.
 BATCH_STATS = """
 import torch
 import torch.nn.functional as F
@@ -33,8 +34,14 @@ class ModelNew(torch.nn.Module):
         super().__init__()
         self.bn = torch.nn.BatchNorm1d(8)
     def forward(self, x):
-        return F.batch_norm(x, None, None, self.bn.weight, self.bn.bias, training=True)
+        bn = self.bn
+        bn.num_batches_tracked.add_(1)
+        return F.batch_norm(
+            x, bn.running_mean, bn.running_var, bn.weight, bn.bias, training=True
+        )
 """
+# The same output, but the running statistics are never updated.
+STATS_NOT_KEPT = BATCH_STATS.replace("bn.running_mean, bn.running_var", "None, None")
 
 DROPOUT = """
 import torch
@@ -76,5 +83,15 @@ def test_batch_statistics_pass_as_constructed_and_fail_in_eval() -> None:
     built = problem_from_source(BN, "bn.py")
     as_built = verify_candidate(built, BATCH_STATS, options)
     assert [g.status for g in as_built.gates[:2]] == ["pass", "pass"], as_built.to_dict()
+    checked = as_built.gates[1].metrics.get("state_checked_calls")
+    assert checked and checked >= 1, as_built.gates[1].metrics  # running statistics compared
     in_eval = verify_candidate(with_mode(built, "eval"), BATCH_STATS, options)
     assert in_eval.failed_gate == "correctness", in_eval.to_dict()
+
+
+def test_running_statistics_the_reference_updates_are_compared() -> None:
+    options = VerifyOptions(device="cpu", seeds=1, run_performance=False)
+    report = verify_candidate(problem_from_source(BN, "bn.py"), STATS_NOT_KEPT, options)
+    correctness = report.gate("correctness")
+    assert correctness is not None and correctness.status == "fail", report.to_dict()
+    assert "updates bn.running_mean" in correctness.detail, correctness.detail

@@ -223,6 +223,13 @@ class Checker:
         self.total = Comparison()
         self.generalization: dict[str, Any] = {}
         self.skipped: list[str] = []  # checked calls the reference could not take, and why
+        #: Whether the candidate and the reference have run the same forwards since their
+        #: weights were last loaded (a back-to-back run, or a forward only the reference made,
+        #: ends it; a reload starts it again): only then are the parameters and buffers their
+        #: forwards change compared (a BatchNorm's running statistics in training).
+        self.state_synced = True
+        self.state_asked = False  # this call asks the candidate for them
+        self.state_compared = 0
         self.shift_note = ""  # the shift call, left to the referee past the loose tolerance
         self.last_strict: tuple[bool, str] = (True, "")
         #: (specs, spec errors, peak bytes) from the candidate, once asked (``_take_records``).
@@ -464,8 +471,13 @@ class Checker:
             reply, _ = self._cand_ask({"cmd": "reload", "state": state}, sblobs, limit=REPLY_SLACK)
             if not reply.get("ok"):
                 raise CandidateFailure(f"{label}: {reply.get('detail')}", gate)
+            self.state_synced = True
+        if call.burst:
+            self.state_synced = False  # the candidate's forwards before this call
         case, blobs = self._case(call)
         if "skip" in case:
+            if not case.get("nothing_to_vary"):
+                self.state_synced = False  # the reference's forward ran (or began) alone
             if not call.checked:  # the derived shape's call (reported only)
                 self.generalization = {"shapes": "not checked", "reason": case["skip"]}
             elif not case.get("nothing_to_vary"):
@@ -493,6 +505,12 @@ class Checker:
             "return_inputs": mutated,
         }
         limit = 2 * out_bytes + wire.nbytes(case["inputs"]) + REPLY_SLACK
+        self.state_asked = bool(
+            case.get("state_changed_names") and self.state_synced and call.checked
+        )
+        if self.state_asked:
+            header["return_state"] = list(case["state_changed_names"])
+            limit += wire.nbytes(case["state_after"])
         header["slots"] = self._out_slots(case["out"])
         try:
             reply, got = self._cand_ask(header, input_blobs, limit=limit)
@@ -502,6 +520,7 @@ class Checker:
                 self.ipc = False
                 self.ipc_note = str(reply["ipc_error"])
                 # This attempt's device copies go before the retry takes its own.
+                self.state_synced = False  # the reference's forward of this attempt
                 del case, blobs, ref_out, inputs, input_blobs, header
                 return self._one(index, call)
             self._judge(index, call, label, gate, case, blobs, ref_out, reply, got)
@@ -683,6 +702,8 @@ class Checker:
                 f"{label}: forward changed the model's parameters or buffers (the reference "
                 "leaves them unchanged)"
             )
+        if self.state_asked:
+            self._state(label, case, blobs, reply, got)
         if reply.get("shared_with_previous"):
             raise CandidateFailure(
                 f"{label}: the output shares memory with the previous call's output (a result "
@@ -846,6 +867,45 @@ class Checker:
                     f"update misses the strict tolerance ({cmp.worst})"
                 )
 
+    def _state(
+        self,
+        label: str,
+        case: dict[str, Any],
+        blobs: list[bytearray],
+        reply: dict[str, Any],
+        got: list[bytearray],
+    ) -> None:
+        """The parameters and buffers the reference's forward changed, against the
+        candidate's after the same forwards (asked for with ``return_state``)."""
+        names = [str(n) for n in case.get("state_changed_names") or []]
+        if "state_values" not in reply:
+            raise CandidateFailure(f"{label}: the reply holds no parameters or buffers")
+        missing = [str(n) for n in reply.get("state_missing") or []]
+        if missing:
+            raise CandidateFailure(
+                f"{label}: the reference's forward updates {', '.join(missing[:3])}, which the "
+                "candidate's model does not have"
+            )
+        ref_state = wire.decode(case["state_after"], blobs, trusted=True)
+        try:
+            cand_state = wire.decode(reply["state_values"], got)
+        except wire.WireError as exc:
+            raise CandidateFailure(
+                f"{label}: its state could not be taken as data ({exc})"
+            ) from None
+        if not isinstance(cand_state, dict):
+            raise CandidateFailure(f"{label}: its state came back as no mapping of names")
+        for name in names:
+            cmp = compare_outputs(cand_state.get(name), ref_state.get(name), device=self.device)
+            if cmp.error or not cmp.strict_ok:
+                raise CandidateFailure(
+                    f"{label}: the reference's forward updates {name} and the candidate's "
+                    f"leaves it different ({(cmp.error or cmp.worst).removeprefix('output: ')}): "
+                    "in training, forward "
+                    "must update the running statistics the reference updates"
+                )
+        self.state_compared += 1
+
     def _static_pass(self) -> dict[str, Any]:
         if self.first_launches:
             names = ", ".join(f"{k} x{v}" for k, v in sorted(self.kernels.items()))
@@ -875,6 +935,7 @@ class Checker:
             "per_seed": self.per_call,
             "tolerances": self.total.tolerances,
             **({"skipped_calls": self.skipped} if self.skipped else {}),
+            **({"state_checked_calls": self.state_compared} if self.state_compared else {}),
             **self.generalization,
         }
 

@@ -13,6 +13,7 @@ small, a cheat documented in the field.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -468,8 +469,9 @@ def referee_leaves(
         small = scale * SMALL_FRACTION
         leaf = RefereeErrors(dtype=o.dtype if o.is_floating_point() else None)
         rel_sum = 0.0
-        usable = isinstance(w, torch.Tensor) and w.is_floating_point() and w.shape == r.shape
-        parts = _chunks(w, chunk) if usable else ((None, None) for _ in _chunks(r, chunk))
+        parts: Any = itertools.repeat((None, None))
+        if isinstance(w, torch.Tensor) and w.is_floating_point() and w.shape == r.shape:
+            parts = _chunks(w, chunk)
         for (_, a), (_, b), (_, c) in zip(_chunks(o, chunk), _chunks(r, chunk), parts):
             a64, b64 = a.to(torch.float64), b.to(torch.float64)
             finite = torch.isfinite(a64) & torch.isfinite(b64)

@@ -287,7 +287,7 @@ class Reference:
         sharing = bool(header.get("share")) and self._sharing()
         message = _Message(self._sharer if sharing else None)
         digests = [digest(v) for v in inputs]
-        state_before = digest(list(self.model.state_dict().values()))
+        state_before = {k: digest(v) for k, v in self.model.state_dict().items()}
         # Inputs are no secret (the candidate gets them); everything after is the answer key.
         message.add("inputs", inputs, secret=False)
         # A host tensor's bytes are packed by reference: forward gets a working copy there.
@@ -314,7 +314,7 @@ class Reference:
             for i, (a, b) in enumerate(zip(inputs, work))
             if (digest(b) != digests[i] if isinstance(b, torch.Tensor) else not tensors_equal(a, b))
         ]
-        state_after = digest(list(self.model.state_dict().values()))
+        state_after = {k: digest(v) for k, v in self.model.state_dict().items()}
         dtypes = float_dtypes(out)
         message.add("out", out, secret=True)
         del out
@@ -323,14 +323,19 @@ class Reference:
             if any(work[i] is inputs[i] for i in mutated):
                 inputs = None  # changed in place: drawn again below if the referee needs them
         del work
-        if state_after != state_before:
-            message.add("state_after", dict(self.model.state_dict()), secret=True, host=True)
+        # What forward changed (a BatchNorm's running statistics in training), by name: the
+        # checker holds the candidate's to these where both ran the same calls.
+        changed = [k for k, v in state_after.items() if state_before.get(k) != v]
+        if changed:
+            state = self.model.state_dict()
+            message.add("state_after", {k: state[k] for k in changed}, secret=True, host=True)
         reply: dict[str, Any] = {
             "ok": True,
             "described": described,
             "mutated": mutated,
             "input_digests": digests,
             "state_changed": state_after != state_before,
+            "state_changed_names": changed,
             "fp64_reason": None,
             "fp64_note": self.fp64_note,
             "forward_peak": int(max(forward_peak, 0)),

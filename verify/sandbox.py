@@ -358,6 +358,18 @@ class Sandbox:
             wire.shift(fields["inputs_after"], len(blobs_out))
             reply["inputs_after"] = fields["inputs_after"]
             blobs_out += more
+        wanted = [str(name) for name in header.get("return_state") or []]
+        if wanted:
+            # The parameters and buffers the reference's forward changed, by their names in
+            # the state dict, read as data (no hook of the candidate's runs).
+            named = self._named_state()
+            reply["state_missing"] = [name for name in wanted if name not in named]
+            fields, more = wire.pack(
+                [("state_values", {name: named[name] for name in wanted if name in named})]
+            )
+            wire.shift(fields["state_values"], len(blobs_out))
+            reply["state_values"] = fields["state_values"]
+            blobs_out += more
         return reply, blobs_out
 
     def stats(self) -> dict[str, Any]:
@@ -613,6 +625,28 @@ class Sandbox:
                     if isinstance(value, torch.Tensor) and name not in skip:
                         found.append(value)
         return found
+
+    def _named_state(self) -> dict[str, torch.Tensor]:
+        """``_state_tensors`` by their state-dict names (``block.bn.running_mean``)."""
+        named: dict[str, torch.Tensor] = {}
+        if self.model is None:
+            return named
+        todo: list[tuple[str, Any]] = [("", self.model)]
+        seen: set[int] = set()
+        while todo:
+            prefix, module = todo.pop()
+            if id(module) in seen or not isinstance(module, torch.nn.Module):
+                continue
+            seen.add(id(module))
+            own = vars(module)
+            skip = own.get("_non_persistent_buffers_set") or set()
+            for table in ("_parameters", "_buffers"):
+                for name, value in dict(own.get(table) or {}).items():
+                    if isinstance(value, torch.Tensor) and name not in skip:
+                        named.setdefault(prefix + name, value)
+            for name, child in dict(own.get("_modules") or {}).items():
+                todo.append((f"{prefix}{name}.", child))
+        return named
 
     def _fill_inputs(self, tree_value: Any) -> list[Any]:
         """The call's inputs: tensors copied into this process's buffers for that argument
