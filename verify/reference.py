@@ -314,7 +314,8 @@ class Reference:
             for i, (a, b) in enumerate(zip(inputs, work))
             if (digest(b) != digests[i] if isinstance(b, torch.Tensor) else not tensors_equal(a, b))
         ]
-        state_after = {k: digest(v) for k, v in self.model.state_dict().items()}
+        state = self.model.state_dict()
+        state_after = {k: digest(v) for k, v in state.items()}
         dtypes = float_dtypes(out)
         message.add("out", out, secret=True)
         del out
@@ -327,7 +328,6 @@ class Reference:
         # checker holds the candidate's to these where both ran the same calls.
         changed = [k for k, v in state_after.items() if state_before.get(k) != v]
         if changed:
-            state = self.model.state_dict()
             message.add("state_after", {k: state[k] for k in changed}, secret=True, host=True)
         reply: dict[str, Any] = {
             "ok": True,

@@ -610,24 +610,15 @@ class Sandbox:
                 mappings.close()
 
     def _state_tensors(self) -> list[torch.Tensor]:
-        """The model's parameters and persistent buffers (what ``state_dict`` holds), read
-        from the modules' own dictionaries: ``state_dict`` would run the candidate's state-dict
-        hooks, here, after the call's inputs are in place and outside the accounting (a hook
-        that computed the answer there passed), and ``named_modules`` can be overridden."""
-        if self.model is None:
-            return []
-        found: list[torch.Tensor] = []
-        for module in _module_tree(self.model):
-            own = vars(module)
-            skip = own.get("_non_persistent_buffers_set") or set()
-            for table in ("_parameters", "_buffers"):
-                for name, value in dict(own.get(table) or {}).items():
-                    if isinstance(value, torch.Tensor) and name not in skip:
-                        found.append(value)
-        return found
+        """The model's parameters and persistent buffers (what ``state_dict`` holds)."""
+        return list(self._named_state().values())
 
     def _named_state(self) -> dict[str, torch.Tensor]:
-        """``_state_tensors`` by their state-dict names (``block.bn.running_mean``)."""
+        """The model's parameters and persistent buffers by their state-dict names
+        (``block.bn.running_mean``), read from the modules' own dictionaries: ``state_dict``
+        would run the candidate's state-dict hooks, here, after the call's inputs are in place
+        and outside the accounting (a hook that computed the answer there passed), and
+        ``named_modules`` can be overridden."""
         named: dict[str, torch.Tensor] = {}
         if self.model is None:
             return named
