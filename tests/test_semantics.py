@@ -95,3 +95,30 @@ def test_running_statistics_the_reference_updates_are_compared() -> None:
     correctness = report.gate("correctness")
     assert correctness is not None and correctness.status == "fail", report.to_dict()
     assert "updates bn.running_mean" in correctness.detail, correctness.detail
+
+
+SHARED_BN = """
+import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.BatchNorm1d(16)
+        self.b = self.a  # one BatchNorm applied twice, registered under two names
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)))
+def get_inputs():
+    return [torch.randn(64, 16)]
+"""
+
+
+def test_a_module_registered_twice_has_its_state_compared_under_both_names() -> None:
+    # The state dict names the shared BatchNorm's buffers under `a.` and `b.`; the candidate's
+    # harness walked each module once and found only one of them ("does not have").
+    candidate = "KERNELOPT_DISPATCH_ONLY = True\n" + SHARED_BN.split("def get_inputs")[0].replace(
+        "class Model(", "class ModelNew("
+    )
+    options = VerifyOptions(device="cpu", seeds=1, run_performance=False)
+    report = verify_candidate(problem_from_source(SHARED_BN, "shared.py"), candidate, options)
+    correctness = report.gate("correctness")
+    assert correctness is not None and correctness.status == "pass", report.to_dict()
+    assert correctness.metrics.get("state_checked_calls", 0) >= 1, correctness.metrics

@@ -622,21 +622,25 @@ class Sandbox:
         named: dict[str, torch.Tensor] = {}
         if self.model is None:
             return named
-        todo: list[tuple[str, Any]] = [("", self.model)]
-        seen: set[int] = set()
-        while todo:
-            prefix, module = todo.pop()
-            if id(module) in seen or not isinstance(module, torch.nn.Module):
+        # A module registered under two names (one BatchNorm applied twice) is named under
+        # both, as ``state_dict`` names it; a module inside itself is not entered again, and
+        # the walk stops after STATE_WALK_LIMIT modules (a candidate's graph of modules).
+        todo: list[tuple[str, Any, frozenset[int]]] = [("", self.model, frozenset())]
+        walked = 0
+        while todo and walked < STATE_WALK_LIMIT:
+            prefix, module, above = todo.pop()
+            if id(module) in above or not isinstance(module, torch.nn.Module):
                 continue
-            seen.add(id(module))
+            walked += 1
             own = vars(module)
             skip = own.get("_non_persistent_buffers_set") or set()
             for table in ("_parameters", "_buffers"):
                 for name, value in dict(own.get(table) or {}).items():
                     if isinstance(value, torch.Tensor) and name not in skip:
                         named.setdefault(prefix + name, value)
+            path = above | {id(module)}
             for name, child in dict(own.get("_modules") or {}).items():
-                todo.append((f"{prefix}{name}.", child))
+                todo.append((f"{prefix}{name}.", child, path))
         return named
 
     def _fill_inputs(self, tree_value: Any) -> list[Any]:
@@ -756,6 +760,8 @@ _DIR_FD_INDEX = {
     "os.chown": 3,
     "os.utime": 3,
 }
+#: Modules the walk of a model's state visits at most (``Sandbox._named_state``).
+STATE_WALK_LIMIT = 100_000
 #: Files Python runs at start-up wherever they are on the path.
 _STARTUP_FILES = frozenset({"sitecustomize.py", "usercustomize.py"})
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
