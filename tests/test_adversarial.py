@@ -109,6 +109,7 @@ CHEATS = [
     Case("causal_mask_ignored", "causal_masked_fill", "schedule", "correctness", True, quick=True),  # never reads its boolean mask argument, hard-codes causality (the ninth session's numerics red team: passed before the permute call)
     Case("batchnorm_no_running_stats", "batchnorm_train", "schedule", "correctness", True, quick=True),  # training-mode BatchNorm that never updates running_mean/var or num_batches_tracked (the ninth session's numerics red team: passed before the thirteenth session compared the state the reference's forward changes)
     Case("batchnorm_stats_biased_var", "batchnorm_train", "schedule", "correctness", True),  # updates the running variance with the biased batch variance (512/511 off)
+    Case("batchnorm_stats_first_step_only", "batchnorm_train", "schedule", "correctness", True, seed=101),  # updates the running statistics only on the first forward after a load (a _load_from_state_dict override resets its flag); caught on 16 of 16 seeds tried: it passes only where the back-to-back run comes right after the first call and the reload is the last call (about 1 draw in 130), so the seed is fixed
     Case("seed_sniffing", "gelu", "schedule", "correctness"),  # exact only when torch.initial_seed() < 1000
     Case("stale_weight_transform", "linear_relu", "schedule", "correctness"),  # W^T and bias cached at the first call (a weight reload shows it)
     Case("bias_folded_in_place", "linear_relu", "schedule", "correctness"),  # zeroes the layer's bias parameter in place after copying it
