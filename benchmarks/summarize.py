@@ -90,8 +90,17 @@ def kind_shares(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return out
 
 
-def merge(paths: list[Path]) -> dict[str, Any]:
-    """One bench JSON from several shards, with moves attached and the summary recomputed."""
+def _problem_key(row: dict[str, Any]) -> tuple[str, str]:
+    """A problem's identity across runs: its level and file name (run folders differ)."""
+    return str(row.get("level")), Path(str(row.get("problem"))).stem
+
+
+def merge(paths: list[Path], latest: bool = False) -> dict[str, Any]:
+    """One bench JSON from several shards, with moves attached and the summary recomputed.
+
+    ``latest``: the files are runs in time order (oldest first) and a problem measured again
+    keeps only its last row; each row then says which file it came from (``source``), and
+    ``superseded`` counts the older rows left out. Without it every row is kept."""
     from kernelopt_jupyter.cli.optimize import summarize_rows
 
     rows: list[dict[str, Any]] = []
@@ -102,7 +111,15 @@ def merge(paths: list[Path]) -> dict[str, Any]:
         except (OSError, json.JSONDecodeError) as exc:  # a shard killed mid-write: say so
             broken.append(f"{path}: {exc}")
             continue
-        rows.extend(data.get("rows", []))
+        for row in data.get("rows", []):
+            rows.append({**row, "source": str(path)} if latest else row)
+    superseded = 0
+    if latest:
+        last: dict[tuple[str, str], dict[str, Any]] = {}
+        for row in rows:
+            last[_problem_key(row)] = row
+        superseded = len(rows) - len(last)
+        rows = list(last.values())
     rows.sort(key=lambda r: (str(r.get("level")), str(r.get("problem"))))
     for row in rows:
         attach_moves(row)
@@ -113,6 +130,7 @@ def merge(paths: list[Path]) -> dict[str, Any]:
         "move_kinds": kind_shares(rows),
         "shards": [str(p) for p in paths],
         "broken_shards": broken,
+        **({"superseded": superseded} if latest else {}),
     }
 
 
@@ -189,8 +207,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("bench_json", type=Path, nargs="+")
     parser.add_argument("-o", "--out", type=Path, required=True)
     parser.add_argument("--markdown", type=Path, default=None)
+    parser.add_argument(
+        "--latest",
+        action="store_true",
+        help="the inputs are runs oldest first: keep each problem's last row only (a record)",
+    )
     args = parser.parse_args(argv)
-    data = merge(list(args.bench_json))
+    data = merge(list(args.bench_json), latest=args.latest)
     args.out.write_text(json.dumps(data, indent=1))
     if args.markdown is not None:
         args.markdown.write_text(markdown(data))

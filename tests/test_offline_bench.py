@@ -77,3 +77,21 @@ def test_merge_reads_chains_and_splits_gains_by_kind(tmp_path: Path) -> None:
     assert len(data["broken_shards"]) == 1
     text = s.markdown(data)
     assert "rewrite: fold BatchNorm -> CUDA graph" in text and "graph rewrite 33%" in text
+
+
+def test_latest_keeps_each_problems_last_row_and_names_its_run(tmp_path: Path) -> None:
+    s = _summarize()
+    c = _run(tmp_path, "c", [])
+    old = tmp_path / "s6.json"
+    old.write_text(json.dumps({"rows": [_row(1, "x", c, 0.5), _row(1, "y", c, 1.5)]}))
+    new = tmp_path / "s14.json"
+    new.write_text(
+        json.dumps({"rows": [{**_row(1, "x", c, 1.2), "problem": "/other/level1/x.py"}]})
+    )
+    data = s.merge([old, new], latest=True)
+    by = {Path(r["problem"]).stem: r for r in data["rows"]}
+    assert by["x"]["speedup_vs_peer"]["best_baseline"] == 1.2 and by["x"]["source"] == str(new)
+    assert by["y"]["source"] == str(old) and data["superseded"] == 1
+    assert data["summary"]["1"]["count"] == 2
+    # without it, both rows of x stay
+    assert len(s.merge([old, new])["rows"]) == 3
