@@ -193,6 +193,44 @@ def test_chunked_comparison_equals_the_whole_tensor_computation() -> None:
         assert small == pytest.approx(referee_errors(out, ref64, chunk=1 << 30).small_rel)
 
 
+def test_host_steps_inside_a_chunk_change_no_figure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the host a chunk is walked in smaller steps (``HOST_STEP``); every figure, the
+    per-chunk mid-range quantile included, is the one computed on whole chunks. The errors are
+    put where a per-step shortcut would get the quantile wrong: all the large ones in one step
+    of one chunk, ties, and a chunk whose mid values are few."""
+    from kernelopt_jupyter.verify import compare
+
+    torch.manual_seed(3)
+    n = 12_288 + 77  # three chunks of 4096, and a short fourth
+    ref = torch.randn(n) * torch.logspace(-5, 1, n)
+    noise = 1e-7 * torch.randn(n)
+    noise[1024:1300] = 3e-4  # ties, all inside one step of the first chunk
+    noise[5000:5100] = 1e-3 * torch.rand(100)
+    out = (ref * (1 + noise)).float()
+    own = (ref * (1 + 1e-7 * torch.randn(n))).float()
+    ref64 = ref.double()
+
+    def figures() -> list:
+        leaves = compare.referee_leaves(out, ref64, own=own, chunk=4096)
+        cmp = compare.compare_tensors(out, ref.float(), chunk=4096)
+        return [
+            [(x.max_abs, x.mid_rel_p99, x.small_count) for x in leaves if x is not None],
+            (cmp.strict_ok, cmp.loose_ok, cmp.max_abs_err, cmp.worst),
+            compare.all_finite(out, chunk=4096),
+        ]
+
+    whole = figures()
+    assert whole[0][0][1] > 0  # the quantile is exercised
+    for step in (2048, 512, 64):
+        monkeypatch.setattr(compare, "HOST_STEP", step)
+        assert compare._step(4096, out, ref64) == step
+        steps = figures()
+        assert steps[1:] == whole[1:]
+        (max_abs, p99, small), (w_max, w_p99, w_small) = steps[0][0], whole[0][0]
+        assert (max_abs, small) == (w_max, w_small)
+        assert p99 == pytest.approx(w_p99, rel=1e-12, abs=0)
+
+
 def test_structure_types_and_strides_are_compared_as_data() -> None:
     from kernelopt_jupyter.verify import wire
 
