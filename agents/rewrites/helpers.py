@@ -52,7 +52,7 @@ def kernelopt_gram(a: torch.Tensor) -> torch.Tensor:
 
     Rows are cut into bands; band ``[r0, r1)`` multiplies only by rows ``< r1``, so about 44% of
     the dense GEMM's products are skipped at eight bands (every band stays a large GEMM), at
-    the price of one copy of the upper triangle. Each computed element is the same dot product;
+    the price of one copy of the upper triangle (and of the diagonal blocks' upper halves). Each computed element is the same dot product;
     a mirrored one is the dot product with its factors swapped: exact up to summation order.
     """
     n = a.shape[-2]
@@ -63,6 +63,11 @@ def kernelopt_gram(a: torch.Tensor) -> torch.Tensor:
     for i in range(bands):
         r0, r1 = n * i // bands, n * (i + 1) // bands
         out[..., r0:r1, :r1] = a[..., r0:r1, :] @ a[..., :r1, :].mT
+        # A GEMM need not give the diagonal block symmetric to the last bit (its (i, j) and
+        # (j, i) may be summed in different orders, as on a 2-core CPU): its lower triangle
+        # is mirrored, so the whole result is exactly symmetric, as a Gram matrix is.
+        block = out[..., r0:r1, r0:r1]
+        block.copy_(torch.tril(block) + torch.tril(block, -1).mT)
     for i in range(bands - 1):
         r0, r1 = n * i // bands, n * (i + 1) // bands
         out[..., r0:r1, r1:] = out[..., r1:, r0:r1].mT
