@@ -424,15 +424,8 @@ class RefereeErrors:
 MID_QUANTILE = 0.99
 
 
-def _quantile(values: torch.Tensor, q: float) -> float:
-    if not values.numel():
-        return 0.0
-    k = max(1, min(values.numel(), math.ceil(q * values.numel())))
-    return float(torch.kthvalue(values.flatten(), k).values)
-
-
 class _Quantile:
-    """The ``q`` quantile (``_quantile``'s: the k-th smallest, k = ceil(q n)) of the values
+    """The ``q`` quantile (the k-th smallest of n, k = ceil(q n), at least 1) of the values
     added since the last ``close``, when they arrive in several steps of one chunk. Each step
     keeps only its values at or above its r-th largest, r the most the chunk's answer can be
     from the top (``ceil((1 - q) chunk) + 1``): the answer is among the kept ones, so it is
@@ -440,7 +433,7 @@ class _Quantile:
 
     def __init__(self, q: float, chunk: int, step: int) -> None:
         self.q = q
-        self.single = step >= chunk
+        self.single = step >= chunk  # one step per chunk: nothing to leave out
         self.top = math.ceil((1.0 - q) * chunk) + 1
         self.kept: list[torch.Tensor] = []
         self.count = 0
@@ -459,10 +452,8 @@ class _Quantile:
         self.kept, self.count = [], 0
         if not count:
             return 0.0
-        if self.single or (len(kept) == 1 and kept[0].numel() == count):
-            return _quantile(torch.cat(kept) if len(kept) > 1 else kept[0], self.q)
         k = max(1, min(count, math.ceil(self.q * count)))
-        union = torch.cat(kept)
+        union = kept[0] if len(kept) == 1 else torch.cat(kept)
         # the k-th smallest of all = the (count - k + 1)-th largest, found among the kept ones
         return float(torch.kthvalue(union, union.numel() - (count - k)).values)
 
