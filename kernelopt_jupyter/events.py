@@ -221,18 +221,28 @@ class EventLog:
         return event
 
     def subscribe(self, fn: Subscriber, *, replay: bool = True) -> None:
-        """Add a live reader; with ``replay`` it first receives every event so far, in order."""
+        """Add a live reader; with ``replay`` it first receives every event so far, in order.
+
+        Events emitted while the history is being replayed (the search runs on its own
+        thread) are held back and handed over after it, so a reader never sees a verdict
+        before the candidate it decides.
+        """
+        if not replay:
+            with self._lock:
+                self._subscribers.append(fn)
+            return
+        ordered = _Replaying(fn)
         with self._lock:
-            history = list(self._events) if replay else []
-            self._subscribers.append(fn)
-        for event in history:
-            fn(event)
+            history = list(self._events)
+            self._subscribers.append(ordered)
+        ordered.replay(history)
 
     def unsubscribe(self, fn: Subscriber) -> None:
         """Remove a reader (no error when it is already gone)."""
         with self._lock:
-            if fn in self._subscribers:
-                self._subscribers.remove(fn)
+            self._subscribers = [
+                s for s in self._subscribers if s != fn and getattr(s, "fn", None) != fn
+            ]
 
     @property
     def events(self) -> list[Event]:
@@ -243,6 +253,39 @@ class EventLog:
     def of_type(self, *types: str) -> list[Event]:
         """Events so far whose type is one of ``types``."""
         return [e for e in self.events if e.type in types]
+
+
+class _Replaying:
+    """A subscriber that receives a log's history before any live event.
+
+    Live events that arrive while the history is replayed are queued and delivered right
+    after it, in the order they were emitted.
+    """
+
+    def __init__(self, fn: Subscriber) -> None:
+        self.fn = fn
+        self._lock = threading.Lock()
+        self._held: list[Event] | None = []  # None once the history has been delivered
+
+    def __call__(self, event: Event) -> None:
+        with self._lock:
+            if self._held is not None:
+                self._held.append(event)
+                return
+        self.fn(event)
+
+    def replay(self, history: list[Event]) -> None:
+        for event in history:
+            self.fn(event)
+        while True:
+            with self._lock:
+                held = self._held or []
+                if not held:
+                    self._held = None
+                    return
+                self._held = []
+            for event in held:
+                self.fn(event)
 
 
 def _drop_torn_tail(path: Path) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
 
-from kernelopt_jupyter.events import EventError, EventLog, read_events
+from kernelopt_jupyter.events import Event, EventError, EventLog, read_events
 from kernelopt_jupyter.problem import ProblemError, classify_source, problem_from_source
 from kernelopt_jupyter.worker import run_task
 
@@ -112,6 +113,32 @@ def test_event_log_appends_replays_and_resumes(tmp_path: Path) -> None:
     events = read_events(path)
     assert [e.seq for e in events] == [0, 1, 2]
     assert all(json.loads(line)["schema"] == 1 for line in path.read_text().splitlines())
+
+
+def test_a_reader_subscribing_mid_search_gets_every_event_in_order() -> None:
+    """An event emitted (on the search's thread) while the history is replayed to a new
+    reader reaches it after the history, never in the middle: the panel once dropped a
+    verdict that arrived before its candidate."""
+    log = EventLog(None)
+    for n in range(3):
+        log.emit("error", where="history", message=str(n))
+    seen: list[int] = []
+
+    def reader(event: Event) -> None:
+        seen.append(event.seq)
+        if event.seq == 0:  # the search emits while the reader is still being replayed
+            live = threading.Thread(
+                target=log.emit, args=("error",), kwargs={"where": "live", "message": "3"}
+            )
+            live.start()
+            live.join()
+
+    log.subscribe(reader)
+    log.emit("error", where="live", message="4")
+    assert seen == [0, 1, 2, 3, 4]
+    log.unsubscribe(reader)
+    log.emit("error", where="after", message="5")
+    assert seen == [0, 1, 2, 3, 4]
 
 
 def test_strict_event_log_refuses_undeclared_fields(tmp_path: Path) -> None:
