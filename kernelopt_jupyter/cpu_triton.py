@@ -62,6 +62,7 @@ def install_interpreter_shims() -> bool:
     map_libdevice()
     _patch_bf16_arithmetic()
     _patch_generic_reduce()
+    _patch_builtin_lookup()
     install_stub_driver()
     _INSTALLED = True
     return True
@@ -370,6 +371,56 @@ def map_libdevice() -> list[str]:
 
 
 # --------------------------------------------------------------------------- bfloat16
+
+
+def _patch_builtin_lookup() -> None:
+    """The interpreter patches the language again at every device-function call (``tl.sum``,
+    ``tl.max``, ``tl.cdiv``: each a @jit function, so once or more per program), each time
+    walking every member of four namespaces (``inspect.getmembers``, then ``is_builtin`` on
+    each): 40% of a reduction kernel's time. The names that can need it are found once per
+    namespace (and again if its size changes): members that are builtins, and builtins the
+    interpreter has wrapped already (a scope may restore them). Each call then patches those
+    of them that are builtins now, in the same order, as the walk would."""
+    import inspect
+
+    try:
+        from triton.language import core
+        from triton.runtime import interpreter
+    except ImportError:  # pragma: no cover - every supported Triton has the interpreter
+        return
+    original = getattr(interpreter, "_patch_builtin", None)
+    patch_attr = getattr(interpreter, "_patch_attr", None)
+    is_builtin = getattr(core, "is_builtin", None)
+    if original is None or patch_attr is None or is_builtin is None:
+        return
+    if getattr(original, "_kernelopt_wrapped", False):
+        return
+    found: dict[tuple[int, int], list[str]] = {}
+
+    def wrapped(member: Any) -> bool:
+        inner = (getattr(member, "__kwdefaults__", None) or {}).get("member")
+        return inner is not None and bool(is_builtin(inner))
+
+    def names(pkg: Any) -> list[str]:
+        key = (id(pkg), len(vars(pkg)))
+        known = found.get(key)
+        if known is None:
+            known = found[key] = [
+                name
+                for name, member in inspect.getmembers(pkg)
+                if is_builtin(member) or wrapped(member)
+            ]
+        return known
+
+    def patch_builtin(pkg: Any, builder: Any, scope: Any) -> None:
+        for name in names(pkg):
+            member = getattr(pkg, name, None)
+            if member is not None and is_builtin(member):
+                patch_attr(pkg, name, member, builder, scope)
+
+    patch_builtin._kernelopt_wrapped = True  # type: ignore[attr-defined]
+    patch_builtin._kernelopt_original = original  # type: ignore[attr-defined]
+    interpreter._patch_builtin = patch_builtin
 
 
 def _patch_generic_reduce() -> None:

@@ -71,3 +71,11 @@ def test_scans_with_their_own_combine_function_match_sequential_ones() -> None:
     assert res.value["wrapped"] is True
     assert res.value["last_err"] == 0.0 and res.value["back_err"] == 0.0
     assert res.value["sum_err"] < 1e-4 and res.value["count_err"] == 0.0
+
+
+def test_the_cached_builtin_lookup_patches_what_the_walk_patches() -> None:
+    res = run_task("interp_tasks:builtin_lookup", {}, device="cpu", extra_env=ENV)
+    assert res.ok, res.describe() + res.traceback
+    assert res.value["wrapped"] and all(res.value["same"]), res.value
+    assert res.value["counts"][0] > 50  # triton.language's builtins, unpatched between launches
+    assert res.value["err"] < 1e-4

@@ -308,3 +308,43 @@ def test_settings_snapshot_sees_flush_to_zero() -> None:
     finally:
         torch.set_flush_denormal(False)
     assert guard.changes() == []
+
+
+def test_the_referee_walks_several_outputs_as_each_alone() -> None:
+    """The checker refers the candidate and the fp32 reference in one walk: every figure of
+    each is the one it gets alone (leaves with NaN and inf at different places, a number, a
+    wrong shape, an integer leaf, values far below the scale, several chunks)."""
+    from kernelopt_jupyter.verify import compare
+
+    torch.manual_seed(5)
+    n = 9000
+    ref = torch.randn(n, dtype=torch.float64) * torch.logspace(-6, 1, n, dtype=torch.float64)
+    own = (ref * (1 + 1e-7 * torch.randn(n, dtype=torch.float64))).float()
+    cand = (ref * (1 + 1e-4 * torch.randn(n, dtype=torch.float64))).float()
+    cand[17], cand[4000] = float("nan"), float("inf")
+    own[23] = float("nan")
+    ref64 = (ref, 2.5, torch.ones(3, dtype=torch.float64), torch.arange(4), ref[:100])
+    outs = [
+        (cand, 2.4999, torch.ones(3), torch.arange(4), cand[:99]),
+        (own, 2.5, torch.ones(3) * 1.001, torch.arange(4), own[:100]),
+        (own.half(), "x", torch.ones(3).double(), torch.arange(4), cand[:100]),
+    ]
+    owned = (own, 2.5, torch.ones(3), torch.arange(4), own[:100])
+    together = compare.referee_sides(outs, ref64, own=owned, chunk=4096)
+    alone = [compare.referee_leaves(o, ref64, own=owned, chunk=4096) for o in outs]
+    assert [list(row) for row in zip(*together)] == alone
+    assert together[0][0] is not None and together[0][0].small_count > 0
+    assert together[4][0] is None and together[1][2] is None  # a wrong shape; not a number
+
+
+def test_a_comparison_carries_the_output_scale() -> None:
+    """The checker takes the output's scale from the comparison instead of a pass of its own:
+    it is ``output_scale`` of the reference (tensor leaves only; numbers and integers not)."""
+    from kernelopt_jupyter.verify.compare import output_scale
+
+    torch.manual_seed(2)
+    ref = (torch.randn(5000) * 3, {"n": 7.5, "i": torch.arange(9)}, torch.randn(40, 3) * 20)
+    out = (ref[0] + 1e-6, {"n": 7.5, "i": torch.arange(9)}, ref[2].clone())
+    cmp = compare_outputs(out, ref, chunk=1024)
+    assert cmp.error is None and cmp.scale == output_scale(ref) > 19
+    assert compare_outputs(1e4, 1e4).scale == 0.0 == output_scale(1e4)

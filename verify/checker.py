@@ -30,8 +30,7 @@ from kernelopt_jupyter.verify.compare import (
     compare_outputs,
     leaf_floor,
     mid_floor,
-    output_scale,
-    referee_leaves,
+    referee_sides,
     relative_floor,
     within_linear_bound,
 )
@@ -733,7 +732,7 @@ class Checker:
             # tolerance without a referee (which may not be far worse than what it saw).
             norm = None
             if refereed or not cmp.strict_ok:
-                norm = cmp.max_abs_err / max(output_scale(ref_out), 1e-30)
+                norm = cmp.max_abs_err / max(cmp.scale, 1e-30)
             self.per_call.append(
                 {
                     **call.describe(),
@@ -750,9 +749,8 @@ class Checker:
                 out, ref64, wire.decode(case["bound64"], blobs, trusted=True)
             )
             # One record per output leaf, each with its own floor (its magnitude, its dtype).
-            leaves = zip(
-                referee_leaves(out, ref64, own=ref_out), referee_leaves(ref_out, ref64, own=ref_out)
-            )
+            # The candidate and the fp32 reference against the referee, in one walk.
+            leaves = referee_sides([out, ref_out], ref64, own=ref_out)
             for leaf, (cand_err, ref_err) in enumerate(leaves):
                 if cand_err is None or ref_err is None:
                     continue

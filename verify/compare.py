@@ -67,6 +67,9 @@ class Comparison:
     max_abs_err: float = 0.0
     worst: str = ""  # where the largest violation is, for the diagnostic
     tolerances: dict[str, list[float]] = field(default_factory=dict)
+    #: The largest root mean square of the reference's floating tensor leaves compared (what
+    #: ``output_scale`` gives the whole output once every leaf was compared).
+    scale: float = 0.0
 
     def merge(self, other: Comparison) -> None:
         """Fold another leaf's comparison into this one."""
@@ -78,6 +81,7 @@ class Comparison:
             self.worst = other.worst or self.worst
         self.max_abs_err = max(self.max_abs_err, other.max_abs_err)
         self.tolerances.update(other.tolerances)
+        self.scale = max(self.scale, other.scale)
 
 
 def _describe(value: Any) -> str:
@@ -238,6 +242,7 @@ def compare_tensors(
         loose_ok=bad_loose == 0,
         max_abs_err=max_err,
         tolerances={label: [rs, as_ * factor, rl, al * factor]},
+        scale=scale,
     )
     if not result.loose_ok:
         result.worst = (
@@ -371,7 +376,9 @@ def _compare(
         if not isinstance(o, int | float):
             total.error = f"{label} is a {_describe(o)}, the reference a number"
             return
-        total.merge(compare_tensors(torch.tensor(float(o)), torch.tensor(float(r)), label))
+        number = compare_tensors(torch.tensor(float(o)), torch.tensor(float(r)), label)
+        number.scale = 0.0  # a number is no tensor leaf of the output's scale
+        total.merge(number)
         return
     if o != r:
         total.error = f"{label} is {o!r}, expected {r!r}"
@@ -487,69 +494,105 @@ def referee_leaves(
     ``own`` is the fp32 reference's output: where given, values far below the scale that it
     misses by more than ``ILL_CONDITIONED`` are left out of the small-value statistics (the
     same set for the candidate and for the reference, so both are measured on one set)."""
-    found: list[RefereeErrors | None] = []
+    return [row[0] for row in referee_sides([out], ref64, own=own, chunk=chunk)]
+
+
+def referee_sides(
+    outs: list[Any], ref64: Any, *, own: Any = None, chunk: int = CHUNK
+) -> list[list[RefereeErrors | None]]:
+    """``referee_leaves`` of several outputs against one referee, per leaf one entry per
+    output, in one walk: the referee's scale, its chunks and ``own``'s are taken once for all
+    of them (the checker refers the candidate and the fp32 reference together). Each figure
+    is the one ``referee_leaves`` gives that output alone."""
+    rows: list[list[RefereeErrors | None]] = []
     owns = flatten(own) if own is not None else []
-    for index, (o, r) in enumerate(zip(flatten(out), flatten(ref64))):
-        o, _ = _leaf(o)
+    leaves = [flatten(out) for out in outs]
+    for index, r in enumerate(flatten(ref64)):
+        if any(index >= len(side) for side in leaves):
+            break  # as zip: the shortest output ends the walk
         r, _ = _leaf(r)
         w, _ = _leaf(owns[index]) if index < len(owns) else (None, None)
+        sides: list[torch.Tensor | None] = []
         number = _number(r)
+        for side in leaves:
+            o, _ = _leaf(side[index])
+            if number is not None:
+                # A Python number is refereed too (it was compared loosely and never
+                # refereed: an entropy summed in bf16, 0.56% off, passed), at fp32's floor:
+                # numbers usually come from fp32 tensors (``.item()``).
+                o = o.item() if isinstance(o, torch.Tensor) and o.numel() == 1 else o
+                value = _number(o)
+                o = None if value is None else torch.tensor(value, dtype=torch.float32)
+            sides.append(o if isinstance(o, torch.Tensor) else None)
         if number is not None:
-            # A Python number is refereed too (it was compared loosely and never refereed: an
-            # entropy summed in bf16, 0.56% off, passed), at fp32's floor: numbers usually come
-            # from fp32 tensors (``.item()``).
-            o = o.item() if isinstance(o, torch.Tensor) and o.numel() == 1 else o
-            value = _number(o)
-            if value is None:
-                found.append(None)
-                continue
-            o = torch.tensor(value, dtype=torch.float32)
             r = torch.tensor(number, dtype=torch.float64)
-        if not (isinstance(o, torch.Tensor) and isinstance(r, torch.Tensor)):
-            found.append(None)
+        if not isinstance(r, torch.Tensor) or not r.is_floating_point():
+            rows.append([None] * len(sides))
             continue
-        if not r.is_floating_point() or o.shape != r.shape:
-            found.append(None)
-            continue
-        scale = _scale(r, chunk)
-        small = scale * SMALL_FRACTION
-        leaf = RefereeErrors(dtype=o.dtype if o.is_floating_point() else None)
-        rel_sum = 0.0
-        parts: Any = itertools.repeat((None, None))
+        sides = [o if o is not None and o.shape == r.shape else None for o in sides]
         if not (isinstance(w, torch.Tensor) and w.is_floating_point() and w.shape == r.shape):
             w = None
-        step = _step(chunk, o, r, w)
-        if w is not None:
-            parts = _chunks(w, step)
-        # The mid-range quantile is taken per chunk (the largest over chunks), walked in steps
-        # whose candidate values are kept (``_Quantile``): the same figure for any step.
-        block = _Quantile(MID_QUANTILE, chunk, step)
-        for (start, a), (_, b), (_, c) in zip(_chunks(o, step), _chunks(r, step), parts):
+        rows.append(_referee_leaf(sides, r, w, chunk))
+    return rows
+
+
+def _referee_leaf(
+    sides: list[torch.Tensor | None], r: torch.Tensor, w: torch.Tensor | None, chunk: int
+) -> list[RefereeErrors | None]:
+    """One leaf's errors of each output in ``sides`` (None: not refereed) against ``r``."""
+    live = [i for i, o in enumerate(sides) if o is not None]
+    found: list[RefereeErrors | None] = [None] * len(sides)
+    if not live:
+        return found
+    scale = _scale(r, chunk)
+    small = scale * SMALL_FRACTION
+    leaves = {
+        i: RefereeErrors(dtype=o.dtype if o.is_floating_point() else None)
+        for i, o in enumerate(sides)
+        if o is not None
+    }
+    rel_sums = dict.fromkeys(live, 0.0)
+    step = _step(chunk, *[sides[i] for i in live], r, w)
+    # The mid-range quantile is taken per chunk (the largest over chunks), walked in steps
+    # whose candidate values are kept (``_Quantile``): the same figure for any step.
+    blocks = {i: _Quantile(MID_QUANTILE, chunk, step) for i in live}
+    walks = [_chunks(sides[i], step) for i in live]  # type: ignore[arg-type]
+    own_parts: Any = _chunks(w, step) if w is not None else itertools.repeat((None, None))
+    for (start, b), (_, c), *parts in zip(_chunks(r, step), own_parts, *walks):
+        b64 = b.to(torch.float64)
+        b_finite = torch.isfinite(b64)
+        magnitude = b64.abs()
+        # NaN (a non-finite reference value) compares False: left out of the tiny set.
+        well = None
+        if c is not None:
+            well = (c.to(torch.float64) - b64).abs() <= ILL_CONDITIONED * magnitude
+        for i, (_, a) in zip(live, parts):
+            leaf, block = leaves[i], blocks[i]
             if start % chunk == 0:
                 leaf.mid_rel_p99 = max(leaf.mid_rel_p99, block.close())
-            a64, b64 = a.to(torch.float64), b.to(torch.float64)
-            finite = torch.isfinite(a64) & torch.isfinite(b64)
+            a64 = a.to(torch.float64)
+            finite = torch.isfinite(a64) & b_finite
             if not bool(finite.any()):
                 continue
             diff = (a64[finite] - b64[finite]).abs()
             leaf.max_abs = max(leaf.max_abs, float(diff.max()))
-            mag = b64[finite].abs()
+            mag = magnitude[finite]
             leaf.magnitude = max(leaf.magnitude, float(mag.max()))
             tiny = (mag > 0) & (mag < small)
-            if c is not None and bool(tiny.any()):
-                c64 = c.to(torch.float64)[finite]
-                # NaN (a non-finite reference value) compares False: left out as well.
-                tiny &= (c64 - b64[finite]).abs() <= ILL_CONDITIONED * mag
+            if well is not None and bool(tiny.any()):
+                tiny &= well[finite]
             if bool(tiny.any()):
-                rel_sum += float((diff[tiny] / mag[tiny]).sum())
+                rel_sums[i] += float((diff[tiny] / mag[tiny]).sum())
                 leaf.small_count += int(tiny.sum())
             mid = mag >= small
             if bool(mid.any()):
                 block.add(diff[mid] / mag[mid])
-        leaf.mid_rel_p99 = max(leaf.mid_rel_p99, block.close())
+    for i in live:
+        leaf = leaves[i]
+        leaf.mid_rel_p99 = max(leaf.mid_rel_p99, blocks[i].close())
         if leaf.small_count:
-            leaf.small_rel = rel_sum / leaf.small_count
-        found.append(leaf)
+            leaf.small_rel = rel_sums[i] / leaf.small_count
+        found[i] = leaf
     return found
 
 

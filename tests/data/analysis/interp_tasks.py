@@ -230,3 +230,54 @@ def custom_combine_scan() -> dict[str, Any]:
             getattr(triton.runtime.interpreter.ScanOps.generic_scan, "_kernelopt_wrapped", 0)
         ),
     }
+
+
+@triton.jit
+def _halve(v):
+    return v * 0.5
+
+
+@triton.jit
+def _row_stats(x_ptr, out_ptr, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + row * cols + offs, mask=offs < cols, other=0.0)
+    total = tl.sum(v, axis=0) + tl.max(tl.abs(v), axis=0) + tl.cdiv(cols, 7)
+    tl.store(out_ptr + row, _halve(total))
+
+
+def builtin_lookup() -> dict[str, Any]:
+    """The cached builtin lookup patches, per namespace, what the interpreter's walk patches
+    (from the unpatched state, and again after a scope restored it); kernels with device
+    functions (tl.sum, tl.max, tl.cdiv, a @jit helper) give torch's answer."""
+    from triton.runtime import interpreter
+
+    from kernelopt_jupyter.cpu_triton import install_interpreter_shims
+
+    install_interpreter_shims()
+    ours = interpreter._patch_builtin
+    original = ours._kernelopt_original
+    builder = interpreter.interpreter_builder
+
+    def patched(patch: Any, pkg: Any) -> list[str]:
+        scope = interpreter._LangPatchScope()
+        patch(pkg, builder, scope)
+        names = [name for _, name, _ in scope._changes]
+        scope.restore()
+        return names
+
+    same, counts = [], []
+    for pkg in (tl, tl.math, tl.tensor, tl.core.tensor_descriptor_base):
+        walk = patched(original, pkg)
+        same.append(walk == patched(ours, pkg) == patched(ours, pkg))
+        counts.append(len(walk))
+    x = torch.randn(37, 100)
+    out = torch.empty(37)
+    _row_stats[(37,)](x, out, 100, BLOCK=128)
+    want = 0.5 * (x.sum(1) + x.abs().amax(1) + 15)
+    return {
+        "same": same,
+        "counts": counts,
+        "err": float((out - want).abs().max()),
+        "wrapped": bool(getattr(ours, "_kernelopt_wrapped", False)),
+    }
