@@ -348,3 +348,31 @@ def test_a_comparison_carries_the_output_scale() -> None:
     cmp = compare_outputs(out, ref, chunk=1024)
     assert cmp.error is None and cmp.scale == output_scale(ref) > 19
     assert compare_outputs(1e4, 1e4).scale == 0.0 == output_scale(1e4)
+
+
+def test_the_linearity_check_walks_chunks_and_sees_the_last_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The reference's linearity check (``f(x) == f(x+) - f(x-)``, for the linear problems'
+    error bound) stops at the first chunk that shows nonlinearity, with the whole tensors'
+    answer: a deviation or a non-finite value in the last chunk only still counts."""
+    from kernelopt_jupyter.verify import reference
+
+    monkeypatch.setattr(reference, "LINEAR_CHECK_CHUNK", 1000)
+    torch.manual_seed(4)
+    x = torch.randn(64, 150, dtype=torch.float64)  # 9600 values: ten chunks, a short last one
+    w = torch.randn(150, 70, dtype=torch.float64)
+
+    def linear(v: torch.Tensor) -> torch.Tensor:
+        return v @ w
+
+    pos, neg = linear(x.clamp(min=0)), linear((-x).clamp(min=0))
+    assert reference._linear_parts(linear(x), pos, neg)
+    assert not reference._linear_parts(torch.nn.functional.gelu(x), x.clamp(min=0), x.clamp(max=0))
+    out = linear(x)
+    out.view(-1)[-1] += 1e-6 * float(out.abs().max())
+    assert not reference._linear_parts(out, pos, neg)
+    out = linear(x)
+    out.view(-1)[-3] = float("inf")
+    assert not reference._linear_parts(out, pos, neg)
+    assert not reference._linear_parts((linear(x), 1), (pos,), (neg,))  # structures differ
