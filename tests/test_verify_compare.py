@@ -297,6 +297,32 @@ def test_dispatch_accounting_classes_ops_and_follows_storages() -> None:
     assert acc.compute_ops() == {"aten.add": 1} and "aten.mm" in acc.vendor_ops()
 
 
+def test_fresh_allocations_are_poisoned_on_reordered_calls() -> None:
+    """On a call whose programs run out of grid order, a fresh allocation holds NaN (the
+    integer maximum, True), not what the memory held: a program reading another's output
+    before it was written found the previous call's result there, and a chained prefix sum
+    passed about one run in ten."""
+    from kernelopt_jupyter.verify.accounting import Accounting
+
+    acc = Accounting()
+    x = torch.randn(4, 6)
+    with acc:
+        plain = torch.empty(64)
+    acc.reset()
+    acc.poison = True
+    with acc:
+        floats = [torch.empty(64), torch.empty_like(x), x.new_empty(3), torch.empty(2, 3).t()]
+        ints = torch.empty(5, dtype=torch.int32)
+        flags = torch.empty(5, dtype=torch.bool)
+        kept = x.clone()
+        viewed = x.view(-1)
+    assert all(bool(t.isnan().all()) for t in floats)
+    assert bool((ints == torch.iinfo(torch.int32).max).all()) and bool(flags.all())
+    assert torch.equal(kept, x) and viewed.data_ptr() == x.data_ptr() and not x.isnan().any()
+    assert acc.state_of(floats[0]) == "fresh"  # still fresh memory to the accounting
+    assert plain.numel() == 64  # not poisoned when off (whatever it holds)
+
+
 def test_settings_snapshot_sees_flush_to_zero() -> None:
     from kernelopt_jupyter.verify.launches import GlobalGuard
 

@@ -20,6 +20,7 @@ state, so ``return cached.clone()`` is still ``stale``.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from collections import Counter
@@ -82,6 +83,10 @@ ALLOC_OPS = frozenset(
         "lift_fresh",
         "record_stream",
     }
+)
+#: The allocations whose memory holds whatever was there before (poisoned on request).
+UNINITIALIZED_OPS = frozenset(
+    {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "empty_permuted"}
 )
 FILL_OPS = frozenset(
     {
@@ -160,6 +165,18 @@ _RANK = {
     "vendor": 3,
     "kernel": 3,
 }
+
+
+def _poison(tensors: list[torch.Tensor]) -> None:
+    """Fill fresh, uninitialised tensors with values no honest result reads as data."""
+    for t in tensors:
+        if t.is_floating_point() or t.is_complex():
+            t.fill_(float("nan"))
+        elif t.dtype == torch.bool:
+            t.fill_(True)
+        else:
+            with contextlib.suppress(TypeError, RuntimeError):  # a quantized dtype: left as is
+                t.fill_(torch.iinfo(t.dtype).max)
 
 
 def op_class(name: str) -> str:
@@ -386,6 +403,11 @@ class Accounting(TorchDispatchMode):
         #: this process found re-registered since (sent with the next call's changes).
         self.registry: Any = None
         self.registry_changes: list[str] = []
+        #: Fill every fresh allocation of the candidate's with a poison value (NaN, the
+        #: integer maximum, True): set by the sandbox on the calls that run programs out of
+        #: grid order, where a program reading another's not-yet-written output would
+        #: otherwise find whatever the memory held (the previous call's result, often right).
+        self.poison = False
         self.reset()
 
     @property
@@ -498,6 +520,8 @@ class Accounting(TorchDispatchMode):
             return out
         name = _op_name(func)
         kind = op_class(name)
+        if self.poison and name in UNINITIALIZED_OPS:
+            _poison(written)
         subclass = own_dispatch(args, kwargs)
         if subclass is not None:
             kind, name = "compute", f"{name} (on a {subclass}, whose __torch_dispatch__ is unseen)"

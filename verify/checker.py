@@ -693,8 +693,15 @@ class Checker:
             ) from None
         cmp = compare_outputs(out, ref_out, magnitude=call.kind == "stress", device=self.device)
         self.last_strict = (cmp.strict_ok, cmp.worst)
+        reordered = (
+            f" (this call ran every launch's programs in {call.order} order, with fresh "
+            "allocations filled with NaN: a result that depends on the order programs run in, "
+            "or that reads memory nothing wrote, is a race on a GPU)"
+            if call.order != "grid"
+            else ""
+        )
         if cmp.error:
-            raise CandidateFailure(f"{label}: {cmp.error}")
+            raise CandidateFailure(f"{label}: {cmp.error}{reordered}")
         self._inputs(label, case, blobs, reply, got)
         if not case.get("state_changed") and reply.get("state_before") != reply.get("state_after"):
             raise CandidateFailure(
@@ -719,7 +726,7 @@ class Checker:
             # float64 referee, which sees that call, decides (the strict tolerance then no
             # longer holds, so without a referee the candidate fails).
             if not (call.kind == "shift" and "out64" in case):
-                raise CandidateFailure(f"{label}: {cmp.worst}")
+                raise CandidateFailure(f"{label}: {cmp.worst}{reordered}")
             self.shift_note = (
                 f"{label} misses even the loose tolerance against the fp32 reference "
                 f"({cmp.worst}): the float64 referee decides"

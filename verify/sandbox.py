@@ -384,6 +384,7 @@ class Sandbox:
         """One forward under the instruments: launches, dispatch accounting, program order."""
         assert self.recorder is not None
         self.accounting.reset()
+        self.accounting.poison = order != "grid"
         self.accounting.know(self._state_tensors())
         self.accounting.inputs(_tensor_leaves(inputs))
         self.recorder.accounting = self.accounting
