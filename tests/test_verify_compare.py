@@ -301,7 +301,7 @@ def test_fresh_allocations_are_poisoned_on_reordered_calls() -> None:
     """On a call whose programs run out of grid order, a fresh allocation holds NaN (the
     integer maximum, True), not what the memory held: a program reading another's output
     before it was written found the previous call's result there, and a chained prefix sum
-    passed about one run in ten."""
+    passed once in a full test run."""
     from kernelopt_jupyter.verify.accounting import Accounting
 
     acc = Accounting()

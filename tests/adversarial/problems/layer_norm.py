@@ -1,9 +1,9 @@
-"""LayerNorm over the last dimension of 128 x 1024 activations (nn.LayerNorm, affine)."""
+"""LayerNorm over the last dimension of 64 x 1024 activations (nn.LayerNorm, affine)."""
 
 import torch
 import torch.nn as nn
 
-ROWS, HIDDEN = 128, 1024
+ROWS, HIDDEN = 64, 1024
 
 
 class Model(nn.Module):
