@@ -564,28 +564,28 @@ def _referee_leaf(
         b64 = b.to(torch.float64)
         b_finite = torch.isfinite(b64)
         magnitude = b64.abs()
-        # NaN (a non-finite reference value) compares False: left out of the tiny set.
-        well = None
-        if c is not None:
-            well = (c.to(torch.float64) - b64).abs() <= ILL_CONDITIONED * magnitude
+        well: torch.Tensor | None = None  # made when a side first has tiny values
         for i, (_, a) in zip(live, parts):
             leaf, block = leaves[i], blocks[i]
             if start % chunk == 0:
                 leaf.mid_rel_p99 = max(leaf.mid_rel_p99, block.close())
             a64 = a.to(torch.float64)
             finite = torch.isfinite(a64) & b_finite
-            if bool(finite.all()):  # the usual case: the chunk whole, no gathered copies
-                diff, mag, good = (a64 - b64).abs(), magnitude, well
+            whole = bool(finite.all())  # the usual case: the chunk whole, no gathered copies
+            if whole:
+                diff, mag = (a64 - b64).abs(), magnitude
             elif bool(finite.any()):
                 diff, mag = (a64[finite] - b64[finite]).abs(), magnitude[finite]
-                good = well[finite] if well is not None else None
             else:
                 continue
             leaf.max_abs = max(leaf.max_abs, float(diff.max()))
             leaf.magnitude = max(leaf.magnitude, float(mag.max()))
             tiny = (mag > 0) & (mag < small)
-            if good is not None and bool(tiny.any()):
-                tiny &= good
+            if c is not None and bool(tiny.any()):
+                if well is None:
+                    # NaN (a non-finite reference value) compares False: left out as well.
+                    well = (c.to(torch.float64) - b64).abs() <= ILL_CONDITIONED * magnitude
+                tiny &= well if whole else well[finite]
             if bool(tiny.any()):
                 rel_sums[i] += float((diff[tiny] / mag[tiny]).sum())
                 leaf.small_count += int(tiny.sum())

@@ -18,7 +18,13 @@ import torch
 
 from kernelopt_jupyter.problem import LoadedProblem, ProblemError, materialize
 from kernelopt_jupyter.verify import perf, wire
-from kernelopt_jupyter.verify.compare import all_finite, float_dtypes, output_scale, tensors_equal
+from kernelopt_jupyter.verify.compare import (
+    _chunks,
+    all_finite,
+    float_dtypes,
+    output_scale,
+    tensors_equal,
+)
 from kernelopt_jupyter.verify.sandbox import digest
 
 #: Floating inputs of the stress case are multiplied by this (large magnitudes).
@@ -93,9 +99,8 @@ def _linear_parts(out: Any, pos: Any, neg: Any) -> bool:
             return False
         # Walked in chunks, ending at the first one that shows it (a nonlinear problem, the
         # usual case, shows it in the first): the same answer as the whole tensors give.
-        flat = [t.detach().reshape(-1) for t in (o, p, n)]
-        for start in range(0, flat[0].numel(), LINEAR_CHECK_CHUNK):
-            oc, pc, nc = (t[start : start + LINEAR_CHECK_CHUNK] for t in flat)
+        walks = (_chunks(t, LINEAR_CHECK_CHUNK) for t in (o, p, n))
+        for (_, oc), (_, pc), (_, nc) in zip(*walks):
             if not all(bool(torch.isfinite(t).all()) for t in (oc, pc, nc)):
                 return False
             scale = pc.abs() + nc.abs()
