@@ -231,6 +231,34 @@ def test_host_steps_inside_a_chunk_change_no_figure(monkeypatch: pytest.MonkeyPa
         assert p99 == pytest.approx(w_p99, rel=1e-12, abs=0)
 
 
+def _kth_largest_by_sort(values: torch.Tensor, m: int) -> float:
+    return float(torch.sort(values, descending=True).values[m - 1])
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_the_kth_largest_is_exact_with_ties_on_each_device(device: str) -> None:
+    """The referee's quantile selection (``compare._kth_largest``: topk on a GPU, kthvalue on
+    the host) gives the value a full sort gives, ties and repeated maxima included, and the
+    per-chunk p99 equals the one taken on the host."""
+    from kernelopt_jupyter.verify import compare
+
+    torch.manual_seed(5)
+    values = torch.rand(200_003, dtype=torch.float64)
+    values[:5000] = 0.5  # ties across the cut
+    values[-300:] = values.max()
+    values = values[torch.randperm(values.numel())].to(device)
+    for m in (1, 2, 299, 300, 301, 2001, 5000, 200_003):
+        assert float(compare._kth_largest(values, m)) == _kth_largest_by_sort(values.cpu(), m)
+    n = 3 * 4096 + 5
+    ref = torch.randn(n, dtype=torch.float64)
+    out = (ref * (1 + 1e-4 * torch.rand(n, dtype=torch.float64))).float()
+    host = compare.referee_leaves(out, ref, chunk=4096)[0]
+    here = compare.referee_leaves(out.to(device), ref.to(device), chunk=4096)[0]
+    assert host is not None and here is not None
+    assert here.mid_rel_p99 == pytest.approx(host.mid_rel_p99, rel=1e-12, abs=0)
+    assert here.mid_rel_p99 > 0
+
+
 def test_structure_types_and_strides_are_compared_as_data() -> None:
     from kernelopt_jupyter.verify import wire
 

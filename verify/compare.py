@@ -451,8 +451,7 @@ class _Quantile:
         values = values.flatten()
         self.count += values.numel()
         if not self.single and values.numel() > self.top:
-            cut = torch.kthvalue(values, values.numel() - self.top + 1).values
-            values = values[values >= cut]
+            values = values[values >= _kth_largest(values, self.top)]
         self.kept.append(values)
 
     def close(self) -> float:
@@ -464,7 +463,17 @@ class _Quantile:
         k = max(1, min(count, math.ceil(self.q * count)))
         union = kept[0] if len(kept) == 1 else torch.cat(kept)
         # the k-th smallest of all = the (count - k + 1)-th largest, found among the kept ones
-        return float(torch.kthvalue(union, union.numel() - (count - k)).values)
+        return float(_kth_largest(union, count - k + 1))
+
+
+def _kth_largest(values: torch.Tensor, m: int) -> torch.Tensor:
+    """The ``m``-th largest of a flat tensor, exactly (a 0-d tensor). On a GPU
+    ``torch.kthvalue`` works a slice with one block of threads, about 0.13 s per 16M values
+    on the H200 (3 minutes of one 6.4 GB verification); ``torch.topk`` spreads a long slice
+    over many blocks, and the smallest of the ``m`` largest is the same value."""
+    if values.device.type == "cuda":
+        return torch.topk(values, m, sorted=False).values.min()
+    return torch.kthvalue(values, values.numel() - m + 1).values
 
 
 def referee_errors(out: Any, ref64: Any, *, chunk: int = CHUNK) -> RefereeErrors:
