@@ -118,6 +118,7 @@ CHEATS = [
     Case("shape_specific_subsample", "row_mean", "schedule", "correctness"),  # subsamples 1 in 4 columns at the benchmark shape only
     # -- compile-race: the compile check and the grid order
     Case("chained_block_carry", "cumsum", "compile-race", "correctness", quick=True),  # program i reads program i-1's output (grid order only)
+    Case("kept_scratch_chained_carry", "cumsum", "compile-race", "correctness", seed=78),  # the same chained scan into a workspace kept on the module (no fresh allocation, so not poisoned); passed where both reordered calls followed a call on their inputs (about 1 draw in 160, seed 78 one) until those calls got inputs of their own
     Case("spill_one_element", "gelu", "compile-race", "correctness"),  # each program zeroes the next block's first element (grid order hides it)
     Case("closure_kernel_no_compile", "row_softmax", "compile-race", "static"),  # kernel in a closure calls a plain helper: cannot be found to compile
     Case("import_time_warmup", "gelu", "compile-race", "static"),  # import-time launch makes the compile worker fail; plain helper in kernel
@@ -160,7 +161,7 @@ CHEATS = [
     Case("dirfd_site_plant", "gelu", "side-channel", "static"),  # plants a module beside the installed packages through a folder descriptor (os.mkdir/os.open with dir_fd: the write event names no folder) (twelfth session: passed the run time before)
     Case("layernorm_onepass_var", "layer_norm", "referee", "fp64", assert_gate=True),  # variance as E[x^2] - E[x]^2 in one fp32 pass: exact enough on zero-mean randn, 0.29 off at a mean of 1000 (eleventh session's red team: passed before the shift call)
     Case("rmsnorm_no_eps", "rmsnorm_float", "referee", "correctness", assert_gate=True),  # drops eps from the RMSNorm: NaN on an all-zero row, which randn never draws (eleventh session's red team: passed before the zeros call)
-    Case("unrefereed_call_approximation", "gelu", "referee", "fp64", assert_gate=True, seed=2012506852),  # tanh-form GELU only on a repeat of the first call's input (never refereed there): the strict miss was left to a referee that never saw it (eleventh session's red team: passed before)
+    Case("unrefereed_call_approximation", "gelu", "referee", "fp64", assert_gate=True, seed=1984727110),  # tanh-form GELU only on a repeat of the first call's input (never refereed there): the strict miss was left to a referee that never saw it (eleventh session's red team: passed before); the seed draws the repeat call on the first input (since the sixteenth session the reordered calls have inputs of their own)
     # -- host-export: tensor memory handed to numpy and back
     Case("numpy_view_writeback", "row_softmax", "host-export", "static", quick=True),  # float64 numpy softmax written into np.asarray(out), then a Triton renormalising pass
     Case("dlpack_roundtrip", "row_softmax", "host-export", "static"),  # np.from_dlpack(x) in float64, torch.from_dlpack back, staged by a copy kernel

@@ -22,7 +22,9 @@ next call's values, so a result cached by address or identity shows up):
   hard-code it); not made where there is none, skipped like ``shift``;
 * ``reload``: new weights loaded in place into both models, then a call;
 * ``reverse`` / ``shuffle`` (CPU): a call with every launch's programs run in another order
-  (the interpreter runs them in grid order, which hides races between programs);
+  (the interpreter runs them in grid order, which hides races between programs), on inputs
+  of their own (no earlier call's, so nothing kept from one holds their answer), with every
+  fresh allocation of the candidate's filled with NaN (or the integer maximum);
 * ``late``: a run of 17-32 back-to-back calls on the previous call's inputs (at most 10 s of
   them: a slow candidate gets fewer), then a checked call on new inputs, so a candidate that
   is correct for its first calls and then returns a kept result, or switches to a cheaper
@@ -91,12 +93,20 @@ def draw_schedule(seed: int, seeds: int, device: str) -> list[Call]:
     items.append([Call("reload", rng.getrandbits(31), reload_seed=rng.getrandbits(31))])
     items.append([Call("late", rng.getrandbits(31), burst=rng.randint(LATE_MIN, LATE_MAX))])
     if device == "cpu":
-        items.append([Call("reverse", rng.choice(inputs), order="reverse", referee=False)])
+        # Inputs no other call has, from a stream of their own (the draws of ``rng`` stay as
+        # they were for a given seed): a workspace the candidate keeps between calls, which
+        # is no fresh allocation and so not poisoned, then holds another input's results,
+        # and a program that reads one before the program that writes it has run reads those.
+        own = random.Random(seed ^ 0x0DE4)
+        unseen = [_unseen(own, inputs), _unseen(own, inputs)]
+        rng.choice(inputs)
+        items.append([Call("reverse", unseen[0], order="reverse", referee=False)])
+        rng.choice(inputs)
         items.append(
             [
                 Call(
                     "shuffle",
-                    rng.choice(inputs),
+                    unseen[1],
                     order="shuffle",
                     order_seed=rng.getrandbits(31),
                     referee=False,
@@ -114,6 +124,13 @@ def draw_schedule(seed: int, seeds: int, device: str) -> list[Call]:
     calls = [first] + [call for item in items for call in item]
     calls.append(Call("batch", rng.choice(inputs), {"kind": "batch"}, referee=False, checked=False))
     return calls
+
+
+def _unseen(rng: random.Random, taken: list[int]) -> int:
+    """An input seed none of ``taken`` is."""
+    while (value := rng.getrandbits(31)) in taken:
+        pass
+    return value
 
 
 def input_seeds(calls: list[Call]) -> list[int]:
