@@ -31,11 +31,14 @@ def _checker(*, dispatch_only: bool, cuda_graphs: bool) -> Checker:
     return Checker(kwargs, ref=None, cand=None)  # type: ignore[arg-type]
 
 
-def _reply(state: str, *, replays: int = 0, vendor: int = 0, launches: int = 0) -> dict[str, Any]:
+def _reply(
+    state: str, *, replays: int = 0, vendor: int = 0, launches: int = 0, compute: int = 0
+) -> dict[str, Any]:
     return {
         "launches": launches,
         "graph_replays": replays,
         "vendor_ops": {"aten.convolution": vendor} if vendor else {},
+        "compute_ops": {"aten.avg_pool2d": compute} if compute else {},
         "provenance": [{"state": state}],
     }
 
@@ -47,6 +50,21 @@ def test_a_replayed_vendor_graph_passes_the_accounting() -> None:
     # call 2 on: the replay alone; its output memory is not written by any visible op
     checker._accounting(1, "call 2", "correctness", _reply("stale", replays=1))
     checker._accounting(2, "call 3", "correctness", _reply("stale", replays=1))
+
+
+def test_a_replayed_graph_of_aten_kernels_passes_when_dispatch_only() -> None:
+    """Found on the H200 (sixteenth session): ``avg_pool7_stride3``'s graphed candidates (an
+    average pool is ATen's own CUDA kernel, neither Triton nor a vendor library) failed every
+    second call as "not written during this call"."""
+    checker = _checker(dispatch_only=True, cuda_graphs=True)
+    checker._accounting(0, "call 1", "static", _reply("torch", replays=1, compute=6))
+    checker._accounting(1, "call 2", "correctness", _reply("stale", replays=1))
+    # A candidate with kernels of its own may not run ATen compute at all, graphed or not.
+    kernels = _checker(dispatch_only=False, cuda_graphs=True)
+    with pytest.raises(CandidateFailure, match="PyTorch compute ops"):
+        kernels._accounting(
+            0, "call 1", "static", _reply("torch", replays=1, compute=6, launches=1)
+        )
 
 
 def test_a_kept_output_without_captured_work_still_fails() -> None:

@@ -793,9 +793,12 @@ class Checker:
         # calls (cuBLAS, cuDNN: a dispatch-only candidate's graph), in __init__ or in an
         # earlier call; a replay goes through no Triton entry point and no ATen op. (Its
         # output is then "stale" to the dispatch accounting; the values are checked anyway,
-        # on new inputs every call.)
+        # on new inputs every call.) A dispatch-only candidate's work may be ATen's own
+        # kernels (an average pool, a softmax): captured, those count as well.
         graph_replay = self.cuda_graphs and replays > 0 and self.launched_before > 0
         self.launched_before += launches + vendor
+        if self.dispatch_only:
+            self.launched_before += sum(int(v) for v in (reply.get("compute_ops") or {}).values())
         if reply.get("stream_violations"):
             raise CandidateFailure(str(reply["stream_violations"][0]), gate)
         changes = reply.get("changes") or []
