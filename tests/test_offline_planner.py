@@ -150,3 +150,47 @@ def test_an_autotuning_compile_is_costed_from_the_profile() -> None:
     assert move_cost_s("inductor_config", cd, big_gemm) + GATE_S > 40.0
     assert autotune_cost_s(None) == AUTOTUNE_S == move_cost_s("inductor_config", cd)
     assert move_cost_s("inductor_config", {"config": "aggressive_fusion"}, big_gemm) == 20.0
+
+
+def _reduction_plans(tmp_path: Path, budget_left: float | None, names: list[str]) -> list[Plan]:
+    ctx = _ctx(
+        ROW_NORM,
+        [KernelUnit(n, "triton", share=1.0 / len(names), bound="memory") for n in names],
+        "cuda",
+    )
+    ctx.baselines = {"eager": 1.0, "compile": 0.5}
+    ctx.budget_left = budget_left
+    root = Candidate("c0", ROOT, None, "harvest", None, False, "Inductor harvest")
+    return OfflinePolicy().plan(ctx, None, root, 30, _io(tmp_path))  # type: ignore[arg-type]
+
+
+def _first(plans: list[Plan], text: str) -> int:
+    return next(i for i, p in enumerate(plans) if text in p.title)
+
+
+def test_under_a_tight_deadline_an_edit_goes_before_a_lower_ranked_compile(
+    tmp_path: Path,
+) -> None:
+    """Seen on the H200: with 32 s left, three Inductor configurations of a one-kernel
+    reduction (11-13 s each, all giving the default code) took the rest of the search and the
+    launch configuration after them never ran. With time for every compile the priorities
+    stand; under a deadline that cannot fit them, a compile ranked a little above an edit
+    goes after it, and the top-ranked compile still goes first."""
+    kernel = ["triton_red_fused_div_0"]
+    relaxed = _reduction_plans(tmp_path, None, kernel)
+    tight = _reduction_plans(tmp_path, 32.0, kernel)
+    assert _first(relaxed, "2-D tiling") < _first(relaxed, "launch config")
+    assert _first(tight, "launch config") < _first(tight, "2-D tiling")
+    assert _first(tight, "coordinate_descent") < _first(tight, "launch config")
+    assert [p.title for p in _reduction_plans(tmp_path, 500.0, kernel)] == [
+        p.title for p in relaxed
+    ]
+
+
+def test_split_reductions_off_needs_a_split_reduction(tmp_path: Path) -> None:
+    """Un-splitting changes code only where Inductor split a reduction into a partial and a
+    final kernel: with one reduction kernel the move is not proposed."""
+    one = _reduction_plans(tmp_path, None, ["triton_red_fused_div_0"])
+    two = _reduction_plans(tmp_path, None, ["triton_red_fused_sum_0", "triton_per_fused_sum_1"])
+    assert not [p for p in one if "split_reductions" in p.title]
+    assert [p for p in two if "split_reductions" in p.title]
