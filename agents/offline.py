@@ -156,10 +156,9 @@ def deadline_order(
     """Priorities under a deadline that cannot fit every compile the plans need: each compile
     move's drops by ``DEADLINE_WEIGHT`` times the fraction of the time left that it takes, so
     a source edit (a gate of a few seconds) goes before a compile move that ranks only a
-    little above it. On the H200
-    three Inductor configurations of a one-kernel reduction took 35 s of a 60 s search and
-    gave the default code, and the launch configuration after them never ran. Without a
-    deadline, or with time for every compile, the priorities stand."""
+    little above it. On the H200 three Inductor configurations of a one-kernel reduction took
+    35 s of a 60 s search and gave the default code, and the launch configuration after them
+    never ran. Without a deadline, or with time for every compile, the priorities stand."""
     if budget_left is None or budget_left <= 0:
         return options
     costs = [move_cost_s(plan.action, plan.params, kernels) for _, plan in options]

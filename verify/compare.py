@@ -468,9 +468,9 @@ class _Quantile:
 
 def _kth_largest(values: torch.Tensor, m: int) -> torch.Tensor:
     """The ``m``-th largest of a flat tensor, exactly (a 0-d tensor). On a GPU
-    ``torch.kthvalue`` works a slice with one block of threads, about 0.13 s per 16M values
-    on the H200 (3 minutes of one 6.4 GB verification); ``torch.topk`` spreads a long slice
-    over many blocks, and the smallest of the ``m`` largest is the same value."""
+    ``torch.kthvalue`` works a slice with one block of threads: 0.151 s per 16M float64 values
+    on the H200, 3 minutes of one 6.4 GB verification; ``torch.topk`` spreads a long slice over
+    many blocks (0.0007 s), and the smallest of the ``m`` largest is the same value."""
     if values.device.type == "cuda":
         return torch.topk(values, m, sorted=False).values.min()
     return torch.kthvalue(values, values.numel() - m + 1).values
