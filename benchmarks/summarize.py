@@ -157,13 +157,21 @@ def memory_cell(mem: dict[str, Any]) -> str:
     )
 
 
+def executor_cell(line: dict[str, Any]) -> str:
+    """The Executor's seconds and, in brackets, those of its steps that gave no candidate."""
+    total, none = line.get("executor_s"), line.get("executor_no_candidate_s")
+    if not isinstance(total, int | float):
+        return "-"
+    return f"{total:.1f} ({none:.1f})" if isinstance(none, int | float) else f"{total:.1f}"
+
+
 def markdown(data: dict[str, Any]) -> str:
     """A results table (one line per problem) and the per-level summary, as Markdown."""
     lines = [
         "| level | problem | verdict | vs eager | vs compile | vs best peer | s | analysis s "
-        "| first verdict s | per candidate s | checks / timing s | peak memory / footprint "
-        "| moves |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| first verdict s | per candidate s | executor s (no candidate) | checks / timing s "
+        "| peak memory / footprint | moves |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in data["rows"]:
         peers = r.get("speedup_vs_peer") if isinstance(r.get("speedup_vs_peer"), dict) else {}
@@ -179,7 +187,7 @@ def markdown(data: dict[str, Any]) -> str:
             f"{num(r.get('speedup_vs_eager'))} | {num(r.get('speedup_vs_compile'))} | "
             f"{num(peers.get('best_baseline'))} | {num(r.get('seconds'))} | "
             f"{num(line.get('analysis_s'))} | {num(line.get('first_verdict_s'))} | "
-            f"{num(line.get('median_candidate_s'))} | "
+            f"{num(line.get('median_candidate_s'))} | {executor_cell(line)} | "
             f"{' / '.join(num(split.get(k)) for k in ('checks', 'timing'))} | "
             f"{memory_cell(mem)} | "
             f"{' -> '.join(r.get('moves') or []) or _why(r)} |"

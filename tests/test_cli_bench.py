@@ -78,6 +78,14 @@ def test_search_timeline_reads_where_the_time_went(tmp_path: Path) -> None:
         {"type": "profile", "t": 14.1, "data": {"step_seconds": {"baselines": 9.3, "dispatch": 4}}},
         {"type": "candidate", "t": 14.2, "data": {"id": "c0"}},
         {"type": "verdict", "t": 45.6, "data": {"candidate": "c0"}},
+        {"type": "agent_started", "t": 45.7, "data": {"agent": "executor"}},
+        {"type": "agent_finished", "t": 52.8, "data": {"agent": "executor", "output": {}}},
+        {"type": "agent_started", "t": 52.8, "data": {"agent": "executor"}},
+        {
+            "type": "agent_finished",
+            "t": 52.9,
+            "data": {"agent": "executor", "output": {"source": "class ModelNew: ..."}},
+        },
         {"type": "candidate", "t": 52.9, "data": {"id": "c1"}},
         {"type": "verdict", "t": 60.0, "data": {"candidate": "c1"}},
         {"type": "candidate", "t": 61.0, "data": {"id": "c2"}},
@@ -89,6 +97,9 @@ def test_search_timeline_reads_where_the_time_went(tmp_path: Path) -> None:
     assert line["candidate_s"] == [31.4, 7.1] and line["verdicts"] == 2
     assert line["median_candidate_s"] == 31.4 and line["session_s"] == 63.5
     assert line["analysis_steps_s"] == {"baselines": 9.3, "dispatch": 4}
+    # the Executor's 7.2 s, of which 7.1 s in a step that gave no candidate
+    assert line["executor_s"] == 7.2 and line["executor_steps"] == 2
+    assert line["executor_no_candidate_s"] == 7.1 and line["executor_no_candidate_steps"] == 1
     assert search_timeline(tmp_path / "missing.jsonl") == {}
 
 

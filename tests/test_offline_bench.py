@@ -77,6 +77,9 @@ def test_merge_reads_chains_and_splits_gains_by_kind(tmp_path: Path) -> None:
     assert len(data["broken_shards"]) == 1
     text = s.markdown(data)
     assert "rewrite: fold BatchNorm -> CUDA graph" in text and "graph rewrite 33%" in text
+    # the Executor's seconds, those of steps that gave no candidate in brackets
+    assert s.executor_cell({"executor_s": 35.3, "executor_no_candidate_s": 35.3}) == "35.3 (35.3)"
+    assert s.executor_cell({}) == "-"
 
 
 def test_latest_keeps_each_problems_last_row_and_names_its_run(tmp_path: Path) -> None:

@@ -318,14 +318,18 @@ def verification_costs(candidates: list[Any]) -> dict[str, Any]:
 
 def search_timeline(events: Path) -> dict[str, Any]:
     """Where a search's time went, from its event stream (seconds since the session
-    started): the analysis (until the first candidate), the first verdict, and per decided
-    candidate the seconds from its proposal to its verdict."""
+    started): the analysis (until the first candidate), the first verdict, per decided
+    candidate the seconds from its proposal to its verdict, and the Executor's seconds
+    (compiles and edits), with the part spent on steps that gave no candidate (a harvest
+    under a configuration that generated the default code)."""
     from kernelopt_jupyter.events import EventError, read_events
 
     first_candidate = first_verdict = last = peers_t = None
     steps: dict[str, Any] = {}
     proposed: dict[str, float] = {}
     per_candidate: list[float] = []
+    started: dict[str, float] = {}
+    executor = {"s": 0.0, "no_candidate_s": 0.0, "steps": 0, "no_candidate": 0}
     try:
         stream = read_events(events)
     except (OSError, EventError):
@@ -341,6 +345,17 @@ def search_timeline(events: Path) -> dict[str, Any]:
                 steps = steps or dict(data["step_seconds"])  # the analysis's, not a winner's
         elif event.type == "baseline":
             peers_t = t
+        elif event.type == "agent_started" and data.get("agent") == "executor":
+            started["executor"] = t
+        elif event.type == "agent_finished" and data.get("agent") == "executor":
+            begun = started.pop("executor", None)
+            if begun is not None:
+                output = data.get("output") if isinstance(data.get("output"), dict) else {}
+                executor["s"] += t - begun
+                executor["steps"] += 1
+                if not output.get("source"):
+                    executor["no_candidate_s"] += t - begun
+                    executor["no_candidate"] += 1
         elif event.type == "verdict":
             first_verdict = t if first_verdict is None else first_verdict
             start = proposed.get(str(data.get("candidate")))
@@ -361,6 +376,10 @@ def search_timeline(events: Path) -> dict[str, Any]:
         "verdicts": len(per_candidate),
         "candidate_s": per_candidate,
         "median_candidate_s": ordered[len(ordered) // 2] if ordered else None,
+        "executor_s": round(executor["s"], 1),
+        "executor_steps": executor["steps"],
+        "executor_no_candidate_s": round(executor["no_candidate_s"], 1),
+        "executor_no_candidate_steps": executor["no_candidate"],
     }
 
 
