@@ -350,7 +350,9 @@ def search_timeline(events: Path) -> dict[str, Any]:
         elif event.type == "agent_finished" and data.get("agent") == "executor":
             begun = started.pop("executor", None)
             if begun is not None:
-                output = data.get("output") if isinstance(data.get("output"), dict) else {}
+                output = data.get("output")
+                if not isinstance(output, dict):
+                    output = {}
                 executor["s"] += t - begun
                 executor["steps"] += 1
                 if not output.get("source"):
