@@ -87,3 +87,24 @@ def test_a_candidate_not_using_cuda_graphs_gets_no_allowance() -> None:
     checker._accounting(0, "call 1", "static", _reply("vendor", replays=1, vendor=3))
     with pytest.raises(CandidateFailure, match="not written during this call"):
         checker._accounting(1, "call 2", "correctness", _reply("stale", replays=1))
+
+
+def test_the_plausibility_floor_owes_inputs_and_outputs_not_weights(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The performance gate's floor (bytes moved once at peak bandwidth) counts what every
+    evaluation must touch. Weights are not owed each call: a fold derives what it needs at
+    load (found on the H200: a folded row sum after a 256 MiB Linear was refused as
+    "implausible" for not reading the weight). The footprint still counts them."""
+    import torch
+
+    from kernelopt_jupyter.verify import wire
+
+    checker = _checker(dispatch_only=False, cuda_graphs=False)
+    fields, blobs = wire.pack(
+        [("init", []), ("state", {"weight": torch.zeros(64, 64), "bias": torch.zeros(64)})]
+    )
+    monkeypatch.setattr(checker, "_cand_ask", lambda *a, **k: ({"ok": True}, []))
+    checker._load({**fields, "kind": "module", "entry": "ModelNew"}, blobs)
+    assert checker.footprint == (64 * 64 + 64) * 4
+    assert checker.moved == 0
