@@ -503,6 +503,7 @@ class BeamSearch:
                     beam = [fallback]
             if self.after_root is not None:
                 self.after_root()
+                self._eager_from_the_root(root)
                 self._rescale_vs_compile()
             best_ms = min((g.ms for g in beam if g.ms is not None), default=math.inf)
             for iteration in range(self.config.iterations):
@@ -551,6 +552,28 @@ class BeamSearch:
             best=best,
             library_dominated=self.ctx.library_dominated,
             notes=notes,
+        )
+
+    def _eager_from_the_root(self, root: GatedCandidate) -> None:
+        """Where the peers were not timed (too little time was left after the first
+        verdict), eager's time from the first candidate's performance gate, which raced eager
+        interleaved with it; said in a ``baseline`` event."""
+        if self.ctx.baselines.get("eager") is not None:
+            return
+        gate4 = root.report.gate("performance")
+        eager = gate4.metrics.get("eager_ms") if gate4 is not None else None
+        if not isinstance(eager, int | float) or eager <= 0:
+            return
+        self.ctx.baselines["eager"] = float(eager)
+        self.log.emit(
+            "baseline",
+            name="eager",
+            ms=float(eager),
+            ci_low=None,
+            ci_high=None,
+            measured=True,
+            detail=f"from {root.candidate.id}'s performance gate (eager raced interleaved with it)",
+            compile_s=None,
         )
 
     def _rescale_vs_compile(self) -> None:

@@ -171,3 +171,67 @@ def test_the_bench_timeline_says_how_long_the_deferred_baselines_took(tmp_path: 
     assert timeline["first_verdict_s"] is not None
     assert timeline["baselines_after_first_verdict_s"] is not None
     assert timeline["baselines_after_first_verdict_s"] >= 0
+
+
+def test_with_little_time_left_after_the_first_verdict_the_peers_are_not_timed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the H200 the deferred peers took 11-18 s; with 25 s left they took the time of the
+    next candidates. Under ``DEFER_SKIP_S`` left they are not timed, say why, and nothing
+    partial is cached."""
+    import time
+
+    calls: list[list[str] | None] = []
+
+    def run_task(task: str, kwargs: dict[str, Any], **_: Any) -> WorkerResult:
+        calls.append(kwargs.get("steps"))
+        return WorkerResult(True, value={"seconds": {}, "dispatch": {"step_error": "x"}})
+
+    monkeypatch.setattr(worker, "run_task", run_task)
+    problem = problem_from_source(SOURCE, "relu.py", validate=False)
+    cache = AnalysisCache(tmp_path)
+    log = EventLog(None)
+    deadline = time.monotonic() + pipeline.DEFER_SKIP_S - 10
+    facts = pipeline.analyse(
+        problem, "cuda", log, cache=cache, defer_baselines=True, deadline=deadline
+    )
+    assert facts.deferred is not None
+    got = facts.deferred.measure()
+    assert ["baselines"] not in calls and set(got.values()) == {None}
+    details = [e.data["detail"] for e in log.events if e.type == "baseline"]
+    assert details and all("kept for candidates" in d for d in details)
+    assert cache.load(cache.key(problem, "cuda")) is None
+    # with time enough they are timed as before
+    roomy = pipeline.analyse(
+        problem, "cuda", EventLog(None), defer_baselines=True, deadline=time.monotonic() + 300
+    )
+    assert roomy.deferred is not None
+    roomy.deferred.measure()
+    assert calls[-1] == ["baselines"]
+
+
+def test_eager_comes_from_the_first_gate_when_the_peers_were_not_timed(tmp_path: Path) -> None:
+    from test_search import fake_gpu_gates
+
+    search = make_search(tmp_path, max_candidates=3)
+    search.ctx.baselines = {"eager": None, "compile": None}
+
+    def gates(problem: Any, candidate: Any) -> Any:
+        report = fake_gpu_gates(problem, candidate)
+        perf = report.gate("performance")
+        if perf is not None and perf.metrics:
+            perf.metrics["eager_ms"] = 0.25
+        return report
+
+    search.gate_runner = gates
+    search.after_root = lambda: None  # the peers were not timed
+    result = search.run()
+    assert result.baselines["eager"] == 0.25 and result.baselines["compile"] is None
+    root = result.candidates[0]
+    assert root.ms is not None and root.speedup_vs_eager == pytest.approx(0.25 / root.ms)
+    said = [e.data for e in read_events(tmp_path / "events.jsonl") if e.type == "baseline"]
+    assert (
+        len(said) == 1
+        and said[0]["name"] == "eager"
+        and "c0's performance gate" in (said[0]["detail"])
+    )

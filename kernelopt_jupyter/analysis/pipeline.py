@@ -9,6 +9,7 @@ re-measures nor re-harvests.
 from __future__ import annotations
 
 import ast
+import math
 import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -78,6 +79,11 @@ def _kernel_problem_units(problem: Problem) -> list[dict[str, Any]]:
 STEP_LIMIT_S = 900.0
 #: Below this many seconds before the deadline a step is not started (it could not finish).
 MIN_STEP_S = 3.0
+#: The deferred peers are not timed when less than this is left before the deadline after the
+#: first verdict: on the H200 they took 11-18 s, and with less left they would take the time of
+#: the search's next candidates (``diag_scale_matmul``: 25 s left, 17.8 s of peers, and the
+#: rewrite worth 107x cut by the deadline). Eager then comes from the first candidate's gate.
+DEFER_SKIP_S = 30.0
 
 
 def _limit(deadline: float | None, default: float = STEP_LIMIT_S) -> float:
@@ -128,7 +134,17 @@ class DeferredBaselines:
         if self.done:
             return self.facts.baselines
         self.done = True
-        base = _measure_baselines(self.problem, self.device, self.deadline)
+        left = _limit(self.deadline, default=math.inf)
+        if left < DEFER_SKIP_S:
+            base = Baselines(
+                measured=False,
+                device=self.device,
+                detail=f"not measured: {max(left, 0.0):.0f} s were left after the first verdict,"
+                " kept for candidates (eager comes from the first candidate's performance gate;"
+                " the final side-by-side run times the winner against torch.compile)",
+            )
+        else:
+            base = _measure_baselines(self.problem, self.device, self.deadline)
         _emit_baselines(self.log, base.to_dict())
         self.facts.baselines.clear()
         self.facts.baselines.update(base.as_ms())
