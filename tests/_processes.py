@@ -1,6 +1,8 @@
 """Which processes a test left running: live processes below the test process, its
 launchers excepted (``kernelopt_jupyter.launcher``: they stay up between workers by design;
-the workers they fork are counted)."""
+the workers they fork are counted). A process started during the test by another process
+that was already there (a browser a fixture opened earlier in this pytest worker, starting a
+helper of its own mid-test) is not the test's."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import time
 from pathlib import Path
 
 from kernelopt_jupyter.launcher import launcher_pids
-from kernelopt_jupyter.worker import descendants
+from kernelopt_jupyter.worker import _parents, descendants
 
 
 def below_us() -> set[int]:
@@ -33,8 +35,23 @@ def left_running(before: set[int], wait_s: float = 5.0) -> list[str]:
     ``wait_s`` seconds (a killed tree takes a moment to be reaped), each with its state and
     command line; empty when none."""
     end = time.monotonic() + wait_s
-    left = below_us() - before
+    left = _started_by_us(below_us() - before, before)
     while left and time.monotonic() < end:
         time.sleep(0.1)
-        left = below_us() - before
+        left = _started_by_us(below_us() - before, before)
     return [_describe(pid) for pid in sorted(left)]
+
+
+def _started_by_us(new: set[int], before: set[int]) -> set[int]:
+    """Of the processes ``new`` since ``before``, those whose nearest ancestor that was
+    already there is this process or one of its launchers (the launchers fork the workers)."""
+    parents = _parents()
+    ours = {os.getpid(), *launcher_pids()}
+    kept = set()
+    for pid in new:
+        up = parents.get(pid)
+        while up is not None and up not in ours and up not in before:
+            up = parents.get(up)
+        if up in ours:
+            kept.add(pid)
+    return kept

@@ -87,3 +87,38 @@ def test_the_deadline_travels_in_the_options_and_no_extra_worker_starts(
     deadline = time.monotonic() + 60.0
     assert verify_before(problem, HANGS, options, "<c>", device="cpu", deadline=deadline) is report
     assert seen and seen[0].deadline == deadline and seen[0].time_limit_s == 5.0
+
+
+def test_left_running_counts_what_the_test_started_not_a_helper_of_an_older_process() -> None:
+    """The check behind 'no worker survives': a process this test started and left is
+    reported; a helper that a process already running before the test (a browser a fixture
+    opened earlier in the same pytest worker) starts mid-test is not this test's (the CI flake
+    of the sixteenth session: chromium's on-device-model service, started under this worker)."""
+    import subprocess
+    import sys
+
+    from kernelopt_jupyter.worker import kill_tree
+
+    sleeper = "import time; time.sleep(60)"
+    older = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys, time; time.sleep(0.5); "
+            f"subprocess.Popen([sys.executable, '-c', {sleeper!r}]); time.sleep(60)",
+        ]
+    )
+    time.sleep(0.1)
+    before = below_us()
+    ours = subprocess.Popen([sys.executable, "-c", sleeper])
+    try:
+        deadline = time.monotonic() + 10
+        while len(below_us() - before) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(below_us() - before) == 2  # ours and the older process's helper
+        left = left_running(before, wait_s=0.2)
+        assert len(left) == 1 and left[0].startswith(f"{ours.pid} ")
+    finally:
+        for proc in (ours, older):
+            kill_tree(proc.pid)
+            proc.wait(timeout=10)
