@@ -13,6 +13,7 @@ On the CPU the interpreter's times mean nothing: records are ranked by their roo
 from __future__ import annotations
 
 import shutil
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -97,6 +98,9 @@ class DispatchMap:
     versions: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     harvest: Harvest | None = None
+    # Wall seconds of each phase in the worker: load, harvest (its own split in the
+    # harvest's ``seconds``), costs, profile, choices.
+    seconds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able, schema 1 (the harvest itself is left out: it has its own to_dict)."""
@@ -458,6 +462,22 @@ def _choices(
     return choices
 
 
+class _PhaseClock:
+    """Wall seconds per phase, each phase ending at :meth:`mark`."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self) -> float:
+        now = time.perf_counter()
+        spent, self._last = now - self._last, now
+        return round(spent, 2)
+
+    def mark(self, phase: str) -> None:
+        self.seconds[phase] = self.lap()
+
+
 def profile_task(source: str, path: str, ncu: bool = False) -> dict[str, Any]:
     """Worker entry: harvest, cost each unit, time it on the GPU, rank; plain data back."""
     import torch
@@ -472,11 +492,16 @@ def profile_task(source: str, path: str, ncu: bool = False) -> dict[str, Any]:
     from kernelopt_jupyter.problem import candidate_model, load_source_module
 
     device = worker_device()
+    clock = _PhaseClock()
     prepare_worker(device)
     _problem, loaded, model, inputs = load_reference(source, path, device)
     versions = {"torch": torch.__version__, "triton": triton.__version__}
+    load_s = clock.lap()
     harvest = build_harvest(loaded, model, inputs, device, variants=True)
     dmap = DispatchMap(path, device, versions=versions, harvest=harvest)
+    dmap.seconds = clock.seconds
+    clock.seconds["load"] = load_s
+    clock.mark("harvest")
     if not harvest.ok:
         dmap.ok = False
         dmap.error = harvest.error
@@ -490,6 +515,7 @@ def profile_task(source: str, path: str, ncu: bool = False) -> dict[str, Any]:
     fused = _OpCosts({_op_base(o) for k in harvest.kernels for o in k.ops})
     fused.run(model, inputs)  # the Triton units' ops as the reference dispatches them
     records = _records_from_harvest(harvest, costs, fused)
+    clock.mark("costs")
     ncu_note = _ncu_status(device, ncu)
     if device == "cuda":
         times = _profile(cand, inputs)
@@ -518,7 +544,9 @@ def profile_task(source: str, path: str, ncu: bool = False) -> dict[str, Any]:
             rec.ncu = ncu_note
     dmap.records = records
     dmap.library_dominated = harvest.library_dominated
+    clock.mark("profile")
     dmap.choices = _choices(harvest, records, device, loaded, model, inputs, cand)
+    clock.mark("choices")
     if harvest.library_dominated:
         dmap.notes.append("library-dominated: all work is in vendor calls; the baseline is kept")
     return _plain(dmap)

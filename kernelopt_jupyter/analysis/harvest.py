@@ -9,6 +9,7 @@ the reference before returning it, so a harvest that would not verify is reporte
 
 from __future__ import annotations
 
+import time
 import traceback
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -66,6 +67,7 @@ class Harvest:
     compile_s: float | None = None
     max_abs_err: float | None = None
     notes: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)  # capture, self_check, variants
 
     def units(self) -> list[KernelRecord]:
         """Every unit, Triton kernels first, then vendor and other calls."""
@@ -316,6 +318,7 @@ def build_harvest(
 ) -> Harvest:
     """Harvest in this (worker) process: capture, rewrite, self-check, variants."""
     fallback_note = ""
+    started = time.perf_counter()
     try:
         cap, code = _harvest_once(loaded, model, inputs, device, config, mode)
     except HarvestError as exc:
@@ -328,6 +331,8 @@ def build_harvest(
             return Harvest(ok=False, device=device, error=str(exc2), notes=[fallback_note])
     source = code.source if code.kernels else mark_dispatch_only(code.source)
     harvest = Harvest(ok=True, device=device, source=source, compile_s=cap.compile_s)
+    harvest.seconds["capture"] = round(time.perf_counter() - started, 2)
+    started = time.perf_counter()
     for key, value in _records(cap, code).items():
         setattr(harvest, key, value)
     if fallback_note:
@@ -349,12 +354,15 @@ def build_harvest(
         harvest.notes.append(traceback.format_exc()[-1500:])
         return harvest
     harvest.max_abs_err = err
+    harvest.seconds["self_check"] = round(time.perf_counter() - started, 2)
     if err > 1e-3 * max(1.0, scale):
         harvest.ok = False
         harvest.error = f"harvested candidate differs from the reference (max abs err {err:.3g})"
         return harvest
     if variants:
+        started = time.perf_counter()
         _add_variants(harvest, loaded, model, inputs, device)
+        harvest.seconds["variants"] = round(time.perf_counter() - started, 2)
     return harvest
 
 

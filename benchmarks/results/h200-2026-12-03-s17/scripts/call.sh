@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# One device call of the seventeenth session: [tests] GPU test files, then the bench on
+# $PROBLEMS until $END s from the start, then [cached] the problem $CACHED searched again with
+# the analysis cache the bench left (the first verdict with the analysis cached).
+set -uo pipefail
+T0=$(date +%s)
+python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || { cat "$OUT/install.log"; exit 1; }
+if [[ "${STEPS:-}" == *tests* ]]; then
+  OUT=$OUT/tests STAGES=tests FILES="$FILES" TEST_TIMEOUT=$TT GROUP=2 bash scripts/gpu_checks.sh | tail -15
+  echo "tests done after $(( $(date +%s) - T0 )) s"
+fi
+if [ -n "${PROBLEMS:-}" ]; then
+  LEFT=$(( ${END:-570} - ($(date +%s) - T0) ))
+  echo "bench with $LEFT s"
+  OUT=$OUT/bench BENCH_TIMEOUT=$LEFT BUDGET=16 TIME_LIMIT=60 bash benchmarks/run_gpu_bench.sh | tail -20
+fi
+if [ -n "${CACHED:-}" ]; then
+  LEFT=$(( 590 - ($(date +%s) - T0) ))
+  echo "cached run with $LEFT s; cache: $(ls ~/.cache/kernelopt/analysis 2>/dev/null | wc -l) entries"
+  mkdir -p "$OUT/cached"
+  KERNELOPT_HOME="$OUT/cached/home" PYTHONUNBUFFERED=1 timeout "$LEFT" kernelopt bench "$CACHED" --device cuda \
+    --agents offline --budget 16 --time-limit 60 --out "$OUT/cached" --json >"$OUT/cached/bench.json" 2>"$OUT/cached/bench.log"
+  echo "cached rc $?"; python3 -c "
+import json,sys; d=json.load(open('$OUT/cached/bench.json'))
+for r in d.get('rows', d if isinstance(d, list) else []):
+    print(r['problem'], r['timeline'], r['seconds'], r.get('speedup_vs_peer'))" 2>&1 | tail -3
+fi
+echo "call done after $(( $(date +%s) - T0 )) s"
+# Few files come back from a call: everything in one archive.
+(cd "$OUT" && tar czf /tmp/all.tgz --exclude='*.pt' . && rm -rf ./* && mv /tmp/all.tgz all.tgz)
