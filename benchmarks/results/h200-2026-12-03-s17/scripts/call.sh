@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# One device call of the seventeenth session: [tests] GPU test files, then the bench on
+# One device call of the seventeenth session: [diag] the harvest's time in fresh processes
+# (scripts/diag_harvest.py on $DIAG), [tests] GPU test files, then the bench on
 # $PROBLEMS until $END s from the start, then [cached] the problem $CACHED searched again with
 # the analysis cache the bench left (the first verdict with the analysis cached).
 set -uo pipefail
 T0=$(date +%s)
 python3 -m pip install -q --no-deps --no-build-isolation -e . >"$OUT/install.log" 2>&1 || { cat "$OUT/install.log"; exit 1; }
+if [[ "${STEPS:-}" == *diag* ]]; then
+  timeout 200 python3 benchmarks/results/h200-2026-12-03-s17/scripts/diag_harvest.py $DIAG >"$OUT/diag.log" 2>&1
+  echo "diag rc $? after $(( $(date +%s) - T0 )) s"; grep -A1 "^== " "$OUT/diag.log"
+fi
 if [[ "${STEPS:-}" == *tests* ]]; then
   OUT=$OUT/tests STAGES=tests FILES="$FILES" TEST_TIMEOUT=$TT GROUP=2 bash scripts/gpu_checks.sh | tail -15
   echo "tests done after $(( $(date +%s) - T0 )) s"
