@@ -11,7 +11,11 @@ times mean nothing, so baselines are reported as not measured.
 
 from __future__ import annotations
 
+import contextlib
 import random
+import signal
+import threading
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -139,8 +143,43 @@ def time_interleaved(
     return times, outs
 
 
-def _compile_modes(model: Any, modes: list[str], first: list[Any]) -> tuple[dict, dict, list]:
-    """Each torch.compile peer in ``modes`` compiled (and run once) on ``first``."""
+#: Seconds one peer's compile (its first call) may take in the bench's side-by-side run.
+#: max-autotune on a network of convolutions can take many minutes (past the worker's own
+#: limit, which then lost every peer's time): such a peer is reported as not timed instead.
+PEER_COMPILE_S = 150.0
+
+
+class CompileTimeUp(BaseException):
+    """A peer's compile ran past its time box (a BaseException, so that Inductor's own
+    ``except Exception`` around an autotuning choice does not swallow it)."""
+
+
+@contextlib.contextmanager
+def time_box(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`CompileTimeUp` in this (main) thread once ``seconds`` have passed, and
+    every second after that until the block ends (should one raise be swallowed somewhere).
+    Outside the main thread, or with ``seconds`` None, the block runs unbounded."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        raise CompileTimeUp(f"ran past {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0.0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _compile_modes(
+    model: Any, modes: list[str], first: list[Any], compile_limit_s: float | None = None
+) -> tuple[dict, dict, list]:
+    """Each torch.compile peer in ``modes`` compiled (and run once) on ``first``; a peer whose
+    compile runs past ``compile_limit_s`` is left out, with a note saying so."""
     import time
 
     import torch
@@ -157,14 +196,20 @@ def _compile_modes(model: Any, modes: list[str], first: list[Any]) -> tuple[dict
             notes.append(f"unknown baseline {name!r} ignored")
             continue
         torch._dynamo.reset()
+        start = time.perf_counter()
         try:
             fn = torch.compile(model, mode=mode)
-            start = time.perf_counter()
-            with torch.no_grad():
+            with time_box(compile_limit_s), torch.no_grad():
                 fn(*first)
             torch.cuda.synchronize()
             compile_s[name] = time.perf_counter() - start
             fns[name] = fn
+        except CompileTimeUp:
+            torch._dynamo.reset()
+            notes.append(
+                f"{name} not timed: its compile ran past {compile_limit_s:g} s "
+                f"(stopped after {time.perf_counter() - start:.0f} s)"
+            )
         except Exception as exc:
             notes.append(f"{name} failed to compile: {type(exc).__name__}: {exc}"[:200])
     return fns, compile_s, notes
@@ -221,7 +266,11 @@ def with_reference_weights(
 
 
 def peers_task(
-    source: str, path: str, candidate_source: str | None, budget_s: float = 2 * TIMING_BUDGET_S
+    source: str,
+    path: str,
+    candidate_source: str | None,
+    budget_s: float = 2 * TIMING_BUDGET_S,
+    compile_limit_s: float | None = PEER_COMPILE_S,
 ) -> dict[str, Any]:
     """Worker entry (GPU), the bench's side-by-side run: the verified winner and every peer
     (eager and the three torch.compile modes) timed interleaved in one process.
@@ -239,7 +288,7 @@ def peers_task(
     loaded = materialize(problem)
     model = loaded.make_model("cuda", seed=0)
     pool = [loaded.make_inputs(1000 + i, "cuda") for i in range(2)]
-    fns, compile_s, notes = _compile_modes(model, list(MODES), pool[0])
+    fns, compile_s, notes = _compile_modes(model, list(MODES), pool[0], compile_limit_s)
     winner = None
     if candidate_source is not None:
         winner = with_reference_weights(

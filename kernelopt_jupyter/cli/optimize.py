@@ -422,6 +422,9 @@ def _side_by_side(row: dict[str, Any], peers: dict[str, Any], has_best: bool) ->
         peer_compile_s=peers.get("compile_s"),
     )
     row.setdefault("side_by_side", "winner and peers timed interleaved in one process")
+    untimed = [n for n in peers.get("notes") or [] if " not timed: " in n]
+    if untimed:  # the best peer is then the best of those that were timed
+        row["side_by_side"] += "; " + "; ".join(untimed)
 
 
 def _peer_fields(
