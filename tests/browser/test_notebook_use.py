@@ -161,7 +161,7 @@ JS_PAUSED = """() => {
   const m = message.innerText.trim().match(/^Paused after (\\w+) step/);
   if (!m || !pending.innerText.trim().startsWith(m[1] + ' proposes')) return null;
   return {agent: m[1], message: message.innerText.trim(),
-          plans: pending.innerText.includes('•'),
+          plans: (pending.innerText.match(/•/g) || []).length,
           rows: document.querySelectorAll('.kernelopt-panel .kernelopt-candidate-row').length};
 }"""
 
@@ -227,6 +227,11 @@ JS_PLAN_REJECTS = """() => [...document.querySelectorAll(
   text: b.innerText.trim(), enabled: !b.disabled,
   plan: b.title.replace(/^drop '/, '').replace(/' only; the other plans go on$/, '')}))"""
 
+# Whether the pause's N per-plan Reject buttons are drawn and live. They come after the pause's
+# message and proposal (new widgets, drawn last): JS_PAUSED can hold before they exist.
+JS_PLAN_REJECTS_SHOWN = """(n) => document.querySelectorAll(
+    '.kernelopt-panel button.kernelopt-step-reject-plan:not([disabled])').length === n"""
+
 
 def _gated_row_names(panel: Any, text: str) -> bool:
     """Whether a candidate row that passed correctness names ``text`` (its plan's title)."""
@@ -270,10 +275,18 @@ def test_step_mode_rejects_one_plan_then_stops_and_accepts_by_magic(lab: Lab, pa
 
     plans: dict[str, str] = {}  # the rejected plan's title and the other one's
     for _ in range(40):
-        paused = page.wait_for_function(JS_PAUSED, timeout=SEARCH_TIMEOUT_MS).json_value()
-        buttons = page.evaluate(JS_PLAN_REJECTS)
-        if not plans and paused["agent"] == "planner" and len(buttons) >= 2:
-            assert all(b["enabled"] for b in buttons), buttons
+        paused = page.wait_for_function(JS_PAUSED_OR_DONE, timeout=SEARCH_TIMEOUT_MS).json_value()
+        # The search ended with no pause after the reject left a candidate to stop at (it
+        # came too late, at the Planner's last step): fail now, not after SEARCH_TIMEOUT_MS.
+        assert paused["agent"] is not None, f"the search finished, still stepping: {plans}"
+        if not plans and paused["agent"] == "planner" and paused["plans"] >= 2:
+            # The first pause with plans to choose from (the Planner's first step): its
+            # per-plan buttons are drawn after the proposal, so wait for them. Deciding from
+            # what was drawn at once approved this pause when they came late, the reject fell
+            # to a later Planner step or none, and the search ran to its end unstopped.
+            page.wait_for_function(JS_PLAN_REJECTS_SHOWN, arg=paused["plans"])
+            buttons = page.evaluate(JS_PLAN_REJECTS)
+            assert len(buttons) == paused["plans"] and all(b["enabled"] for b in buttons), buttons
             plans = {"rejected": buttons[0]["plan"], "kept": buttons[1]["plan"]}
             pending = panel.locator(".kernelopt-step-pending").inner_text()
             assert all(title in pending for title in plans.values()), (plans, pending)
