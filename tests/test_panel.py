@@ -745,6 +745,126 @@ def test_reject_one_plan_of_several() -> None:
     assert "the other plans go on" in panel.header.message.value
 
 
+_PLANS = [
+    {"id": "c0.p0", "title": "retune k1", "action": "retile", "rationale": "r"},
+    {"id": "c0.p1", "title": "retune k2", "action": "retile", "rationale": "r"},
+]
+
+
+def _edit_plan(panel: SessionPanel) -> None:
+    panel.controls.step_buttons["edit"].click()
+    panel.editor.source.value = "only the first kernel"
+    panel.editor.submit.click()
+
+
+def _edit_code(panel: SessionPanel) -> None:
+    panel.controls.step_buttons["edit"].click()
+    panel.editor.kind.value = "code"
+    panel.editor.source.value = "y = 2\n"
+    panel.editor.submit.click()
+
+
+@pytest.mark.parametrize(
+    ("press", "sent"),
+    [
+        (lambda p: p.controls.step_buttons["approve"].click(), ("approve", None)),
+        (lambda p: p.controls.step_buttons["next"].click(), ("approve", None)),
+        (lambda p: p.controls.plan_rejects.children[0].click(), ("reject_plan", "c0.p0")),
+        (lambda p: p.controls.step_buttons["reject"].click(), ("reject", "rejected in the panel")),
+        (_edit_plan, ("edit_plan", "only the first kernel")),
+        (_edit_code, ("edit_candidate", "y = 2\n")),
+    ],
+    ids=["approve", "next", "reject_plan", "reject", "edit_plan", "edit_candidate"],
+)
+def test_the_next_pause_drawn_while_a_decision_is_sent_stays_live(
+    press: Any, sent: tuple[str, Any]
+) -> None:
+    """A decision wakes the search at once; it may pause again, and the refresher thread draw
+    that pause, before the button's handler returns. The handler must not then grey out the
+    new pause's buttons or overwrite its message (the search would wait on a pause that only
+    Stop can answer). Here the refresher draws the next pause at exactly that moment, from
+    another thread, given 0.3 s to do it (fails without ControlsView._answered's order and
+    lock)."""
+    ctl = Controller(step=True)
+    panel = SessionPanel(controller=ctl, step_mode=True)
+    paused = {"agent": "planner", "step": 1, "actions": StepControl.actions_for("planner")}
+    panel.feed(
+        [
+            Event("session_started", {"problem": "p", "kind": "triton", "device": "cpu"}),
+            Event("step_paused", {**paused, "payload": {"plans": _PLANS}}),
+        ]
+    )
+    assert not panel.controls.step_buttons["approve"].disabled
+    refreshers: list[threading.Thread] = []
+    decide = ctl.step._decide
+
+    def decide_then_the_next_pause_is_drawn(action: str, value: Any = None) -> None:
+        decide(action, value)
+        panel._on_event(Event("step_resumed", {"action": action, "by": "person"}))
+        panel._on_event(
+            Event(
+                "step_paused",
+                {
+                    "agent": "executor",
+                    "step": 2,
+                    "actions": StepControl.actions_for("executor"),
+                    "payload": {"plan_id": "c0.p1", "source": "x = 1\n", "explanation": "e"},
+                },
+            )
+        )
+        refresher = threading.Thread(target=panel.flush, daemon=True)
+        refresher.start()
+        refresher.join(0.3)
+        refreshers.append(refresher)
+
+    ctl.step._decide = decide_then_the_next_pause_is_drawn  # type: ignore[method-assign]
+    press(panel)
+    for refresher in refreshers:
+        refresher.join(10)
+    action, value = ctl.step.wait(timeout=1)
+    assert (action, value.get("plan_id") if isinstance(value, dict) else value) == sent
+    assert panel.state.paused is not None and panel.state.paused["agent"] == "executor"
+    # The executor's pause is live: its buttons answer it, the message names it.
+    assert not panel.controls.step_buttons["approve"].disabled
+    assert not panel.controls.step_buttons["reject"].disabled
+    assert "Paused after executor step 2" in panel.header.message.value, panel.header.message.value
+    assert "executor proposes" in panel.controls.pending_text.value
+
+
+def test_stop_while_paused_ends_on_stopped_even_if_drawn_at_once() -> None:
+    """Stop while paused ends the search at once; the refresher may draw its end before the
+    Stop handler returns, and the handler must not then overwrite "Stopped." (which the
+    browser test of step mode waits for)."""
+    ctl = Controller(step=True)
+    panel = SessionPanel(controller=ctl, step_mode=True)
+    paused = {"agent": "planner", "step": 1, "actions": StepControl.actions_for("planner")}
+    panel.feed(
+        [
+            Event("session_started", {"problem": "p", "kind": "triton", "device": "cpu"}),
+            Event("step_paused", {**paused, "payload": {"plans": _PLANS}}),
+        ]
+    )
+    refreshers: list[threading.Thread] = []
+    stop = ctl.stop
+
+    def stop_then_the_end_is_drawn() -> None:
+        stop()
+        panel._on_event(Event("step_resumed", {"action": "stop", "by": "person"}))
+        panel._on_event(Event("session_finished", {"status": "stopped", "best": None}))
+        refresher = threading.Thread(target=panel.flush, daemon=True)
+        refresher.start()
+        refresher.join(0.3)
+        refreshers.append(refresher)
+
+    ctl.stop = stop_then_the_end_is_drawn  # type: ignore[method-assign]
+    panel.controls.stop_button.click()
+    for refresher in refreshers:
+        refresher.join(10)
+    assert ctl.stopped and panel.state.status == "finished"
+    assert "Stopped." in panel.header.message.value, panel.header.message.value
+    assert panel.controls.stop_button.disabled
+
+
 def test_a_stopped_session_says_stopped() -> None:
     panel = SessionPanel()
     panel.feed(

@@ -171,10 +171,23 @@ class ControlsView:
         if step is None or not hasattr(step, "reject_plan"):
             self.ctx.say("This session cannot reject a single plan.")
             return
-        step.reject_plan(plan_id, self.reject_reason.value or "rejected in the panel")
-        self.reject_reason.value = ""
+        reason = self.reject_reason.value or "rejected in the panel"
+        with self.ctx.lock:  # see _answered
+            self.reject_reason.value = ""
+            self._answered(f"reject {plan_id}: sent (the other plans go on)")
+            step.reject_plan(plan_id, reason)
+
+    def _answered(self, said: str) -> None:
+        """Grey out the answered pause and say what is sent; call it before sending it.
+
+        A decision wakes the search at once, which may pause again, and the refresher thread
+        draw that pause, before the button's handler returns: greying out or saying anything
+        after the decision would land on the new pause (its buttons off, its message gone,
+        the search waiting on a pause nobody can answer). So callers hold ``ctx.lock``, under
+        which the refresher draws, from here until the decision is sent.
+        """
         self.disable_steps()
-        self.ctx.say(f"reject {plan_id}: sent (the other plans go on)")
+        self.ctx.say(said)
 
     def finished(self) -> None:
         """Nothing is left to stop or approve."""
@@ -187,9 +200,12 @@ class ControlsView:
         """Ask the session to stop after its current step."""
         if self.ctx.controller is None:
             return
-        self.ctx.controller.stop()
-        self.stop_button.disabled = True
-        self.ctx.say("Stopping after the current step…")
+        # Said before stopping, under the lock the refresher draws with: a paused search stops
+        # at once, and its "Stopped." must not be overwritten by this line (see _answered).
+        with self.ctx.lock:
+            self.stop_button.disabled = True
+            self.ctx.say("Stopping after the current step…")
+            self.ctx.controller.stop()
 
     def step_action(self, action: str) -> None:
         """Answer the pause with ``action`` (next, approve, reject, edit)."""
@@ -200,16 +216,20 @@ class ControlsView:
         if action == "edit":
             self.on_edit()
             return
-        if action == "next":
-            (getattr(step, "next", None) or step.approve)()
-        elif action == "approve":
-            step.approve()
-        elif action == "reject":
-            step.reject(self.reject_reason.value or "rejected in the panel")
-            self.reject_reason.value = ""
-            if (self.ctx.state.paused or {}).get("agent") in _REPLANNED:
-                self.disable_steps()
-                self.ctx.say("reject: sent (the Planner is asked again, with the reason)")
+        with self.ctx.lock:  # see _answered
+            if action == "reject":
+                reason = self.reject_reason.value or "rejected in the panel"
+                replanned = (self.ctx.state.paused or {}).get("agent") in _REPLANNED
+                self.reject_reason.value = ""
+                self._answered(
+                    "reject: sent (the Planner is asked again, with the reason)"
+                    if replanned
+                    else "reject: sent"
+                )
+                step.reject(reason)
                 return
-        self.disable_steps()
-        self.ctx.say(f"{action}: sent")
+            self._answered(f"{action}: sent")
+            if action == "next":
+                (getattr(step, "next", None) or step.approve)()
+            elif action == "approve":
+                step.approve()

@@ -89,17 +89,24 @@ class EditorView:
             if not paused or step is None:
                 ctx.say("A plan edit applies while step mode is paused.")
                 return
-            step.edit_plan(text)
-            ctx.say("Plan edit sent: the executor applies it next.")
-        elif paused and step is not None:
-            step.edit_candidate(text)
-            ctx.say("Edited candidate sent: it goes through the four gates.")
-        else:
-            parent = self.parent.value or None
-            try:
-                cid = ctx.controller.submit(text, parent=parent, agent="person")
-            except Exception as exc:  # e.g. the search has not begun: say so, keep the text
-                ctx.say(f"Not submitted: {exc}")
-                return
-            ctx.say(f"Submitted as {cid}: it goes through the four gates.")
+            # Said and greyed out before it is sent, under the lock the refresher draws with:
+            # the search may pause again before this returns (ControlsView._answered).
+            with ctx.lock:
+                ctx.say("Plan edit sent: the executor applies it next.")
+                self.after_submit()
+                step.edit_plan(text)
+            return
+        if paused and step is not None:
+            with ctx.lock:  # as for a plan edit
+                ctx.say("Edited candidate sent: it goes through the four gates.")
+                self.after_submit()
+                step.edit_candidate(text)
+            return
+        parent = self.parent.value or None
+        try:
+            cid = ctx.controller.submit(text, parent=parent, agent="person")
+        except Exception as exc:  # e.g. the search has not begun: say so, keep the text
+            ctx.say(f"Not submitted: {exc}")
+            return
+        ctx.say(f"Submitted as {cid}: it goes through the four gates.")
         self.after_submit()
