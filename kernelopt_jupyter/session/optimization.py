@@ -221,9 +221,16 @@ class OptimizationSession:
         return None if self._deadline is None else self._deadline - time.monotonic()
 
     def opening_notice(self) -> str:
-        """What this run can and cannot do, said once at the start (the CPU tier's limits)."""
+        """What this run can and cannot do, said once at the start (the CPU tier's limits;
+        on any device, a missing bytecode cache that makes every worker start slow)."""
+        from kernelopt_jupyter.worker import uncached_bytecode_note
+
+        slow = uncached_bytecode_note()
         if self.device == "cuda":
-            return ""
+            return slow
+        return (self._cpu_notice() + " " + slow).strip()
+
+    def _cpu_notice(self) -> str:
         small = os.environ.get(SMALL_ENV) == "1" and SMALL_ENV in self.problem.source
         return (
             "CPU run: gates 1-3 (static, correctness, fp64) run through Triton's interpreter; "
