@@ -123,6 +123,27 @@ class AgentContext:
     #: How many variants the Tuner may propose: more when the search screens them together in
     #: one timed run and gates only the fastest (``search.SCREEN_VARIANTS``).
     tune_variants: int = 4
+    #: Every plan id the search has given out in this run (replayed plans included). A plan
+    #: id names one plan for the whole session; a Planner numbers new plans around these
+    #: (:func:`plan_id_prefix`) and the search renames any that would reuse one.
+    plan_ids: set[str] = field(default_factory=set)
+
+
+def plan_id_prefix(parent_id: str, taken: set[str]) -> str:
+    """Where the ids of a new round of plans for ``parent_id`` start, unused in ``taken``.
+
+    The first planning of a parent numbers its plans ``{parent}.p0``, ``{parent}.p1``, ...;
+    a later planning of the same parent (a later iteration, or a re-plan after a person's
+    rejection) ``{parent}.r1.p0``, then ``{parent}.r2.p0``, and so on: readable, and never an
+    older plan's id. The round comes from the ids already given out, so a resumed search that
+    replays the recorded plans numbers its new ones as the original run did.
+    """
+    round_ = 0
+    while True:
+        prefix = f"{parent_id}.p" if round_ == 0 else f"{parent_id}.r{round_}.p"
+        if not any(pid.startswith(prefix) for pid in taken):
+            return prefix
+        round_ += 1
 
 
 @dataclass

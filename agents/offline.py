@@ -23,6 +23,7 @@ from kernelopt_jupyter.agents.base import (
     StepRecord,
     Summary,
     TuneProposal,
+    plan_id_prefix,
 )
 from kernelopt_jupyter.agents.memory import ExperienceMemory, worth_keeping
 from kernelopt_jupyter.agents.rewrites.moves import (
@@ -363,8 +364,11 @@ class OfflinePolicy:
         options = deadline_order(options, ctx.budget_left, ctx.kernels)
         options.sort(key=lambda pair: -pair[0])
         plans = []
+        # Ids never reused within the session: c0.p0 the first time c0 is planned, c0.r1.p0
+        # the next time (a later iteration, or a re-plan after a person's rejection).
+        prefix = plan_id_prefix(parent.id, ctx.plan_ids)
         for index, (_, plan) in enumerate(options[:n]):
-            plan.id = f"{parent.id}.p{index}"
+            plan.id = f"{prefix}{index}"
             self._tried.add((parent.id, plan.action, repr(sorted(plan.params.items()))))
             plans.append(plan)
         if plans:

@@ -634,9 +634,7 @@ class BeamSearch:
         for _ in range(1 + _REPLANS):
             plans = self._agent(
                 "planner",
-                functools.partial(
-                    self.policy.plan, self.ctx, report, parent.candidate, self.config.plans
-                ),
+                functools.partial(self._plan, report, parent.candidate),
                 lambda ps: {"plans": [p.to_dict() for p in ps]},
             )
             for plan in plans:
@@ -663,6 +661,25 @@ class BeamSearch:
             if not plans:
                 return []
         return []
+
+    def _plan(self, report: ProfileReport, parent: Candidate, io: AgentIO) -> list[Plan]:
+        """One Planner step whose plans carry ids no earlier plan of this run has.
+
+        The planners number their plans apart already (``base.plan_id_prefix``; Claude's by
+        agent step); a reused id that still comes back (a recording made before ids were
+        unique, a resumed run whose replay went another way, some other policy) becomes
+        ``{id}.2``, ``{id}.3``, ... Renamed before the step's ``agent_finished`` event, so a
+        recording of this run replays with the same ids.
+        """
+        plans = self.policy.plan(self.ctx, report, parent, self.config.plans, io)
+        taken = self.ctx.plan_ids
+        for plan in plans:
+            base = plan.id or f"{parent.id}.plan"
+            plan.id, k = base, 2
+            while plan.id in taken:
+                plan.id, k = f"{base}.{k}", k + 1
+            taken.add(plan.id)
+        return plans
 
     def _note_rejection(self, plans: list[Plan], reason: str) -> None:
         what = ", ".join(f"{p.id} ({p.title})" for p in plans) or "the Planner's step"

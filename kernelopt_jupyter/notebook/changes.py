@@ -34,22 +34,31 @@ def config_change(old_source: str, new_source: str) -> str:
 
 
 class ChangeNotes:
-    """What each executor edit said it changed ('K: num_warps 1->2'), by plan id.
+    """What each executor edit said it changed ('K: num_warps 1->2'), by candidate.
 
     The candidate event carries only the plan's title; the executor's answer
-    (``agent_finished``'s output) names the concrete change.
+    (``agent_finished``'s output, just before the candidate it made) names the concrete change.
+    Each candidate keeps the answer that made it: a retry of the same plan, or a later plan
+    given the same id (logs written before plan ids were unique), says something else.
     """
 
     def __init__(self) -> None:
+        #: Plan id -> the latest executor answer's explanation for it.
         self.by_plan: dict[str, str] = {}
+        #: Candidate id -> the explanation of the answer that made it ('' for none).
+        self.by_candidate: dict[str, str] = {}
 
     def apply(self, event: Event) -> None:
-        """Remember an executor answer's explanation."""
+        """Remember an executor answer's explanation, and which candidate it made."""
+        if event.type == "candidate" and event.data.get("agent") == "executor":
+            said = self.by_plan.get(str(event.data.get("plan_id")), "")
+            self.by_candidate[str(event.data.get("id"))] = said
+            return
         if event.type != "agent_finished" or event.data.get("agent") != "executor":
             return
         output = event.data.get("output")
-        if isinstance(output, dict) and output.get("plan_id") and output.get("explanation"):
-            self.by_plan[str(output["plan_id"])] = str(output["explanation"])
+        if isinstance(output, dict) and output.get("plan_id"):
+            self.by_plan[str(output["plan_id"])] = str(output.get("explanation") or "")
 
 
 def change_text(state: SessionState, cand: CandidateView, notes: ChangeNotes) -> str:
@@ -59,8 +68,14 @@ def change_text(state: SessionState, cand: CandidateView, notes: ChangeNotes) ->
         moved = config_change(parent.source, cand.source)
         if moved:
             return moved
-    said = notes.by_plan.get(cand.plan_id or "") if cand.agent == "executor" else None
-    text = said or cand.note or state.plan_title(cand.plan_id)
+    said = None
+    if cand.agent == "executor":
+        said = (
+            notes.by_candidate[cand.id]
+            if cand.id in notes.by_candidate
+            else notes.by_plan.get(cand.plan_id or "")
+        )
+    text = said or cand.note or state.candidate_plan_title(cand)
     if cand.dispatch_only and "dispatch" not in text:
         text = (text + " " if text else "") + "[dispatch]"
     return text

@@ -332,7 +332,7 @@ def _search_cells(state: SessionState) -> list[dict[str, Any]]:
         gates = " ".join(f"{g}:{cand.gates[g].status}" for g in GATE_NAMES if g in cand.gates)
         rows.append(
             f"| {cand.id} | {cand.parent or 'reference'} | {cand.agent} "
-            f"| {_cell_text(state.plan_title(cand.plan_id) or cand.note)} | {gates} "
+            f"| {_cell_text(state.candidate_plan_title(cand) or cand.note)} | {gates} "
             f"| {cand.verdict or ''} | {speedup_text(cand)} |"
         )
     cells = [_md("\n".join(rows))]
@@ -340,7 +340,7 @@ def _search_cells(state: SessionState) -> list[dict[str, Any]]:
     accepted = [c for c in state.candidates.values() if c.verdict == GATE_PASS]
     for cand in accepted:
         role = "on the winner's path" if cand.id in lineage else "passed, not chosen"
-        title = state.plan_title(cand.plan_id) or cand.note or cand.agent
+        title = state.candidate_plan_title(cand) or cand.note or cand.agent
         text = [
             f"### {cand.id}: {_cell_text(title)} ({role})",
             "",

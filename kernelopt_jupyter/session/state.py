@@ -50,6 +50,9 @@ class CandidateView:
     ci_high: float | None = None
     decision: str | None = None
     explanation: str = ""
+    #: The ``plan`` event that made it, bound when both have been seen: a later plan event
+    #: reusing the id (logs written before plan ids were unique per session) leaves it be.
+    plan: dict[str, Any] | None = None
 
 
 @dataclass
@@ -257,9 +260,11 @@ class SessionState:
         self._changes.agents.add(view.agent)
 
     def _on_plan(self, d: dict[str, Any], t: float) -> None:
-        self.plans[str(d.get("plan_id"))] = dict(d)
+        plan = self.plans[str(d.get("plan_id"))] = dict(d)
         for cand in self.candidates.values():
-            if cand.plan_id == d.get("plan_id"):
+            # Only a candidate seen before its plan takes it; one already bound keeps its own.
+            if cand.plan_id == d.get("plan_id") and cand.plan is None:
+                cand.plan = plan
                 self._changes.candidates.add(cand.id)
 
     def _on_candidate(self, d: dict[str, Any], t: float) -> None:
@@ -275,12 +280,24 @@ class SessionState:
             dispatch_only=bool(d.get("dispatch_only")),
             note=str(d.get("note") or ""),
             t=t,
+            plan=self._plan_of(d),
         )
         self.candidates[cid] = view
         if existing is None:
             self._changes.new_candidates.append(cid)
         else:
             self._changes.candidates.add(cid)
+
+    def _plan_of(self, d: dict[str, Any]) -> dict[str, Any] | None:
+        """The plan that made the candidate of event ``d``: the latest plan event with its id,
+        or, for a Tuner's variant (which carries its parent's plan id), the parent's own."""
+        plan_id = d.get("plan_id")
+        if plan_id is None:
+            return None
+        parent = self.candidates.get(str(d.get("parent")))
+        if parent is not None and parent.plan_id == plan_id and parent.plan is not None:
+            return parent.plan
+        return self.plans.get(str(plan_id))
 
     def _candidate(self, cid: Any) -> CandidateView | None:
         return self.candidates.get(str(cid))
@@ -397,6 +414,12 @@ class SessionState:
             return ""
         plan = self.plans.get(plan_id)
         return str(plan.get("title") or plan_id) if plan else plan_id
+
+    def candidate_plan_title(self, cand: CandidateView) -> str:
+        """The title of the plan that made ``cand`` (not of a later plan given the same id)."""
+        if cand.plan is not None:
+            return str(cand.plan.get("title") or cand.plan_id or "")
+        return self.plan_title(cand.plan_id)
 
     def reference_profile(self) -> dict[str, Any] | None:
         """The latest profile of the reference (a profile event naming no candidate)."""

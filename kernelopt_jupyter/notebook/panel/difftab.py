@@ -11,7 +11,7 @@ from kernelopt_jupyter.notebook.panel.diff import side_by_side
 def option_label(ctx: PanelContext, cid: str) -> str:
     """'c3 (executor: fuse the epilogue)' for a candidate picker."""
     cand = ctx.state.candidates[cid]
-    plan = ctx.state.plan_title(cand.plan_id)
+    plan = ctx.state.candidate_plan_title(cand)
     return f"{cid} ({cand.agent}{': ' + plan if plan else ''})"[:80]
 
 

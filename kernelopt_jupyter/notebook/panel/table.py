@@ -93,7 +93,7 @@ class CandidatesTable:
             change += (
                 f" <small style='color:#555'>(same code as {html.escape(', '.join(also))})</small>"
             )
-        plan = state.plan_title(cand.plan_id)
+        plan = state.candidate_plan_title(cand)
         if plan and plan not in change:
             change += f"<br><small style='color:#555'>plan: {html.escape(plan)}</small>"
         cells = {
