@@ -29,6 +29,7 @@ from kernelopt_jupyter.agents.base import (
 )
 from kernelopt_jupyter.agents.memory import ExperienceMemory
 from kernelopt_jupyter.agents.stepping import StepControl
+from kernelopt_jupyter.analysis.baselines import emit_baseline
 from kernelopt_jupyter.analysis.screen import ScreenResult
 from kernelopt_jupyter.candidate import Candidate, unified_diff
 from kernelopt_jupyter.events import EventLog
@@ -565,15 +566,12 @@ class BeamSearch:
         if not isinstance(eager, int | float) or eager <= 0:
             return
         self.ctx.baselines["eager"] = float(eager)
-        self.log.emit(
-            "baseline",
-            name="eager",
-            ms=float(eager),
-            ci_low=None,
-            ci_high=None,
+        emit_baseline(
+            self.log,
+            "eager",
+            float(eager),
             measured=True,
             detail=f"from {root.candidate.id}'s performance gate (eager raced interleaved with it)",
-            compile_s=None,
         )
 
     def _rescale_vs_compile(self) -> None:

@@ -59,6 +59,29 @@ class Baselines:
         return asdict(self)
 
 
+def emit_baseline(
+    log: Any,
+    name: str,
+    ms: float | None,
+    *,
+    measured: bool,
+    detail: str,
+    compile_s: float | None = None,
+) -> None:
+    """One ``baseline`` event on ``log`` (an ``EventLog``), with every field its readers expect
+    (baselines carry no confidence interval: the performance gate's races have theirs)."""
+    log.emit(
+        "baseline",
+        name=name,
+        ms=ms,
+        ci_low=None,
+        ci_high=None,
+        measured=measured,
+        detail=detail,
+        compile_s=compile_s,
+    )
+
+
 #: The baselines a search's analysis measures: the reference and Inductor's default. The
 #: other peers cost a compile each (max-autotune: seconds to minutes of template tuning) and
 #: are measured by the bench's side-by-side run after the search (``peers_task``).

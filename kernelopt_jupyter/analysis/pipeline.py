@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from kernelopt_jupyter.analysis.baselines import Baselines
+from kernelopt_jupyter.analysis.baselines import Baselines, emit_baseline
 from kernelopt_jupyter.analysis.cache import AnalysisCache
 from kernelopt_jupyter.candidate import eager_dispatch_source
 from kernelopt_jupyter.events import Event, EventLog
@@ -96,12 +96,10 @@ def _limit(deadline: float | None, default: float = STEP_LIMIT_S) -> float:
 def _emit_baselines(log: EventLog, base: dict[str, Any]) -> None:
     baselines = Baselines(**base)
     for name, ms in baselines.as_ms().items():
-        log.emit(
-            "baseline",
-            name=name,
-            ms=ms,
-            ci_low=None,
-            ci_high=None,
+        emit_baseline(
+            log,
+            name,
+            ms,
             measured=baselines.measured and ms is not None,
             detail=baselines.detail,
             compile_s=baselines.compile_s.get(name),
