@@ -467,6 +467,8 @@ class BeamSearch:
             step=self._step - 1,
             actions=self.control.actions_for(agent),
             payload=payload,
+            # The number this pause will have: a decision naming it answers it and no other.
+            pause=self.control.pause_count + 1,
         )
         action, value = self.control.wait()
         self.log.emit("step_resumed", action=action, by="person")

@@ -31,6 +31,8 @@ class StepControl:
         self.stop_requested = False
         #: Pauses so far: a decision answers the pause it was made for, which this tells apart.
         self.pause_count = 0
+        #: Decisions dropped because the pause they named was no longer the one waiting.
+        self.stale = 0
 
     @staticmethod
     def actions_for(agent: str) -> list[str]:
@@ -58,32 +60,40 @@ class StepControl:
             finally:
                 self._waiting = False
 
-    def _decide(self, action: str, value: Any = None) -> None:
+    def _decide(self, action: str, value: Any = None, pause: int | None = None) -> None:
+        """Hand over a decision. With ``pause`` (the number the ``step_paused`` event gave),
+        it answers that pause only: if the search is not waiting on that pause any more (a
+        second click of a double click, after the first one's answer let the search go on and
+        perhaps pause again) it is dropped and counted in ``stale``; it never answers a pause
+        the person has not seen. Without ``pause`` it answers whatever pause comes next."""
         with self._cond:
+            if pause is not None and (not self._waiting or pause != self.pause_count):
+                self.stale += 1
+                return
             self._decision = (action, value)
             self._cond.notify_all()
 
-    def approve(self) -> None:
+    def approve(self, pause: int | None = None) -> None:
         """Accept the step and go on."""
-        self._decide("approve")
+        self._decide("approve", pause=pause)
 
-    def reject(self, reason: str = "") -> None:
+    def reject(self, reason: str = "", pause: int | None = None) -> None:
         """Drop what the step proposed (plans, an edit or tune variants); the Planner is then
         asked again for the same parent, with the reason (after an Executor's or a Tuner's
         step too: the plans not yet tried go on after its new ones)."""
-        self._decide("reject", reason)
+        self._decide("reject", reason, pause)
 
-    def reject_plan(self, plan_id: str, reason: str = "") -> None:
+    def reject_plan(self, plan_id: str, reason: str = "", pause: int | None = None) -> None:
         """Drop one of the Planner's plans (the others go on); the reason goes to the Planner."""
-        self._decide("reject_plan", {"plan_id": plan_id, "reason": reason})
+        self._decide("reject_plan", {"plan_id": plan_id, "reason": reason}, pause)
 
-    def edit_plan(self, text: str) -> None:
+    def edit_plan(self, text: str, pause: int | None = None) -> None:
         """Replace the first plan's rationale with the person's text before the Executor runs."""
-        self._decide("edit_plan", text)
+        self._decide("edit_plan", text, pause)
 
-    def edit_candidate(self, source: str) -> None:
+    def edit_candidate(self, source: str, pause: int | None = None) -> None:
         """Gate the person's version of the candidate instead of the Executor's."""
-        self._decide("edit_candidate", source)
+        self._decide("edit_candidate", source, pause)
 
     def stop(self) -> None:
         """Stop the search after the current step (works in and out of step mode)."""

@@ -76,7 +76,7 @@ EVENT_TYPES: dict[str, tuple[str, ...]] = {
         "mode",
     ),
     "decision": ("kind", "candidate", "reason", "report", "screen"),
-    "step_paused": ("agent", "step", "actions", "payload"),
+    "step_paused": ("agent", "step", "actions", "payload", "pause"),
     "step_resumed": ("action", "by"),
     "budget": (
         "candidates",

@@ -798,8 +798,10 @@ def test_the_next_pause_drawn_while_a_decision_is_sent_stays_live(
     refreshers: list[threading.Thread] = []
     decide = ctl.step._decide
 
-    def decide_then_the_next_pause_is_drawn(action: str, value: Any = None) -> None:
-        decide(action, value)
+    def decide_then_the_next_pause_is_drawn(
+        action: str, value: Any = None, pause: int | None = None
+    ) -> None:
+        decide(action, value, pause)
         panel._on_event(Event("step_resumed", {"action": action, "by": "person"}))
         panel._on_event(
             Event(
@@ -878,3 +880,77 @@ def test_a_stopped_session_says_stopped() -> None:
     assert "Stopped." in panel.header.message.value
     assert [p.name for p in panel.phases.phases] == ["baselines"]
     assert panel.phases.finished == "stopped" and panel.phases.phases[0].end is not None
+
+
+@pytest.mark.parametrize("button", ["approve", "next", "reject", "reject_plan"])
+def test_a_double_click_answers_one_pause_never_the_next(button: str) -> None:
+    """The second click of a double click can reach the kernel after the first one's answer
+    let the search go on and pause again, and after that pause was drawn: it came from the
+    answered pause's button, so it must not answer the new pause, which the person has not
+    seen (fails without the numbered pauses: the second click approved pause 2)."""
+    ctl = Controller(step=True)
+    panel = SessionPanel(controller=ctl, step_mode=True)
+    answers: list[tuple[str, Any]] = []
+
+    def search_pauses() -> None:
+        answers.append(ctl.step.wait(timeout=20))
+
+    def pause(number: int) -> threading.Thread:
+        waiting = threading.Thread(target=search_pauses, daemon=True)
+        waiting.start()
+        assert wait_for(lambda: ctl.step.pending and ctl.step.pause_count == number)
+        panel.feed(
+            [
+                Event(
+                    "step_paused",
+                    {
+                        "agent": "planner",
+                        "step": number,
+                        "actions": StepControl.actions_for("planner"),
+                        "payload": {"plans": _PLANS},
+                        "pause": number,
+                    },
+                )
+            ]
+        )
+        return waiting
+
+    panel.feed([Event("session_started", {"problem": "p", "kind": "triton", "device": "cpu"})])
+    first = pause(1)
+    if button == "reject_plan":
+        old = panel.controls.plan_rejects.children[0]
+    else:
+        old = panel.controls.step_buttons[button]
+    old.click()
+    first.join(10)
+    assert len(answers) == 1
+    panel.feed([Event("step_resumed", {"action": answers[0][0], "by": "person"})])
+    second = pause(2)
+    old.click()  # the double click's second half, on the first pause's button
+    time.sleep(0.2)
+    assert len(answers) == 1 and ctl.step.pending, answers
+    assert not panel.controls.step_buttons["approve"].disabled
+    assert "Paused after planner step 2" in panel.header.message.value
+    panel.controls.step_buttons["approve"].click()  # the new pause's own button answers it
+    second.join(10)
+    assert [a for a, _ in answers] == [
+        "reject_plan" if button == "reject_plan" else "reject" if button == "reject" else "approve",
+        "approve",
+    ]
+
+
+def test_a_decision_naming_a_pause_answers_that_pause_only() -> None:
+    control = StepControl(enabled=True)
+    control.approve(pause=1)  # nothing is waiting: dropped, not kept for the next pause
+    assert control.stale == 1
+    got: list[tuple[str, Any]] = []
+    waiting = threading.Thread(target=lambda: got.append(control.wait(timeout=20)), daemon=True)
+    waiting.start()
+    assert wait_for(lambda: control.pending)
+    control.reject("no", pause=2)  # names a pause that has not come
+    assert control.stale == 2 and control.pending
+    control.reject("no", pause=1)
+    waiting.join(10)
+    assert got == [("reject", "no")]
+    control.approve()  # without a number: kept for whichever pause comes next (as before)
+    assert control.wait(timeout=1) == ("approve", None)

@@ -20,19 +20,19 @@ from kernelopt_jupyter.problem import Problem
 class StepDecisions(Protocol):
     """A person's answers to a paused step (``agents.stepping.StepControl`` provides them)."""
 
-    def approve(self) -> None:
-        """Go on with what the agent proposed."""
+    def approve(self, pause: int | None = None) -> None:
+        """Go on with what the agent proposed (``pause``: answer that pause only)."""
         ...
 
-    def reject(self, reason: str = "") -> None:
+    def reject(self, reason: str = "", pause: int | None = None) -> None:
         """Refuse the proposal; ``reason`` goes back to the agents."""
         ...
 
-    def edit_candidate(self, source: str) -> None:
+    def edit_candidate(self, source: str, pause: int | None = None) -> None:
         """Replace the proposed candidate source with the person's."""
         ...
 
-    def edit_plan(self, text: str) -> None:
+    def edit_plan(self, text: str, pause: int | None = None) -> None:
         """Replace the proposed plan's rationale with the person's text."""
         ...
 

@@ -58,6 +58,12 @@ def pending_html(state: SessionState, paused: dict[str, Any], reference_source: 
     )
 
 
+def _naming(pause: int | None) -> dict[str, int]:
+    """The keyword that binds a decision to its pause (none for a pause without a number, as
+    in a log written before pauses were numbered)."""
+    return {} if pause is None else {"pause": pause}
+
+
 class ControlsView:
     """Stop, the Accept mode and (in step mode) Next / Approve / Reject / Edit with a reason."""
 
@@ -79,21 +85,12 @@ class ControlsView:
             ),
             CSS_CLASSES["accept_mode"],
         )
-        self.step_buttons = {
-            "next": cls(w.Button(description="Next", icon="forward"), CSS_CLASSES["step_next"]),
-            "approve": cls(
-                w.Button(description="Approve", icon="check", button_style="success"),
-                CSS_CLASSES["step_approve"],
-            ),
-            "reject": cls(
-                w.Button(description="Reject", icon="times", button_style="danger"),
-                CSS_CLASSES["step_reject"],
-            ),
-            "edit": cls(w.Button(description="Edit", icon="pencil"), CSS_CLASSES["step_edit"]),
-        }
-        for action, button in self.step_buttons.items():
-            button.on_click(lambda _b, a=action: self.step_action(a))
-            button.disabled = True
+        #: The pause the step buttons answer (``step_paused``'s ``pause``), and the last pause
+        #: answered: a click from an older pause's buttons, or a second click on an answered
+        #: one, is dropped here and by the step control, never sent to the next pause.
+        self._buttons_pause: int | None = None
+        self._answered_pause: int | None = None
+        self.step_buttons = self._step_buttons(None)
         self.reject_reason = cls(
             w.Text(placeholder="reason (optional)", layout=w.Layout(width="180px")),
             CSS_CLASSES["step_reason"],
@@ -110,6 +107,39 @@ class ControlsView:
         if ctx.controller is None:
             self.stop_button.disabled = True
 
+    def _step_buttons(self, pause: int | None) -> dict[str, w.Button]:
+        """Next / Approve / Reject / Edit for one pause (new buttons per pause: a click queued
+        on the buttons of a pause already answered names that pause, not the next one)."""
+        buttons = {
+            "next": cls(w.Button(description="Next", icon="forward"), CSS_CLASSES["step_next"]),
+            "approve": cls(
+                w.Button(description="Approve", icon="check", button_style="success"),
+                CSS_CLASSES["step_approve"],
+            ),
+            "reject": cls(
+                w.Button(description="Reject", icon="times", button_style="danger"),
+                CSS_CLASSES["step_reject"],
+            ),
+            "edit": cls(w.Button(description="Edit", icon="pencil"), CSS_CLASSES["step_edit"]),
+        }
+        for action, button in buttons.items():
+            button.on_click(lambda _b, a=action, p=pause: self.step_action(a, pause=p))
+            button.disabled = True
+        return buttons
+
+    def _buttons_for(self, pause: int) -> None:
+        """Fresh step buttons bound to ``pause`` in place of the previous pause's."""
+        old = self.step_buttons
+        self.step_buttons = self._step_buttons(pause)
+        self._buttons_pause = pause
+        self.step_box.children = [*self.step_buttons.values(), self.reject_reason]
+        for button in old.values():
+            button.close()
+
+    def _stale(self, pause: int | None) -> bool:
+        """Whether a click names a pause that is not the one shown, or one already answered."""
+        return pause is not None and (pause != self._buttons_pause or pause == self._answered_pause)
+
     def disable_steps(self) -> None:
         """Grey out the step buttons (until the next pause)."""
         for button in self.step_buttons.values():
@@ -121,9 +151,12 @@ class ControlsView:
         """Enable the actions the pause allows and show what it proposes."""
         state = self.ctx.state
         paused = state.paused
+        pause = paused.get("pause") if paused is not None else None
         if paused is not None:
             self.step_mode = True
             self.step_box.layout.display = "flex"
+            if isinstance(pause, int) and pause != self._buttons_pause:
+                self._buttons_for(pause)
         actions = set(paused.get("actions") or ()) if paused else set()
         live = paused is not None and self.ctx.controller is not None
         for action, button in self.step_buttons.items():
@@ -151,21 +184,24 @@ class ControlsView:
         plans = (paused.get("payload") or {}).get("plans") or [] if paused else []
         offered = live and "reject_plan" in actions and len(plans) > 1
         self.plan_rejects.children = (
-            [self._plan_reject_button(plan) for plan in plans if plan.get("id")] if offered else []
+            [self._plan_reject_button(plan, pause) for plan in plans if plan.get("id")]
+            if offered
+            else []
         )
 
-    def _plan_reject_button(self, plan: dict[str, Any]) -> w.Button:
+    def _plan_reject_button(self, plan: dict[str, Any], pause: Any = None) -> w.Button:
         pid = str(plan["id"])
+        pause = pause if isinstance(pause, int) else None
         button = w.Button(
             description=f"Reject {pid}",
             tooltip=f"drop '{plan.get('title', '')}' only; the other plans go on",
             icon="times",
             _dom_classes=(CSS_CLASSES["step_reject_plan"], f"kernelopt-plan-{pid}"),
         )
-        button.on_click(lambda _b: self.reject_plan(pid))
+        button.on_click(lambda _b: self.reject_plan(pid, pause=pause))
         return button
 
-    def reject_plan(self, plan_id: str) -> None:
+    def reject_plan(self, plan_id: str, pause: int | None = None) -> None:
         """Drop one plan of the paused Planner step, with the typed reason."""
         step = self.ctx.step()
         if step is None or not hasattr(step, "reject_plan"):
@@ -173,11 +209,13 @@ class ControlsView:
             return
         reason = self.reject_reason.value or "rejected in the panel"
         with self.ctx.lock:  # see _answered
+            if self._stale(pause):
+                return
             self.reject_reason.value = ""
-            self._answered(f"reject {plan_id}: sent (the other plans go on)")
-            step.reject_plan(plan_id, reason)
+            self._answered(f"reject {plan_id}: sent (the other plans go on)", pause)
+            step.reject_plan(plan_id, reason, **_naming(pause))
 
-    def _answered(self, said: str) -> None:
+    def _answered(self, said: str, pause: int | None = None) -> None:
         """Grey out the answered pause and say what is sent; call it before sending it.
 
         A decision wakes the search at once, which may pause again, and the refresher thread
@@ -186,6 +224,7 @@ class ControlsView:
         the search waiting on a pause nobody can answer). So callers hold ``ctx.lock``, under
         which the refresher draws, from here until the decision is sent.
         """
+        self._answered_pause = pause
         self.disable_steps()
         self.ctx.say(said)
 
@@ -207,8 +246,9 @@ class ControlsView:
             self.ctx.say("Stopping after the current step…")
             self.ctx.controller.stop()
 
-    def step_action(self, action: str) -> None:
-        """Answer the pause with ``action`` (next, approve, reject, edit)."""
+    def step_action(self, action: str, pause: int | None = None) -> None:
+        """Answer the pause with ``action`` (next, approve, reject, edit); ``pause`` is the
+        pause the clicked button was drawn for (None: whichever is shown)."""
         step = self.ctx.step()
         if step is None:
             self.ctx.say("This session is not in step mode.")
@@ -217,6 +257,9 @@ class ControlsView:
             self.on_edit()
             return
         with self.ctx.lock:  # see _answered
+            if self._stale(pause):
+                return
+            naming = _naming(pause)
             if action == "reject":
                 reason = self.reject_reason.value or "rejected in the panel"
                 replanned = (self.ctx.state.paused or {}).get("agent") in _REPLANNED
@@ -224,12 +267,13 @@ class ControlsView:
                 self._answered(
                     "reject: sent (the Planner is asked again, with the reason)"
                     if replanned
-                    else "reject: sent"
+                    else "reject: sent",
+                    pause,
                 )
-                step.reject(reason)
+                step.reject(reason, **naming)
                 return
-            self._answered(f"{action}: sent")
+            self._answered(f"{action}: sent", pause)
             if action == "next":
-                (getattr(step, "next", None) or step.approve)()
+                (getattr(step, "next", None) or step.approve)(**naming)
             elif action == "approve":
-                step.approve()
+                step.approve(**naming)
