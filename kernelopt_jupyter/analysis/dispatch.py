@@ -13,7 +13,6 @@ On the CPU the interpreter's times mean nothing: records are ranked by their roo
 from __future__ import annotations
 
 import shutil
-import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -462,28 +461,13 @@ def _choices(
     return choices
 
 
-class _PhaseClock:
-    """Wall seconds per phase, each phase ending at :meth:`mark`."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-        self._last = time.perf_counter()
-
-    def lap(self) -> float:
-        now = time.perf_counter()
-        spent, self._last = now - self._last, now
-        return round(spent, 2)
-
-    def mark(self, phase: str) -> None:
-        self.seconds[phase] = self.lap()
-
-
 def profile_task(source: str, path: str, ncu: bool = False) -> dict[str, Any]:
     """Worker entry: harvest, cost each unit, time it on the GPU, rank; plain data back."""
     import torch
     import triton
 
     from kernelopt_jupyter.analysis.harvest import (
+        PhaseClock,
         build_harvest,
         load_reference,
         prepare_worker,
@@ -492,16 +476,14 @@ def profile_task(source: str, path: str, ncu: bool = False) -> dict[str, Any]:
     from kernelopt_jupyter.problem import candidate_model, load_source_module
 
     device = worker_device()
-    clock = _PhaseClock()
+    clock = PhaseClock()
     prepare_worker(device)
     _problem, loaded, model, inputs = load_reference(source, path, device)
     versions = {"torch": torch.__version__, "triton": triton.__version__}
-    load_s = clock.lap()
+    clock.mark("load")
     harvest = build_harvest(loaded, model, inputs, device, variants=True)
-    dmap = DispatchMap(path, device, versions=versions, harvest=harvest)
-    dmap.seconds = clock.seconds
-    clock.seconds["load"] = load_s
     clock.mark("harvest")
+    dmap = DispatchMap(path, device, versions=versions, harvest=harvest, seconds=clock.seconds)
     if not harvest.ok:
         dmap.ok = False
         dmap.error = harvest.error

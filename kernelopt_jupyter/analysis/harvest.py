@@ -89,6 +89,19 @@ class Harvest:
         return cls(**d)
 
 
+class PhaseClock:
+    """Wall seconds per phase, into ``seconds``: each phase ends at :meth:`mark`."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def mark(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.seconds[phase] = round(now - self._last, 2)
+        self._last = now
+
+
 def harvest_problem(
     problem: Problem,
     device: str,
@@ -318,7 +331,7 @@ def build_harvest(
 ) -> Harvest:
     """Harvest in this (worker) process: capture, rewrite, self-check, variants."""
     fallback_note = ""
-    started = time.perf_counter()
+    clock = PhaseClock()
     try:
         cap, code = _harvest_once(loaded, model, inputs, device, config, mode)
     except HarvestError as exc:
@@ -331,8 +344,8 @@ def build_harvest(
             return Harvest(ok=False, device=device, error=str(exc2), notes=[fallback_note])
     source = code.source if code.kernels else mark_dispatch_only(code.source)
     harvest = Harvest(ok=True, device=device, source=source, compile_s=cap.compile_s)
-    harvest.seconds["capture"] = round(time.perf_counter() - started, 2)
-    started = time.perf_counter()
+    harvest.seconds = clock.seconds
+    clock.mark("capture")
     for key, value in _records(cap, code).items():
         setattr(harvest, key, value)
     if fallback_note:
@@ -354,15 +367,14 @@ def build_harvest(
         harvest.notes.append(traceback.format_exc()[-1500:])
         return harvest
     harvest.max_abs_err = err
-    harvest.seconds["self_check"] = round(time.perf_counter() - started, 2)
+    clock.mark("self_check")
     if err > 1e-3 * max(1.0, scale):
         harvest.ok = False
         harvest.error = f"harvested candidate differs from the reference (max abs err {err:.3g})"
         return harvest
     if variants:
-        started = time.perf_counter()
         _add_variants(harvest, loaded, model, inputs, device)
-        harvest.seconds["variants"] = round(time.perf_counter() - started, 2)
+        clock.mark("variants")
     return harvest
 
 
