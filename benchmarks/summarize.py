@@ -101,7 +101,7 @@ def merge(paths: list[Path], latest: bool = False) -> dict[str, Any]:
     ``latest``: the files are runs in time order (oldest first) and a problem measured again
     keeps only its last row; each row then says which file it came from (``source``), and
     ``superseded`` counts the older rows left out. Without it every row is kept."""
-    from kernelopt_jupyter.cli.optimize import summarize_rows
+    from kernelopt_jupyter.cli.optimize import add_target_peer, summarize_rows
 
     rows: list[dict[str, Any]] = []
     broken: list[str] = []
@@ -123,6 +123,8 @@ def merge(paths: list[Path], latest: bool = False) -> dict[str, Any]:
     rows.sort(key=lambda r: (str(r.get("level")), str(r.get("problem"))))
     for row in rows:
         attach_moves(row)
+        if isinstance(row.get("speedup_vs_peer"), dict):  # rows of runs before the field
+            add_target_peer(row["speedup_vs_peer"])
     return {
         "schema": 1,
         "rows": rows,
@@ -168,10 +170,11 @@ def executor_cell(line: dict[str, Any]) -> str:
 def markdown(data: dict[str, Any]) -> str:
     """A results table (one line per problem) and the per-level summary, as Markdown."""
     lines = [
-        "| level | problem | verdict | vs eager | vs compile | vs best peer | s | analysis s "
+        "| level | problem | verdict | vs eager | vs compile | vs best peer "
+        "| vs best target peer | s | analysis s "
         "| first verdict s | per candidate s | executor s (no candidate) | checks / timing s "
         "| peak memory / footprint | moves |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in data["rows"]:
         peers = r.get("speedup_vs_peer") if isinstance(r.get("speedup_vs_peer"), dict) else {}
@@ -185,7 +188,8 @@ def markdown(data: dict[str, Any]) -> str:
         lines.append(
             f"| {r.get('level')} | `{Path(str(r.get('problem'))).stem}` | {r.get('verdict')} | "
             f"{num(r.get('speedup_vs_eager'))} | {num(r.get('speedup_vs_compile'))} | "
-            f"{num(peers.get('best_baseline'))} | {num(r.get('seconds'))} | "
+            f"{num(peers.get('best_baseline'))} | {num(peers.get('best_target_peer'))} | "
+            f"{num(r.get('seconds'))} | "
             f"{num(line.get('analysis_s'))} | {num(line.get('first_verdict_s'))} | "
             f"{num(line.get('median_candidate_s'))} | {executor_cell(line)} | "
             f"{' / '.join(num(split.get(k)) for k in ('checks', 'timing'))} | "
@@ -194,15 +198,18 @@ def markdown(data: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "| level | count | improved | geomean vs best peer | move kinds (share of gain) |",
+        "| level | count | improved | geomean vs best peer | geomean vs best target peer "
+        "| over best target peer by >3% | move kinds (share of gain) |",
     ]
-    lines.append("|---|---:|---:|---:|---|")
+    lines.append("|---|---:|---:|---:|---:|---:|---|")
     for level, s in data["summary"].items():
         peer = s.get("geomean_speedup_vs_peer", {})
         best = peer.get("best_baseline") if isinstance(peer, dict) else None
+        target = peer.get("best_target_peer") if isinstance(peer, dict) else None
         kinds = data["move_kinds"].get(level, {})
         lines.append(
-            f"| {level} | {s['count']} | {s['improved']} | {best} | "
+            f"| {level} | {s['count']} | {s['improved']} | {best} | {target} | "
+            f"{s.get('improved_vs_target_peers', '-')} | "
             + (", ".join(f"{k} {v:.0%}" for k, v in kinds.items()) or "-")
             + " |"
         )

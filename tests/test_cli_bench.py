@@ -284,3 +284,51 @@ def test_a_peer_whose_compile_runs_past_its_box_is_not_timed_and_the_rest_are() 
     assert row["speedup_vs_peer"]["max_autotune"] is None
     assert row["speedup_vs_peer"]["best_baseline"] == 1.6
     assert "max_autotune not timed" in row["side_by_side"]
+
+
+def test_the_best_target_peer_leaves_max_autotune_out_and_old_rows_get_it() -> None:
+    """The offline policy's targets are set against eager, compile and reduce-overhead; the
+    row and the level say both that ratio and the one against the fastest of all four."""
+    import importlib.util
+    import tempfile
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_summarize", Path(__file__).resolve().parents[1] / "benchmarks" / "summarize.py"
+    )
+    assert spec is not None and spec.loader is not None
+    summarize = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(summarize)
+    side = {
+        "eager_ms": 2.0,
+        "compile_ms": 1.0,
+        "max_autotune_ms": 0.4,  # faster than the winner: best_baseline below 1
+        "reduce_overhead_ms": 0.8,
+        "candidate_ms": 0.5,
+        "agrees": True,
+    }
+    fast = bench_row(Path("level3/a.py"), _session(PEERS, 0.5, 4.0), 1.0, peers=side)
+    assert fast["speedup_vs_peer"]["best_baseline"] == 0.8
+    assert fast["speedup_vs_peer"]["best_target_peer"] == 1.6
+    slow = bench_row(Path("level3/b.py"), _session(PEERS, 0.4, 5.0), 1.0)
+    assert slow["speedup_vs_peer"]["best_target_peer"] == 1.25  # reduce-overhead's 0.5 ms
+    level = summarize_rows([fast, slow])["3"]
+    assert level["geomean_speedup_vs_peer"]["best_target_peer"] == pytest.approx(
+        (1.6 * 1.25) ** 0.5, abs=1e-4
+    )
+    assert level["geomean_speedup_vs_peer"]["best_baseline"] == pytest.approx(
+        (0.8 * 1.25) ** 0.5, abs=1e-4
+    )
+    # Beaten by max-autotune, so not over the best peer; over the target peers both are.
+    assert level["improved_vs_best_peer"] == 0 and level["improved_vs_target_peers"] == 2
+    # A row written before the field existed gets it when merged.
+    old = {k: v for k, v in fast.items()}
+    old["speedup_vs_peer"] = {k: v for k, v in fast["speedup_vs_peer"].items()}
+    del old["speedup_vs_peer"]["best_target_peer"]
+    del old["out_dir"]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bench.json"
+        path.write_text(json.dumps({"rows": [old]}))
+        merged = summarize.merge([path])
+    assert merged["rows"][0]["speedup_vs_peer"]["best_target_peer"] == 1.6
+    text = summarize.markdown(merged)
+    assert "vs best target peer" in text and "| 1.60 |" in text
