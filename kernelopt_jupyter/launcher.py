@@ -41,7 +41,12 @@ PRELOAD = ("torch", "torch._dynamo", "triton", "kernelopt_jupyter.worker")
 #: Launchers kept per caller (one per distinct worker environment); the oldest goes first.
 MAX_LAUNCHERS = 3
 #: Variables that differ from worker to worker; the launcher's environment has none of them.
-PER_WORKER = ("KERNELOPT_SRC_DIR", "KERNELOPT_WORKER_PARENT", "KERNELOPT_CONTROL_FD")
+PER_WORKER = (
+    "KERNELOPT_SRC_DIR",
+    "KERNELOPT_WORKER_PARENT",
+    "KERNELOPT_CONTROL_FD",
+    "KERNELOPT_PAYLOAD",
+)
 _MESSAGE = 1 << 20
 
 

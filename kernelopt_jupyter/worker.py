@@ -417,14 +417,15 @@ def run_task(
 
 def _prepare(
     tmp: str,
-    task: str,
+    task: str | None,
     kwargs: dict[str, Any],
     device: Device,
     extra_env: dict[str, str] | None,
     preload: tuple[str, ...],
     children: tuple[str, ...],
 ) -> dict[str, str]:
-    """Write a worker's payload and fork plan into ``tmp``; the worker's environment."""
+    """Write a worker's payload and fork plan into ``tmp``; the worker's environment. With no
+    ``task`` no payload is written: a service's comes over its control socket (``Service.begin``)."""
     env = scrubbed_env(interpreter_env(device))
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault(
@@ -438,7 +439,8 @@ def _prepare(
         # A fork server must not initialise CUDA before it forks (a forked CUDA driver is
         # unusable): torch.cuda.is_available() then asks NVML instead of the driver.
         env.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
-    (Path(tmp) / "payload.pkl").write_bytes(pickle.dumps({"task": task, "kwargs": kwargs}))
+    if task is not None:
+        (Path(tmp) / "payload.pkl").write_bytes(pickle.dumps({"task": task, "kwargs": kwargs}))
     (Path(tmp) / "forks.pkl").write_bytes(
         pickle.dumps({"preload": list(preload), "children": list(children)})
     )
@@ -489,17 +491,44 @@ class Service:
     and everything below it. ``close`` ends it the same way; nothing it started survives.
     """
 
-    def __init__(self, proc: Proc, sock: Any, tmp: Any, err: Any) -> None:
+    def __init__(
+        self, proc: Proc, sock: Any, tmp: Any, err: Any, kind: tuple[Any, ...] = ()
+    ) -> None:
         self.proc = proc
         self.sock = sock
         self._tmp = tmp
         self._err = err
         self.closed = False
+        self.begun = False
+        #: What the worker was started as (device, environment, preload, children): a worker
+        #: started ahead (``prestart_service``) serves only a task that asks for the same.
+        self.kind = kind
+
+    def begin(self, task: str, kwargs: dict[str, Any]) -> None:
+        """Hand the worker its task: the first frame on its control socket, read after its
+        children were forked (as a payload file is). ``ServiceError`` (the worker closed) if
+        it died meanwhile; once only."""
+        if self.begun or self.closed:
+            raise ServiceError("the service already has a task" if self.begun else "closed")
+        try:
+            self.sock.settimeout(10.0)
+            send_frame(self.sock, pickle.dumps({"task": task, "kwargs": kwargs}))
+        except OSError as exc:
+            tail = self.stderr()
+            self.close()
+            raise ServiceError(f"the service worker is gone ({exc}): {_last_line(tail)}") from None
+        self.begun = True
+
+    def alive(self) -> bool:
+        """Whether the worker's process is still running (and not closed here)."""
+        return not self.closed and self.proc.poll() is None
 
     def request(self, message: Any, timeout_s: float) -> Any:
         """Send ``message``; its reply (plain data), or ``ServiceTimeout``/``ServiceError``."""
         if self.closed:
             raise ServiceError("the service is closed")
+        if not self.begun:
+            raise ServiceError("the service has no task yet (Service.begin)")
         try:
             self.sock.settimeout(max(0.01, timeout_s))
             send_frame(self.sock, pickle.dumps(message))
@@ -554,10 +583,36 @@ def start_service(
     """Start ``task(**kwargs, control=socket)`` in a worker that serves requests until it is
     closed (see :class:`Service`); the task reads each request with ``recv_frame`` and
     answers with ``send_frame``, a ``None`` request meaning: end."""
+    service = prestart_service(
+        device=device, extra_env=extra_env, preload=preload, children=children
+    )
+    service.begin(task, kwargs)
+    return service
+
+
+def prestart_service(
+    *,
+    device: Device,
+    extra_env: dict[str, str] | None = None,
+    preload: tuple[str, ...] = (),
+    children: tuple[str, ...] = (),
+) -> Service:
+    """A service worker started before its task is known: its process starts, imports
+    ``preload`` and forks ``children`` while the caller does other work; ``Service.begin``
+    then hands it the task. Until then it holds nothing but its imports, and its children
+    are forked before it reads the task, as always. Its ``kind`` says what it was started
+    as (a task asking for another device, environment or children needs another worker)."""
     import socket
 
     tmp = tempfile.TemporaryDirectory(prefix="kernelopt-service-")
-    env = _prepare(tmp.name, task, kwargs, device, extra_env, preload, children)
+    env = _prepare(tmp.name, None, {}, device, extra_env, preload, children)
+    kind = (
+        str(device),
+        tuple(sorted((extra_env or {}).items())),
+        tuple(preload),
+        tuple(children),
+    )
+    env["KERNELOPT_PAYLOAD"] = "control"
     ours, theirs = socket.socketpair()
     env["KERNELOPT_CONTROL_FD"] = str(theirs.fileno())
     err = open(Path(tmp.name) / "stderr.txt", "w+b")  # noqa: SIM115 - closed by Service.close
@@ -566,7 +621,7 @@ def start_service(
         [str(payload), str(payload) + ".out"], env, err, device, fds=(theirs.fileno(),)
     )
     theirs.close()
-    return Service(proc, ours, tmp, err)
+    return Service(proc, ours, tmp, err, kind)
 
 
 class Proc(Protocol):
@@ -696,15 +751,29 @@ def main(argv: list[str]) -> int:
         forks = {"error": exc}
     # Read only after forking, then remove: a child never sees the task's arguments (nor the
     # control socket of a service: every child closed all it inherited but its own socket).
-    request = pickle.loads(Path(payload_path).read_bytes())
-    Path(payload_path).unlink()
-    if made:
-        request["kwargs"]["children"] = made
     control_fd = os.environ.pop("KERNELOPT_CONTROL_FD", "")
+    control = None
     if control_fd.isdigit():
         import socket
 
-        request["kwargs"]["control"] = socket.socket(fileno=int(control_fd))
+        control = socket.socket(fileno=int(control_fd))
+    if os.environ.pop("KERNELOPT_PAYLOAD", "") == "control" and control is not None:
+        # A service started ahead: its task is the first frame its caller sends. A caller
+        # that closes without one (a worker started ahead and never used) ends it here.
+        try:
+            request = pickle.loads(recv_frame(control))
+        except (OSError, ServiceError):
+            request = None
+        if not isinstance(request, dict):  # closed (``Service.close`` sends None) or gone
+            kill_tree(os.getpid(), include_self=False)
+            os._exit(0)
+    else:
+        request = pickle.loads(Path(payload_path).read_bytes())
+        Path(payload_path).unlink()
+    if made:
+        request["kwargs"]["children"] = made
+    if control is not None:
+        request["kwargs"]["control"] = control
     try:
         if "error" in forks:
             raise forks["error"]

@@ -123,3 +123,70 @@ def test_a_prewarmed_service_serves_its_first_candidate_from_the_warm_worker() -
         assert timings["transfer"] == "bytes"
     finally:
         service.close()
+
+
+def test_a_worker_started_ahead_serves_the_next_service_and_holds_no_task_before() -> None:
+    """``prestart`` (the CLI calls it on the GPU before it imports torch and reads the problem)
+    starts a worker that knows no problem; the next service with the same pool takes it, its
+    children were forked before the task reached it, and its first candidate is checked with
+    no process start of its own. A service with another pool does not take it."""
+    from kernelopt_jupyter.verify import service as svc
+
+    prob = problem("scaled_residual")
+    options = VerifyOptions(device="cpu", seeds=1)
+    before = below_us()
+    svc.prestart("cpu", 3)
+    try:
+        other = VerifyService(prob, "cpu", options, pool=2)
+        assert svc.take_spare("cpu", 2) is None  # another pool: another kind of worker
+        spare = svc._spares[("cpu", 3)][0]
+        assert spare.alive() and not spare.begun
+        # Waiting for its task, the worker holds no payload file: nothing of a problem yet.
+        assert not (Path(spare._tmp.name) / "payload.pkl").exists()
+        svc.prestart("cpu", 3)  # a second call keeps the live one
+        assert svc._spares[("cpu", 3)][0] is spare
+        service = VerifyService(prob, "cpu", options, pool=3)
+        try:
+            report = verify_candidate(prob, GOOD, options, service=service)
+            assert report.verdict == "pass", [(g.name, g.status, g.detail) for g in report.gates]
+            assert service.started == 1 and service.from_spare == 1
+            assert service._worker is spare and spare.begun
+            timings = report.gate("correctness").metrics["timings"]
+            assert timings["service"]["workers_started_ahead"] == 1
+            assert ("cpu", 3) not in svc._spares
+        finally:
+            service.close()
+            other.close()
+    finally:
+        svc.discard_spares()
+    assert left_running(before) == []
+
+
+def test_a_worker_started_ahead_and_never_used_ends_with_nothing_left() -> None:
+    """Closed before it had a task (a problem that failed to load, the process exiting), or
+    dead before it was taken: its whole tree goes, and the service starts its own."""
+    from kernelopt_jupyter.verify import service as svc
+    from kernelopt_jupyter.worker import ServiceError, prestart_service
+
+    before = below_us()
+    worker = prestart_service(device="cpu", preload=("json",), children=svc.roles(1))
+    with pytest.raises(ServiceError, match="no task"):
+        worker.request({"cmd": "x"}, 5.0)
+    worker.close()
+    assert not worker.alive()
+    with pytest.raises(ServiceError):
+        worker.begin("json:dumps", {"obj": 1})
+    svc.prestart("cpu", 2)
+    dead = svc._spares[("cpu", 2)][0]
+    dead.close()  # as if it had died while it waited
+    prob = problem("scaled_residual")
+    options = VerifyOptions(device="cpu", seeds=1)
+    service = VerifyService(prob, "cpu", options, pool=2)
+    try:
+        report = verify_candidate(prob, GOOD, options, service=service)
+        assert report.verdict == "pass"
+        assert service.started == 1 and service.from_spare == 0
+    finally:
+        service.close()
+        svc.discard_spares()
+    assert left_running(before) == []

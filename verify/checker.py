@@ -35,6 +35,11 @@ from kernelopt_jupyter.verify.compare import (
     within_linear_bound,
 )
 from kernelopt_jupyter.verify.schedule import Call, draw_schedule, input_seeds
+
+# The fork server's preload and children are defined with the service, which starts them ahead.
+from kernelopt_jupyter.verify.service import PRELOAD as PRELOAD
+from kernelopt_jupyter.verify.service import REFERENCE_ROLE as REFERENCE_ROLE
+from kernelopt_jupyter.verify.service import SANDBOX_ROLE as SANDBOX_ROLE
 from kernelopt_jupyter.worker import kill_tree, load_plain
 
 #: The most a candidate may send back per call beyond its expected outputs (diagnostics).
@@ -1259,24 +1264,3 @@ def verify_service(
         for pid, sock in forks[used:]:
             Child("candidate", pid, sock).stop()
         ref.stop()
-
-
-#: Modules the verification worker imports once, before it forks (the fork server's preload).
-PRELOAD = (
-    "torch",
-    # Entering a TorchDispatchMode imports dynamo, which wraps torch.manual_seed & co.: done
-    # here, before any snapshot, so the guard does not charge it to the candidate.
-    "torch._dynamo",
-    "triton",
-    "kernelopt_jupyter.problem",
-    "kernelopt_jupyter.cpu_triton",
-    "kernelopt_jupyter.verify.sandbox",
-    "kernelopt_jupyter.verify.reference",
-    "kernelopt_jupyter.verify.checker",
-    "kernelopt_jupyter.verify.perf",
-    "kernelopt_jupyter.verify.timing",
-    "kernelopt_jupyter.verify.ipc",
-)
-#: The fork server's children: one reference process, then one process per candidate.
-REFERENCE_ROLE = "kernelopt_jupyter.verify.reference:serve"
-SANDBOX_ROLE = "kernelopt_jupyter.verify.sandbox:serve"

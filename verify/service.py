@@ -13,6 +13,10 @@ pool of candidate processes *before* it reads anything (``worker.start_service``
   each candidate's ``setup``);
 * the checker decides as before; its reply per candidate is read here as plain data.
 
+A worker can be started before the problem is known (``prestart``: the CLI does so on the
+GPU before it imports torch): it holds nothing but its imports and its forked children until
+the service hands it the task over its control socket, so the isolation is the same.
+
 A pool holds ``pool`` candidate processes; when it is used up the next candidate starts a
 fresh worker. A worker that dies or misses its time leaves its candidate to the per-call way
 (a worker of its own, whose verdict counts), and after two such workers in a row the service
@@ -23,6 +27,7 @@ exit, takes the whole tree down.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import threading
 import time
@@ -31,8 +36,32 @@ from typing import Any
 from kernelopt_jupyter.device import Device
 from kernelopt_jupyter.problem import Problem
 from kernelopt_jupyter.verify.report import VerificationCancelled, VerifyOptions
-from kernelopt_jupyter.worker import Service, ServiceError, ServiceTimeout, start_service
+from kernelopt_jupyter.worker import (
+    Service,
+    ServiceError,
+    ServiceTimeout,
+    prestart_service,
+)
 
+#: Modules the verification worker imports once, before it forks (the fork server's preload).
+PRELOAD = (
+    "torch",
+    # Entering a TorchDispatchMode imports dynamo, which wraps torch.manual_seed & co.: done
+    # here, before any snapshot, so the guard does not charge it to the candidate.
+    "torch._dynamo",
+    "triton",
+    "kernelopt_jupyter.problem",
+    "kernelopt_jupyter.cpu_triton",
+    "kernelopt_jupyter.verify.sandbox",
+    "kernelopt_jupyter.verify.reference",
+    "kernelopt_jupyter.verify.checker",
+    "kernelopt_jupyter.verify.perf",
+    "kernelopt_jupyter.verify.timing",
+    "kernelopt_jupyter.verify.ipc",
+)
+#: The fork server's children: one reference process, then one process per candidate.
+REFERENCE_ROLE = "kernelopt_jupyter.verify.reference:serve"
+SANDBOX_ROLE = "kernelopt_jupyter.verify.sandbox:serve"
 #: Candidate processes forked per service worker (idle ones share the fork server's pages).
 DEFAULT_POOL = 8
 #: Seconds one candidate's checks may take beyond its three phase limits (the checker bounds
@@ -42,6 +71,74 @@ REQUEST_ALLOWANCE_S = 60.0
 MAX_FAILURES = 2
 #: Extra seconds when the reference must first torch.compile the "compile" baseline.
 COMPILE_ALLOWANCE_S = 240.0
+
+
+#: The verification worker's task (in its process, after the children were forked).
+TASK = "kernelopt_jupyter.verify.checker:verify_service"
+#: Seconds a worker started ahead waits for a search to take it before it is closed.
+SPARE_TTL_S = 600.0
+
+_spares: dict[tuple[str, int], tuple[Service, float]] = {}
+_spares_lock = threading.Lock()
+
+
+def roles(pool: int) -> tuple[str, ...]:
+    """A verification worker's children: the reference's process, then ``pool`` candidates'."""
+    return (REFERENCE_ROLE,) + (SANDBOX_ROLE,) * max(1, pool)
+
+
+def pool_for_budget(budget: int) -> int:
+    """Candidate processes per worker for a search of ``budget`` candidates (its first worker
+    serves the whole search, the harvest's candidate included, up to 16)."""
+    return max(2, min(int(budget) + 1, 16))
+
+
+def prestart(device: Device, pool: int) -> None:
+    """Start a verification worker ahead, before the problem is known (its process start and
+    imports, 4-14 s on the H200, then overlap whatever the caller does next: reading and
+    validating the problem, the analysis). The next :class:`VerifyService` on ``device``
+    with ``pool`` candidate processes takes it; the worker holds nothing but its imports and
+    its forked children until then, and is closed unused after ``SPARE_TTL_S`` or at
+    ``discard_spares``. Never raises: the service then starts its own worker as before."""
+    key = (str(device), max(1, pool))
+    with _spares_lock:
+        held = _spares.get(key)
+        if held is not None and held[0].alive() and time.monotonic() - held[1] < SPARE_TTL_S:
+            return
+    try:
+        worker = prestart_service(device=device, preload=PRELOAD, children=roles(pool))
+    except Exception:  # the service starts one itself when it needs one
+        return
+    with _spares_lock:
+        old = _spares.pop(key, None)
+        _spares[key] = (worker, time.monotonic())
+    if old is not None:
+        old[0].close()
+
+
+def take_spare(device: Device, pool: int) -> Service | None:
+    """The worker ``prestart`` started for ``device`` and ``pool``, if one is alive and fresh."""
+    with _spares_lock:
+        held = _spares.pop((str(device), max(1, pool)), None)
+    if held is None:
+        return None
+    worker, made = held
+    if not worker.alive() or time.monotonic() - made >= SPARE_TTL_S:
+        worker.close()
+        return None
+    return worker
+
+
+def discard_spares() -> None:
+    """Close every worker started ahead and not taken (each with its whole tree)."""
+    with _spares_lock:
+        held = list(_spares.values())
+        _spares.clear()
+    for worker, _ in held:
+        worker.close()
+
+
+atexit.register(discard_spares)
 
 
 class VerifyService:
@@ -55,17 +152,16 @@ class VerifyService:
     def __init__(
         self, problem: Problem, device: Device, options: VerifyOptions, pool: int = DEFAULT_POOL
     ) -> None:
-        from kernelopt_jupyter.verify.checker import PRELOAD, REFERENCE_ROLE, SANDBOX_ROLE
-
         self.problem = problem
         self.device = device
         self.options = options
         self.pool = max(1, pool)
-        self._roles = (REFERENCE_ROLE,) + (SANDBOX_ROLE,) * self.pool
+        self._roles = roles(self.pool)
         self._preload = PRELOAD
         self._worker: Service | None = None
         self._left = 0
         self.started = 0  # workers started (each a process start and the imports)
+        self.from_spare = 0  # of them, workers started ahead (``prestart``) and taken here
         self.served = 0  # candidates checked
         self.failures = 0  # workers in a row that died or missed their time
         self.last_failure = ""
@@ -107,19 +203,25 @@ class VerifyService:
         return self._worker
 
     def _launch(self) -> Service:
-        worker = start_service(
-            "kernelopt_jupyter.verify.checker:verify_service",
-            {
-                "problem": self.problem,
-                "device": self.device,
-                "seeds": max(1, self.options.seeds),
-                "fp64_factor": self.options.fp64_factor,
-                "time_limit_s": self.options.time_limit_s,
-            },
-            device=self.device,
-            preload=self._preload,
-            children=self._roles,
-        )
+        task = {
+            "problem": self.problem,
+            "device": self.device,
+            "seeds": max(1, self.options.seeds),
+            "fp64_factor": self.options.fp64_factor,
+            "time_limit_s": self.options.time_limit_s,
+        }
+        worker = take_spare(self.device, self.pool)
+        if worker is not None:
+            try:
+                worker.begin(TASK, task)
+                self.from_spare += 1
+            except ServiceError:
+                worker = None  # it died while it waited: a worker of its own, as without one
+        if worker is None:
+            worker = prestart_service(
+                device=self.device, preload=self._preload, children=self._roles
+            )
+            worker.begin(TASK, task)
         self._left = self.pool
         self.started += 1
         return worker
@@ -172,6 +274,7 @@ class VerifyService:
             timings["service"] = {
                 "fresh_worker": fresh,
                 "request_s": round(time.monotonic() - begun, 3),
+                "workers_started_ahead": self.from_spare,
             }
         self.pids.append(dict(phases.get("processes") or {}))
         if self._left <= 0:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import shutil
 import sys
 import time
@@ -112,6 +113,26 @@ def _shrink_note(problem_path: str, device: str) -> None:
         print(f"kernelopt: {note}", file=sys.stderr)
 
 
+def _start_verification_worker(opts: SearchOptions) -> None:
+    """On the GPU: the search's verification worker starts now, before this process imports
+    torch and reads the problem, so its own process start and imports (4-14 s on the H200)
+    run meanwhile instead of before the first candidate's gates (``verify.service.prestart``;
+    the session takes it, or closes it unused). ``KERNELOPT_VERIFY_SERVICE=0`` (a worker per
+    candidate) starts none."""
+    from kernelopt_jupyter.verify.service import pool_for_budget, prestart
+
+    if os.environ.get("KERNELOPT_VERIFY_SERVICE") == "0":
+        return
+    device = opts.device
+    if device == "auto":
+        try:
+            device = resolve_device(device)
+        except DeviceError:
+            return  # the session says why, with its one-line error
+    if device == "cuda":
+        prestart("cuda", pool_for_budget(opts.budget))
+
+
 def optimize_one(
     problem_path: str, opts: SearchOptions, *, quiet: bool = False, resume: bool = False
 ) -> OptimizationSession:
@@ -125,6 +146,7 @@ def optimize_one(
             raise SessionError("--resume needs --out DIR (the interrupted session's folder)")
         session = OptimizationSession.open(opts.out_dir, resume=True, options=opts)
     else:
+        _start_verification_worker(opts)
         _shrink_note(problem_path, opts.device)
         # Validated in the mode it will run in (a dropout is random only in training mode).
         session = OptimizationSession(load_problem(problem_path, mode=opts.mode), opts)

@@ -531,12 +531,12 @@ class OptimizationSession:
         """The search's verification worker (``verify.service``), made at the first gate: one
         process start and one set of imports for many candidates, each still in a process of
         its own. ``KERNELOPT_VERIFY_SERVICE=0`` verifies each candidate in a worker of its own."""
-        from kernelopt_jupyter.verify.service import VerifyService
+        from kernelopt_jupyter.verify.service import VerifyService, pool_for_budget
 
         if os.environ.get("KERNELOPT_VERIFY_SERVICE") == "0" or problem is not self.problem:
             return None
         if self._service is None:
-            pool = max(2, min(self.options.budget + 1, 16))
+            pool = pool_for_budget(self.options.budget)
             self._service = VerifyService(problem, self.device, options, pool=pool)
         return self._service
 
