@@ -30,7 +30,7 @@ if [ -n "${PROBLEMS:-}" ]; then
   OUT=$OUT/bench BENCH_TIMEOUT=$LEFT BUDGET=16 TIME_LIMIT=60 bash benchmarks/run_gpu_bench.sh | tail -20
 fi
 if [ -n "${CACHED:-}" ]; then
-  LEFT=$(( 590 - ($(date +%s) - T0) ))
+  LEFT=$(( ${CEND:-590} - ($(date +%s) - T0) ))
   echo "cached run with $LEFT s; cache: $(ls ~/.cache/kernelopt/analysis 2>/dev/null | wc -l) entries"
   mkdir -p "$OUT/cached"
   KERNELOPT_HOME="$OUT/cached/home" PYTHONUNBUFFERED=1 timeout "$LEFT" kernelopt bench "$CACHED" --device cuda \
