@@ -125,6 +125,12 @@ def _reset(request: pytest.FixtureRequest) -> None:
         fe.run("bridge._seen.clear()")
 
 
+#: How long a kernel thread's request waits for the fake front end's answer where the test
+#: expects one: far past the answer's usual milliseconds, since on a loaded 2-core machine a
+#: 5 s wait once ran out before the kernel took the answer (test_probe_from_worker_thread).
+ANSWER_S = 30
+
+
 def _threaded(fe: FakeFrontend, call: str) -> str:
     """Run `call` in a worker thread of the kernel after the cell returns; print its result."""
     seen = len(fe.requests)
@@ -133,7 +139,7 @@ def _threaded(fe: FakeFrontend, call: str) -> str:
     # Short cells until the thread has its result: the kernel takes the answer only between
     # cells (a cell that joined the thread blocked it, and a loaded machine's late answer then
     # waited out the request's timeout: '[False]').
-    end = time.monotonic() + 15.0
+    end = time.monotonic() + ANSWER_S + 5.0
     out = fe.run("print(_res)").strip()
     while out == "[]" and time.monotonic() < end:
         fe.pump(0.1)
@@ -142,7 +148,7 @@ def _threaded(fe: FakeFrontend, call: str) -> str:
 
 
 def test_worker_thread_gets_the_exact_answer(frontend: FakeFrontend) -> None:
-    out = _threaded(frontend, "bridge.request_insert('cell-7', 'y = 2\\n', timeout=5)")
+    out = _threaded(frontend, f"bridge.request_insert('cell-7', 'y = 2\\n', timeout={ANSWER_S})")
     assert out == "[True]"
     [req] = frontend.requests
     data = req["data"]
@@ -155,7 +161,7 @@ def test_worker_thread_gets_the_exact_answer(frontend: FakeFrontend) -> None:
 
 def test_reply_after_another_client_closed_the_comm(frontend: FakeFrontend) -> None:
     frontend.close_first = True
-    out = _threaded(frontend, "bridge.request_insert('cell-7', 'y = 2', timeout=5)")
+    out = _threaded(frontend, f"bridge.request_insert('cell-7', 'y = 2', timeout={ANSWER_S})")
     assert out == "[True]"
     # Once answered, the kernel no longer holds the comm.
     held = frontend.run(
@@ -167,7 +173,9 @@ def test_reply_after_another_client_closed_the_comm(frontend: FakeFrontend) -> N
 
 
 def test_replace_mode_is_sent(frontend: FakeFrontend) -> None:
-    out = _threaded(frontend, "bridge.request_insert('c', 'z', mode='replace', timeout=5)")
+    out = _threaded(
+        frontend, f"bridge.request_insert('c', 'z', mode='replace', timeout={ANSWER_S})"
+    )
     assert out == "[True]"
     assert frontend.requests[0]["data"]["mode"] == "replace"
 
@@ -214,7 +222,7 @@ def test_async_request_from_main_thread_resolves(frontend: FakeFrontend) -> None
 
 
 def test_probe_from_worker_thread(frontend: FakeFrontend) -> None:
-    assert _threaded(frontend, "bridge.probe(timeout=5)") == "[True]"
+    assert _threaded(frontend, f"bridge.probe(timeout={ANSWER_S})") == "[True]"
     assert frontend.requests[0]["data"]["action"] == "ping"
     frontend.reply_status = None
     frontend.run("bridge._seen.clear()")
