@@ -31,6 +31,20 @@ PEERS = Baselines(
 )
 
 
+@pytest.fixture(autouse=True)
+def _no_worker_ahead(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests fake ``run_task`` for a "cuda" analysis on a machine without one: the
+    peers' worker started ahead (a real process) is refused, so ``measure`` takes the
+    ``run_task`` path they fake. The tests of the worker started ahead say so by name."""
+    if "ahead" in request.node.name:
+        return
+
+    def refuse(**_: Any) -> Any:
+        raise RuntimeError("no worker ahead in this test")
+
+    monkeypatch.setattr(worker, "prestart_service", refuse)
+
+
 def test_the_first_verdict_comes_before_the_peers_and_the_plans_after(tmp_path: Path) -> None:
     search = make_search(tmp_path, max_candidates=6)
     search.ctx.baselines = {"eager": None, "compile": None}
@@ -235,3 +249,109 @@ def test_eager_comes_from_the_first_gate_when_the_peers_were_not_timed(tmp_path:
         and said[0]["name"] == "eager"
         and "c0's performance gate" in (said[0]["detail"])
     )
+
+
+class _FakeAhead:
+    """A worker started ahead, as ``DeferredBaselines`` drives it (``begin``, ``request``,
+    ``close``), answering with the peers or failing as told."""
+
+    def __init__(self, fail: Exception | None = None) -> None:
+        self.fail = fail
+        self.begun: tuple[str, dict[str, Any]] | None = None
+        self.closed = False
+
+    def begin(self, task: str, kwargs: dict[str, Any]) -> None:
+        self.begun = (task, kwargs)
+
+    def request(self, message: Any, timeout_s: float) -> Any:
+        if self.fail is not None:
+            raise self.fail
+        return {"seconds": {"baselines": 4.0}, "baselines": PEERS.to_dict()}
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _deferred(monkeypatch: pytest.MonkeyPatch, ahead: Any) -> tuple[Any, list[Any]]:
+    calls: list[Any] = []
+
+    def run_task(task: str, kwargs: dict[str, Any], **_: Any) -> WorkerResult:
+        calls.append(kwargs.get("steps"))
+        if kwargs.get("steps") == ["baselines"]:
+            return WorkerResult(True, value={"seconds": {}, "baselines": PEERS.to_dict()})
+        return WorkerResult(True, value={"seconds": {}, "dispatch": {"step_error": "x"}})
+
+    monkeypatch.setattr(worker, "run_task", run_task)
+    monkeypatch.setattr(worker, "prestart_service", lambda **_: ahead)
+    problem = problem_from_source(SOURCE, "relu.py", validate=False)
+    facts = pipeline.analyse(problem, "cuda", EventLog(None), defer_baselines=True)
+    assert facts.deferred is not None
+    return facts.deferred, calls
+
+
+def test_the_peers_worker_started_ahead_times_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The analysis starts the peers' worker as it returns (its imports then overlap the
+    first candidate's verification); ``measure`` hands it the baselines step, reads its
+    answer and closes it. No other worker is started."""
+    ahead = _FakeAhead()
+    deferred, calls = _deferred(monkeypatch, ahead)
+    assert deferred.worker is ahead and ahead.begun is None  # started, given nothing yet
+    got = deferred.measure()
+    assert got["eager"] == 0.2 and got["max_autotune"] == 0.14
+    assert ahead.begun is not None
+    task, kwargs = ahead.begun
+    assert task == "kernelopt_jupyter.analysis.pipeline:analysis_service"
+    assert kwargs["task"]["steps"] == ["baselines"] and "relu" in kwargs["task"]["source"]
+    assert ahead.closed and deferred.worker is None
+    assert calls == [["dispatch", "timeline"]]  # no second worker for the peers
+
+
+def test_a_dead_worker_ahead_gives_way_to_a_new_one_and_a_late_one_is_said(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kernelopt_jupyter.worker import ServiceError, ServiceTimeout
+
+    dead = _FakeAhead(ServiceError("the worker closed its connection"))
+    deferred, calls = _deferred(monkeypatch, dead)
+    assert deferred.measure()["eager"] == 0.2  # from the new worker (run_task)
+    assert calls[-1] == ["baselines"] and dead.closed
+
+    late = _FakeAhead(ServiceTimeout("no reply within 30 s"))
+    deferred, calls = _deferred(monkeypatch, late)
+    assert deferred.measure()["eager"] is None
+    assert calls == [["dispatch", "timeline"]] and late.closed  # killed, not started again
+    details = {e.data["detail"] for e in deferred.log.events if e.type == "baseline"}
+    assert len(details) == 1 and "ran out of time" in details.pop()
+
+
+def test_a_worker_ahead_the_search_never_used_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With little time left after the first verdict, or a search that ended before it, the
+    worker started ahead is closed, not left waiting."""
+    ahead = _FakeAhead()
+    deferred, _ = _deferred(monkeypatch, ahead)
+    deferred.close()
+    assert ahead.closed and deferred.worker is None
+    deferred.close()  # idempotent
+
+    ahead = _FakeAhead()
+    deferred, _ = _deferred(monkeypatch, ahead)
+    deferred.deadline = pipeline.time.monotonic() + 5.0  # under DEFER_SKIP_S left
+    assert deferred.measure()["eager"] is None
+    assert ahead.closed and ahead.begun is None
+
+
+def test_a_real_worker_ahead_answers_as_a_new_worker_does() -> None:
+    """The real thing on the CPU: a worker started before its task (``prestart_service``),
+    handed ``analysis_service`` later, answers what ``run_task`` of ``analysis_task`` does,
+    and leaves no process behind."""
+    from _processes import below_us, left_running
+
+    problem = problem_from_source(SOURCE, "relu.py", validate=False)
+    before = below_us()
+    ahead = worker.prestart_service(device="cpu", preload=pipeline.BASELINES_PRELOAD)
+    steps = pipeline._ahead(ahead, problem, None)
+    direct = pipeline._analysis_worker(problem, "cpu", None, ["baselines"])
+    assert direct.ok and steps is not None
+    assert set(steps) == set(direct.value) and steps["seconds"] == direct.value["seconds"] == {}
+    assert not ahead.alive()
+    assert left_running(before) == []

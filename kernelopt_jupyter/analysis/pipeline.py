@@ -125,6 +125,32 @@ class DeferredBaselines:
     key: str | None = None
     complete: bool = True
     done: bool = False
+    #: The worker that will time them, started ahead (``start_worker``): its process start
+    #: and imports (5-20 s on the H200) run while the first candidate is verified.
+    worker: Any = field(default=None, repr=False, compare=False)
+
+    def start_worker(self) -> None:
+        """Start the peers' worker now, its task sent only at ``measure`` (a worker started
+        ahead: ``worker.prestart_service``); nothing runs on the device until then. Never
+        raises: ``measure`` then starts one as before."""
+        from kernelopt_jupyter.worker import prestart_service
+
+        if self.worker is not None or self.done:
+            return
+        try:
+            self.worker = prestart_service(
+                device=self.device,  # type: ignore[arg-type]
+                preload=BASELINES_PRELOAD,
+            )
+        except Exception:
+            self.worker = None
+
+    def close(self) -> None:
+        """End the worker started ahead if ``measure`` never took it (the search ended
+        first); idempotent."""
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.close()
 
     def measure(self) -> dict[str, float | None]:
         """Time the peers (once), emit their ``baseline`` events, store the complete analysis
@@ -132,8 +158,11 @@ class DeferredBaselines:
         if self.done:
             return self.facts.baselines
         self.done = True
+        worker, self.worker = self.worker, None
         left = _limit(self.deadline, default=math.inf)
         if left < DEFER_SKIP_S:
+            if worker is not None:
+                worker.close()
             base = Baselines(
                 measured=False,
                 device=self.device,
@@ -142,7 +171,7 @@ class DeferredBaselines:
                 " the final side-by-side run times the winner against torch.compile)",
             )
         else:
-            base = _measure_baselines(self.problem, self.device, self.deadline)
+            base = _measure_baselines(self.problem, self.device, self.deadline, worker)
         _emit_baselines(self.log, base.to_dict())
         self.facts.baselines.clear()
         self.facts.baselines.update(base.as_ms())
@@ -185,6 +214,7 @@ def analyse(
         facts.deferred = DeferredBaselines(
             problem, device, log, facts, profile, deadline, cache, key, complete
         )
+        facts.deferred.start_worker()
         return facts
     _emit_baselines(log, base.to_dict())
     log.emit("profile", **profile, cached=False)
@@ -193,15 +223,69 @@ def analyse(
     return facts
 
 
-def _measure_baselines(problem: Problem, device: str, deadline: float | None) -> Baselines:
-    """The peers alone, in a worker of their own (the deferred half of the analysis)."""
+#: What the peers' worker started ahead imports while it waits (``analysis_task``'s own
+#: imports: timing torch.compile's modes needs Inductor).
+BASELINES_PRELOAD = (
+    "torch",
+    "torch._dynamo",
+    "triton",
+    "torch._inductor.compile_fx",
+    "kernelopt_jupyter.analysis.baselines",
+)
+
+
+def _measure_baselines(
+    problem: Problem, device: str, deadline: float | None, worker: Any = None
+) -> Baselines:
+    """The peers alone, in a worker of their own (the deferred half of the analysis): the one
+    started ahead (``DeferredBaselines.start_worker``) when it is still up, else a new one."""
     if _limit(deadline) < MIN_STEP_S:
+        if worker is not None:
+            worker.close()
         return Baselines(measured=False, device=device, detail="not measured: time limit reached")
+    if worker is not None:
+        steps = _ahead(worker, problem, deadline)
+        if steps is not None:
+            return _baselines_of(steps, device, "")
     result = _analysis_worker(problem, device, deadline, ["baselines"])
-    steps: dict[str, Any] = dict(result.value) if result.ok else {}
+    steps = dict(result.value) if result.ok else {}
     return _baselines_of(
         steps, device, "" if result.ok else f"analysis worker: {result.describe()}"
     )
+
+
+def _ahead(worker: Any, problem: Problem, deadline: float | None) -> dict[str, Any] | None:
+    """``analysis_task``'s baselines step in the worker started ahead: its answer, or None
+    when that worker had died or failed (the caller then starts one). A worker that runs
+    past the deadline is killed with its tree, and the peers are then not measured."""
+    from kernelopt_jupyter.worker import ServiceError, ServiceTimeout
+
+    kwargs = {"source": problem.source, "path": problem.path, "kind": problem.kind}
+    try:
+        worker.begin(
+            "kernelopt_jupyter.analysis.pipeline:analysis_service",
+            {"task": {**kwargs, "steps": ["baselines"]}},
+        )
+        reply = worker.request("run", _limit(deadline))
+    except ServiceTimeout as exc:
+        return {"baselines": {"step_error": f"the peers' worker ran out of time ({exc})"}}
+    except ServiceError:
+        return None
+    finally:
+        worker.close()
+    return reply if isinstance(reply, dict) else None
+
+
+def analysis_service(task: dict[str, Any], control: Any) -> None:
+    """Service entry of a worker started ahead: on its one request, ``analysis_task(**task)``,
+    answered as plain data (the caller reads it so); then the worker ends."""
+    import pickle
+
+    from kernelopt_jupyter.worker import recv_frame, send_frame
+
+    if pickle.loads(recv_frame(control)) is None:
+        return
+    send_frame(control, pickle.dumps(analysis_task(**task)))
 
 
 def _analysis_worker(

@@ -544,6 +544,8 @@ class OptimizationSession:
         if self._service is not None:
             self._service.close()
             self._service = None
+        if self._deferred is not None:
+            self._deferred.close()  # its worker, if the search ended before it was used
         result = self.result
         if result is None and self._search is not None:
             # The search did not return (Ctrl-C, a crash): keep everything it decided.
