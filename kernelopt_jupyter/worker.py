@@ -30,6 +30,7 @@ Run as ``python -m kernelopt_jupyter.worker PAYLOAD RESULT``.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import io
@@ -42,7 +43,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -523,8 +524,10 @@ class Service:
         """Whether the worker's process is still running (and not closed here)."""
         return not self.closed and self.proc.poll() is None
 
-    def request(self, message: Any, timeout_s: float) -> Any:
-        """Send ``message``; its reply (plain data), or ``ServiceTimeout``/``ServiceError``."""
+    def request(self, message: Any, timeout_s: float, *, trusted: bool = False) -> Any:
+        """Send ``message``; its reply (plain data), or ``ServiceTimeout``/``ServiceError``.
+        ``trusted`` unpickles the reply as it is, as ``run_task`` reads a worker's result that
+        ran no candidate code (an analysis of the user's own reference)."""
         if self.closed:
             raise ServiceError("the service is closed")
         if not self.begun:
@@ -532,7 +535,8 @@ class Service:
         try:
             self.sock.settimeout(max(0.01, timeout_s))
             send_frame(self.sock, pickle.dumps(message))
-            reply = load_plain(recv_frame(self.sock))
+            frame = recv_frame(self.sock)
+            reply = pickle.loads(frame) if trusted else load_plain(frame)
         except TimeoutError:
             self.close()
             raise ServiceTimeout(f"no reply within {timeout_s:.0f} s") from None
@@ -622,6 +626,58 @@ def prestart_service(
     )
     theirs.close()
     return Service(proc, ours, tmp, err, kind)
+
+
+#: Seconds a worker started ahead (``keep_spare``) waits to be taken before it is closed.
+SPARE_TTL_S = 600.0
+_spares: dict[tuple[Any, ...], tuple[Service, float]] = {}
+_spares_lock = threading.Lock()
+
+
+def keep_spare(key: tuple[Any, ...], start: Callable[[], Service]) -> None:
+    """Keep a service worker started ahead (``start()``, a ``prestart_service``) under
+    ``key`` until ``take_kept(key)`` takes it: one per key, a live fresh one kept as it is.
+    Never raises (the taker then starts its own). Unused workers are closed after
+    ``SPARE_TTL_S`` (when next looked at) or at exit (``discard_spares``), each with its tree."""
+    with _spares_lock:
+        held = _spares.get(key)
+        if held is not None and held[0].alive() and time.monotonic() - held[1] < SPARE_TTL_S:
+            return
+    try:
+        service = start()
+    except Exception:
+        return
+    with _spares_lock:
+        old = _spares.pop(key, None)
+        _spares[key] = (service, time.monotonic())
+    if old is not None:
+        old[0].close()
+
+
+def take_kept(key: tuple[Any, ...]) -> Service | None:
+    """The worker kept under ``key`` (``keep_spare``), if one is alive and fresh; it is the
+    caller's from then on (to ``begin`` and ``close``)."""
+    with _spares_lock:
+        held = _spares.pop(key, None)
+    if held is None:
+        return None
+    service, made = held
+    if not service.alive() or time.monotonic() - made >= SPARE_TTL_S:
+        service.close()
+        return None
+    return service
+
+
+def discard_spares() -> None:
+    """Close every worker started ahead and not taken (each with its whole tree)."""
+    with _spares_lock:
+        held = list(_spares.values())
+        _spares.clear()
+    for service, _ in held:
+        service.close()
+
+
+atexit.register(discard_spares)
 
 
 class Proc(Protocol):

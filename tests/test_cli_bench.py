@@ -334,28 +334,34 @@ def test_the_best_target_peer_leaves_max_autotune_out_and_old_rows_get_it() -> N
     assert "vs best target peer" in text and "| 1.60 |" in text
 
 
-def test_the_cli_starts_the_gpu_verification_worker_before_it_reads_the_problem(
+def test_the_cli_starts_the_gpu_workers_before_it_reads_the_problem(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """On the GPU ``optimize`` starts the verification worker first (its process start and
-    imports overlap this process's torch import and the problem's validation); not on the
-    CPU, not with ``KERNELOPT_VERIFY_SERVICE=0``, and the pool is the session's."""
+    """On the GPU ``optimize`` starts the analysis and verification workers first (their
+    process starts and imports overlap this process's torch import and the problem's
+    validation); not on the CPU; no verification worker with ``KERNELOPT_VERIFY_SERVICE=0``;
+    the verification pool is the session's."""
+    from kernelopt_jupyter.analysis import pipeline
     from kernelopt_jupyter.cli import optimize
     from kernelopt_jupyter.problem import ProblemError
     from kernelopt_jupyter.session import SearchOptions
     from kernelopt_jupyter.verify import service
 
-    calls: list[tuple[str, int]] = []
-    order: list[str] = []
-    monkeypatch.setattr(service, "prestart", lambda d, p: (calls.append((d, p)), order.append("w")))
+    order: list[object] = []
+    monkeypatch.setattr(service, "prestart", lambda d, p: order.append(("verify", d, p)))
+    monkeypatch.setattr(pipeline, "prestart_analysis", lambda d: order.append(("analysis", d)))
 
     def shrink(path: str, device: str) -> None:
         order.append("read")
         raise ProblemError("stop here")
 
     monkeypatch.setattr(optimize, "_shrink_note", shrink)
-    for device, env, want in (("cuda", None, [("cuda", 9)]), ("cpu", None, []), ("cuda", "0", [])):
-        calls.clear()
+    both = [("analysis", "cuda"), ("verify", "cuda", 9), "read"]
+    for device, env, want in (
+        ("cuda", None, both),
+        ("cpu", None, ["read"]),
+        ("cuda", "0", [("analysis", "cuda"), "read"]),
+    ):
         order.clear()
         if env is None:
             monkeypatch.delenv("KERNELOPT_VERIFY_SERVICE", raising=False)
@@ -364,5 +370,4 @@ def test_the_cli_starts_the_gpu_verification_worker_before_it_reads_the_problem(
         opts = SearchOptions(device=device, budget=8, out_dir=tmp_path / device)
         with pytest.raises(ProblemError):
             optimize.optimize_one("p.py", opts, quiet=True)
-        assert calls == want
-        assert order == (["w", "read"] if want else ["read"])
+        assert order == want

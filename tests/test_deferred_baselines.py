@@ -263,10 +263,11 @@ class _FakeAhead:
     def begin(self, task: str, kwargs: dict[str, Any]) -> None:
         self.begun = (task, kwargs)
 
-    def request(self, message: Any, timeout_s: float) -> Any:
+    def request(self, message: Any, timeout_s: float, *, trusted: bool = False) -> Any:
+        assert trusted  # the analysis worker ran only the user's reference
         if self.fail is not None:
             raise self.fail
-        return {"seconds": {"baselines": 4.0}, "baselines": PEERS.to_dict()}
+        return {"ok": True, "value": {"seconds": {"baselines": 4.0}, "baselines": PEERS.to_dict()}}
 
     def close(self) -> None:
         self.closed = True
@@ -321,7 +322,7 @@ def test_a_dead_worker_ahead_gives_way_to_a_new_one_and_a_late_one_is_said(
     assert deferred.measure()["eager"] is None
     assert calls == [["dispatch", "timeline"]] and late.closed  # killed, not started again
     details = {e.data["detail"] for e in deferred.log.events if e.type == "baseline"}
-    assert len(details) == 1 and "ran out of time" in details.pop()
+    assert len(details) == 1 and "timed out" in details.pop()
 
 
 def test_a_worker_ahead_the_search_never_used_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -349,9 +350,47 @@ def test_a_real_worker_ahead_answers_as_a_new_worker_does() -> None:
     problem = problem_from_source(SOURCE, "relu.py", validate=False)
     before = below_us()
     ahead = worker.prestart_service(device="cpu", preload=pipeline.BASELINES_PRELOAD)
-    steps = pipeline._ahead(ahead, problem, None)
+    got = pipeline._run_ahead(ahead, problem, None, ["baselines"])
     direct = pipeline._analysis_worker(problem, "cpu", None, ["baselines"])
-    assert direct.ok and steps is not None
-    assert set(steps) == set(direct.value) and steps["seconds"] == direct.value["seconds"] == {}
+    assert direct.ok and got is not None and got.ok
+    assert got.value == direct.value == {"seconds": {}}  # no peers off the GPU
     assert not ahead.alive()
+    # The whole analysis (dispatch map with the harvest, timeline) in a worker started ahead
+    # for it (``prestart_analysis``, taken by ``_analysis_worker``) equals a new worker's.
+    pipeline.prestart_analysis("cpu")
+    ahead_all = pipeline._analysis_worker(problem, "cpu", None)
+    assert worker.take_kept(("analysis", "cpu")) is None  # it was taken
+    direct_all = pipeline._analysis_worker(problem, "cpu", None)
+    assert ahead_all.ok and direct_all.ok, (ahead_all.describe(), direct_all.describe())
+    assert set(ahead_all.value) == set(direct_all.value) == {"seconds", "dispatch", "timeline"}
+    for step in ("dispatch", "timeline"):
+        assert "step_error" not in ahead_all.value[step], ahead_all.value[step]
+        assert ahead_all.value[step].keys() == direct_all.value[step].keys()
+    harvest = ahead_all.value["dispatch"]["harvest_data"]
+    assert harvest["ok"] and "@triton.jit" in harvest["source"]
+    assert harvest["source"] == direct_all.value["dispatch"]["harvest_data"]["source"]
+    # A step that raises is its step_error in the worker ahead as in a new worker.
+    broken = problem_from_source(
+        SOURCE.replace("torch.relu(x)", "undefined_name(x)"), "b.py", validate=False
+    )
+    pipeline.prestart_analysis("cpu")
+    failed = pipeline._analysis_worker(broken, "cpu", None, ["timeline"])
+    failed_direct = pipeline._analysis_worker(broken, "cpu", None, ["timeline"])
+    assert failed.ok and "step_error" in failed.value["timeline"]
+    assert failed.value["timeline"] == failed_direct.value["timeline"]
     assert left_running(before) == []
+
+
+def test_the_analysis_service_answers_a_task_that_raises_with_its_error() -> None:
+    """``analysis_service`` sends the task's exception as data (``run_task`` reports one so),
+    not a dead connection the caller would take for a dead worker and run again."""
+    import pickle
+    import socket
+
+    ours, theirs = socket.socketpair()
+    worker.send_frame(ours, pickle.dumps("run"))
+    pipeline.analysis_service({"no_such_argument": 1}, theirs)
+    reply = worker.load_plain(worker.recv_frame(ours))
+    assert reply["ok"] is False and reply["error_type"] == "TypeError"
+    ours.close()
+    theirs.close()

@@ -16,6 +16,8 @@ from kernelopt_jupyter.problem import problem_from_source
 from kernelopt_jupyter.session.gating import verify_before
 from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
 from kernelopt_jupyter.verify.service import VerifyService
+from kernelopt_jupyter.worker import _spares as _kept
+from kernelopt_jupyter.worker import discard_spares
 
 pytestmark = pytest.mark.slow
 
@@ -139,12 +141,12 @@ def test_a_worker_started_ahead_serves_the_next_service_and_holds_no_task_before
     try:
         other = VerifyService(prob, "cpu", options, pool=2)
         assert svc.take_spare("cpu", 2) is None  # another pool: another kind of worker
-        spare = svc._spares[("cpu", 3)][0]
+        spare = _kept[("verify", "cpu", 3)][0]
         assert spare.alive() and not spare.begun
         # Waiting for its task, the worker holds no payload file: nothing of a problem yet.
         assert not (Path(spare._tmp.name) / "payload.pkl").exists()
         svc.prestart("cpu", 3)  # a second call keeps the live one
-        assert svc._spares[("cpu", 3)][0] is spare
+        assert _kept[("verify", "cpu", 3)][0] is spare
         service = VerifyService(prob, "cpu", options, pool=3)
         try:
             report = verify_candidate(prob, GOOD, options, service=service)
@@ -153,12 +155,12 @@ def test_a_worker_started_ahead_serves_the_next_service_and_holds_no_task_before
             assert service._worker is spare and spare.begun
             timings = report.gate("correctness").metrics["timings"]
             assert timings["service"]["workers_started_ahead"] == 1
-            assert ("cpu", 3) not in svc._spares
+            assert ("verify", "cpu", 3) not in _kept
         finally:
             service.close()
             other.close()
     finally:
-        svc.discard_spares()
+        discard_spares()
     assert left_running(before) == []
 
 
@@ -177,7 +179,7 @@ def test_a_worker_started_ahead_and_never_used_ends_with_nothing_left() -> None:
     with pytest.raises(ServiceError):
         worker.begin("json:dumps", {"obj": 1})
     svc.prestart("cpu", 2)
-    dead = svc._spares[("cpu", 2)][0]
+    dead = _kept[("verify", "cpu", 2)][0]
     dead.close()  # as if it had died while it waited
     prob = problem("scaled_residual")
     options = VerifyOptions(device="cpu", seeds=1)
@@ -188,5 +190,5 @@ def test_a_worker_started_ahead_and_never_used_ends_with_nothing_left() -> None:
         assert service.started == 1 and service.from_spare == 0
     finally:
         service.close()
-        svc.discard_spares()
+        discard_spares()
     assert left_running(before) == []

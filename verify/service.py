@@ -27,7 +27,6 @@ exit, takes the whole tree down.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import threading
 import time
@@ -40,7 +39,9 @@ from kernelopt_jupyter.worker import (
     Service,
     ServiceError,
     ServiceTimeout,
+    keep_spare,
     prestart_service,
+    take_kept,
 )
 
 #: Modules the verification worker imports once, before it forks (the fork server's preload).
@@ -75,11 +76,6 @@ COMPILE_ALLOWANCE_S = 240.0
 
 #: The verification worker's task (in its process, after the children were forked).
 TASK = "kernelopt_jupyter.verify.checker:verify_service"
-#: Seconds a worker started ahead waits for a search to take it before it is closed.
-SPARE_TTL_S = 600.0
-
-_spares: dict[tuple[str, int], tuple[Service, float]] = {}
-_spares_lock = threading.Lock()
 
 
 def roles(pool: int) -> tuple[str, ...]:
@@ -98,47 +94,17 @@ def prestart(device: Device, pool: int) -> None:
     imports, 4-14 s on the H200, then overlap whatever the caller does next: reading and
     validating the problem, the analysis). The next :class:`VerifyService` on ``device``
     with ``pool`` candidate processes takes it; the worker holds nothing but its imports and
-    its forked children until then, and is closed unused after ``SPARE_TTL_S`` or at
-    ``discard_spares``. Never raises: the service then starts its own worker as before."""
-    key = (str(device), max(1, pool))
-    with _spares_lock:
-        held = _spares.get(key)
-        if held is not None and held[0].alive() and time.monotonic() - held[1] < SPARE_TTL_S:
-            return
-    try:
-        worker = prestart_service(device=device, preload=PRELOAD, children=roles(pool))
-    except Exception:  # the service starts one itself when it needs one
-        return
-    with _spares_lock:
-        old = _spares.pop(key, None)
-        _spares[key] = (worker, time.monotonic())
-    if old is not None:
-        old[0].close()
+    its forked children until then (``worker.keep_spare``: closed unused after
+    ``SPARE_TTL_S`` or at exit). Never raises: the service then starts its own worker."""
+    keep_spare(
+        ("verify", str(device), max(1, pool)),
+        lambda: prestart_service(device=device, preload=PRELOAD, children=roles(pool)),
+    )
 
 
 def take_spare(device: Device, pool: int) -> Service | None:
     """The worker ``prestart`` started for ``device`` and ``pool``, if one is alive and fresh."""
-    with _spares_lock:
-        held = _spares.pop((str(device), max(1, pool)), None)
-    if held is None:
-        return None
-    worker, made = held
-    if not worker.alive() or time.monotonic() - made >= SPARE_TTL_S:
-        worker.close()
-        return None
-    return worker
-
-
-def discard_spares() -> None:
-    """Close every worker started ahead and not taken (each with its whole tree)."""
-    with _spares_lock:
-        held = list(_spares.values())
-        _spares.clear()
-    for worker, _ in held:
-        worker.close()
-
-
-atexit.register(discard_spares)
+    return take_kept(("verify", str(device), max(1, pool)))
 
 
 class VerifyService:

@@ -232,6 +232,13 @@ BASELINES_PRELOAD = (
     "torch._inductor.compile_fx",
     "kernelopt_jupyter.analysis.baselines",
 )
+#: What the analysis worker started ahead imports (the dispatch map, harvest and timeline too).
+ANALYSIS_PRELOAD = (
+    *BASELINES_PRELOAD,
+    "kernelopt_jupyter.analysis.dispatch",
+    "kernelopt_jupyter.analysis.harvest",
+    "kernelopt_jupyter.analysis.timeline",
+)
 
 
 def _measure_baselines(
@@ -243,56 +250,105 @@ def _measure_baselines(
         if worker is not None:
             worker.close()
         return Baselines(measured=False, device=device, detail="not measured: time limit reached")
-    if worker is not None:
-        steps = _ahead(worker, problem, deadline)
-        if steps is not None:
-            return _baselines_of(steps, device, "")
-    result = _analysis_worker(problem, device, deadline, ["baselines"])
-    steps = dict(result.value) if result.ok else {}
+    result = _analysis_worker(problem, device, deadline, ["baselines"], ahead=worker)
+    steps: dict[str, Any] = dict(result.value) if result.ok else {}
     return _baselines_of(
         steps, device, "" if result.ok else f"analysis worker: {result.describe()}"
     )
 
 
-def _ahead(worker: Any, problem: Problem, deadline: float | None) -> dict[str, Any] | None:
-    """``analysis_task``'s baselines step in the worker started ahead: its answer, or None
-    when that worker had died or failed (the caller then starts one). A worker that runs
-    past the deadline is killed with its tree, and the peers are then not measured."""
-    from kernelopt_jupyter.worker import ServiceError, ServiceTimeout
+#: The task a worker started ahead is handed (``analysis_service``).
+ANALYSIS_SERVICE = "kernelopt_jupyter.analysis.pipeline:analysis_service"
 
-    kwargs = {"source": problem.source, "path": problem.path, "kind": problem.kind}
+
+def prestart_analysis(device: str) -> None:
+    """Start the analysis worker ahead (the CLI does so on the GPU before it imports torch
+    and reads the problem): its process start and imports overlap that, and the session's
+    analysis takes it (``_analysis_worker``). It holds no problem until then
+    (``worker.keep_spare``: closed unused after a while or at exit)."""
+    from kernelopt_jupyter.worker import keep_spare, prestart_service
+
+    keep_spare(
+        ("analysis", device),
+        lambda: prestart_service(device=device, preload=ANALYSIS_PRELOAD),  # type: ignore[arg-type]
+    )
+
+
+def _run_ahead(
+    worker: Any, problem: Problem, deadline: float | None, steps: list[str] | None
+) -> Any:
+    """``analysis_task`` (``steps`` of it) in a worker started ahead: a ``WorkerResult`` as
+    ``run_task`` gives one, or None when that worker had died or failed (the caller then
+    starts one). Past the deadline the worker is killed with its tree (timed out)."""
+    from kernelopt_jupyter.worker import ServiceError, ServiceTimeout, WorkerResult
+
+    kwargs: dict[str, Any] = {"source": problem.source, "path": problem.path, "kind": problem.kind}
+    if steps is not None:
+        kwargs["steps"] = steps
+    started = time.monotonic()
     try:
-        worker.begin(
-            "kernelopt_jupyter.analysis.pipeline:analysis_service",
-            {"task": {**kwargs, "steps": ["baselines"]}},
-        )
-        reply = worker.request("run", _limit(deadline))
-    except ServiceTimeout as exc:
-        return {"baselines": {"step_error": f"the peers' worker ran out of time ({exc})"}}
+        worker.begin(ANALYSIS_SERVICE, {"task": kwargs})
+        # The user's own reference ran there, nothing of a candidate: read as run_task does.
+        reply = worker.request("run", _limit(deadline), trusted=True)
+    except ServiceTimeout:
+        return WorkerResult(False, timed_out=True, seconds=time.monotonic() - started)
     except ServiceError:
         return None
     finally:
         worker.close()
-    return reply if isinstance(reply, dict) else None
+    if not isinstance(reply, dict) or "ok" not in reply:
+        return None
+    return WorkerResult(
+        ok=bool(reply["ok"]),
+        value=reply.get("value"),
+        error=str(reply.get("error", "")),
+        error_type=str(reply.get("error_type", "")),
+        traceback=str(reply.get("traceback", "")),
+        exitcode=0,
+        seconds=time.monotonic() - started,
+    )
 
 
 def analysis_service(task: dict[str, Any], control: Any) -> None:
     """Service entry of a worker started ahead: on its one request, ``analysis_task(**task)``,
-    answered as plain data (the caller reads it so); then the worker ends."""
+    answered (or its error); then the worker ends."""
     import pickle
+    import traceback
 
     from kernelopt_jupyter.worker import recv_frame, send_frame
 
     if pickle.loads(recv_frame(control)) is None:
         return
-    send_frame(control, pickle.dumps(analysis_task(**task)))
+    try:
+        reply: dict[str, Any] = {"ok": True, "value": analysis_task(**task)}
+    except Exception as exc:
+        reply = {
+            "ok": False,
+            "error": str(exc)[:2000] or repr(exc),
+            "error_type": type(exc).__name__,
+            "traceback": traceback.format_exc()[-4000:],
+        }
+    send_frame(control, pickle.dumps(reply))
 
 
 def _analysis_worker(
-    problem: Problem, device: str, deadline: float | None, steps: list[str] | None = None
+    problem: Problem,
+    device: str,
+    deadline: float | None,
+    steps: list[str] | None = None,
+    *,
+    ahead: Any = None,
 ) -> Any:
-    """``analysis_task`` (all its steps, or ``steps``) in a worker, within the deadline."""
-    from kernelopt_jupyter.worker import run_task
+    """``analysis_task`` (all its steps, or ``steps``) in a worker, within the deadline: the
+    worker ``ahead`` (or else one ``prestart_analysis`` left) when it is up, a new one else."""
+    from kernelopt_jupyter.worker import run_task, take_kept
+
+    if ahead is None:
+        ahead = take_kept(("analysis", device))
+    if ahead is not None:
+        result = _run_ahead(ahead, problem, deadline, steps)
+        if result is not None:
+            return result
 
     kwargs: dict[str, Any] = {"source": problem.source, "path": problem.path, "kind": problem.kind}
     if steps is not None:

@@ -113,23 +113,26 @@ def _shrink_note(problem_path: str, device: str) -> None:
         print(f"kernelopt: {note}", file=sys.stderr)
 
 
-def _start_verification_worker(opts: SearchOptions) -> None:
-    """On the GPU: the search's verification worker starts now, before this process imports
-    torch and reads the problem, so its own process start and imports (4-14 s on the H200)
-    run meanwhile instead of before the first candidate's gates (``verify.service.prestart``;
-    the session takes it, or closes it unused). ``KERNELOPT_VERIFY_SERVICE=0`` (a worker per
-    candidate) starts none."""
+def _start_workers_ahead(opts: SearchOptions) -> None:
+    """On the GPU: the search's analysis and verification workers start now, before this
+    process imports torch and reads the problem, so their own process starts and imports
+    (4-20 s each on the H200) run meanwhile instead of before the analysis and the first
+    candidate's gates (``analysis.pipeline.prestart_analysis``, ``verify.service.prestart``;
+    the session takes them, or they are closed unused). ``KERNELOPT_VERIFY_SERVICE=0`` (a
+    worker per candidate) starts no verification worker."""
+    from kernelopt_jupyter.analysis.pipeline import prestart_analysis
     from kernelopt_jupyter.verify.service import pool_for_budget, prestart
 
-    if os.environ.get("KERNELOPT_VERIFY_SERVICE") == "0":
-        return
     device = opts.device
     if device == "auto":
         try:
             device = resolve_device(device)
         except DeviceError:
             return  # the session says why, with its one-line error
-    if device == "cuda":
+    if device != "cuda":
+        return
+    prestart_analysis("cuda")
+    if os.environ.get("KERNELOPT_VERIFY_SERVICE") != "0":
         prestart("cuda", pool_for_budget(opts.budget))
 
 
@@ -146,7 +149,7 @@ def optimize_one(
             raise SessionError("--resume needs --out DIR (the interrupted session's folder)")
         session = OptimizationSession.open(opts.out_dir, resume=True, options=opts)
     else:
-        _start_verification_worker(opts)
+        _start_workers_ahead(opts)
         _shrink_note(problem_path, opts.device)
         # Validated in the mode it will run in (a dropout is random only in training mode).
         session = OptimizationSession(load_problem(problem_path, mode=opts.mode), opts)
