@@ -492,18 +492,13 @@ class Service:
     and everything below it. ``close`` ends it the same way; nothing it started survives.
     """
 
-    def __init__(
-        self, proc: Proc, sock: Any, tmp: Any, err: Any, kind: tuple[Any, ...] = ()
-    ) -> None:
+    def __init__(self, proc: Proc, sock: Any, tmp: Any, err: Any) -> None:
         self.proc = proc
         self.sock = sock
         self._tmp = tmp
         self._err = err
         self.closed = False
-        self.begun = False
-        #: What the worker was started as (device, environment, preload, children): a worker
-        #: started ahead (``prestart_service``) serves only a task that asks for the same.
-        self.kind = kind
+        self.begun = False  # its task handed over (``begin``)
 
     def begin(self, task: str, kwargs: dict[str, Any]) -> None:
         """Hand the worker its task: the first frame on its control socket, read after its
@@ -604,18 +599,12 @@ def prestart_service(
     """A service worker started before its task is known: its process starts, imports
     ``preload`` and forks ``children`` while the caller does other work; ``Service.begin``
     then hands it the task. Until then it holds nothing but its imports, and its children
-    are forked before it reads the task, as always. Its ``kind`` says what it was started
-    as (a task asking for another device, environment or children needs another worker)."""
+    are forked before it reads the task, as always. Who keeps one for later keys it by what
+    it was started as (``keep_spare``): a task for another device or children needs another."""
     import socket
 
     tmp = tempfile.TemporaryDirectory(prefix="kernelopt-service-")
     env = _prepare(tmp.name, None, {}, device, extra_env, preload, children)
-    kind = (
-        str(device),
-        tuple(sorted((extra_env or {}).items())),
-        tuple(preload),
-        tuple(children),
-    )
     env["KERNELOPT_PAYLOAD"] = "control"
     ours, theirs = socket.socketpair()
     env["KERNELOPT_CONTROL_FD"] = str(theirs.fileno())
@@ -625,7 +614,7 @@ def prestart_service(
         [str(payload), str(payload) + ".out"], env, err, device, fds=(theirs.fileno(),)
     )
     theirs.close()
-    return Service(proc, ours, tmp, err, kind)
+    return Service(proc, ours, tmp, err)
 
 
 #: Seconds a worker started ahead (``keep_spare``) waits to be taken before it is closed.
