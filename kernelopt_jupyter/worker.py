@@ -46,7 +46,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from kernelopt_jupyter.device import Device, interpreter_env
 from kernelopt_jupyter.secrets import is_secret_name, looks_like_secret
@@ -696,15 +696,47 @@ def _start_worker(
             pass  # a new process, as without a launcher
     if fds:
         env = {**env, "KERNELOPT_CONTROL_FD": str(fds[0])}
-    return subprocess.Popen(
-        [sys.executable, "-m", "kernelopt_jupyter.worker", *argv],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=err,
-        start_new_session=True,  # so a timeout kills the candidate's children too
-        pass_fds=fds,
+    return from_lasting_thread(
+        lambda: subprocess.Popen(
+            [sys.executable, "-m", "kernelopt_jupyter.worker", *argv],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,  # so a timeout kills the candidate's children too
+            pass_fds=fds,
+        )
     )
+
+
+T = TypeVar("T")
+_spawner: Any = None
+_spawner_lock = threading.Lock()
+
+
+def from_lasting_thread(start: Callable[[], T]) -> T:
+    """``start()`` (a ``subprocess.Popen``) on a thread that lasts as long as this process.
+
+    A worker dies with its parent by the kernel's parent-death signal (``die_with_parent``),
+    and Linux sends it when the *thread* that started the worker ends, not the process. A
+    worker started from a short-lived thread (a search's ``prewarm``, a notebook session's
+    thread) was killed when that thread ended: a service worker then reset its connection at
+    the first request, and a launcher took the workers it had forked with it. The main
+    thread, which lasts as long as the process, starts its own."""
+    global _spawner
+    if threading.current_thread() is threading.main_thread():
+        return start()
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _spawner_lock:
+        if _spawner is None:
+            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernelopt-spawner")
+        spawner = _spawner
+    try:
+        future = spawner.submit(start)
+    except RuntimeError:  # the interpreter is shutting down: no new thread can start
+        return start()
+    return future.result()
 
 
 # ---------------------------------------------------------------------------- child side

@@ -123,3 +123,16 @@ def launch_recording() -> dict[str, Any]:
         except Exception as exc:
             raised = type(exc).__name__
     return {"total": recorder.total, "orders": orders, "raised": raised}
+
+
+def echo_service(control: Any, prefix: str = "") -> None:
+    """A service task: answers each request with ``prefix`` and the request, until None."""
+    import pickle
+
+    from kernelopt_jupyter.worker import recv_frame, send_frame
+
+    while True:
+        message = pickle.loads(recv_frame(control))
+        if message is None:
+            return
+        send_frame(control, pickle.dumps(f"{prefix}{message}"))

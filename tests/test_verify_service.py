@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _processes import below_us, left_running
@@ -192,3 +193,40 @@ def test_a_worker_started_ahead_and_never_used_ends_with_nothing_left() -> None:
         service.close()
         discard_spares()
     assert left_running(before) == []
+
+
+@pytest.mark.parametrize("launcher", ["cpu", "0"])
+def test_a_worker_started_from_a_thread_that_ends_lives_on(
+    launcher: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Linux sends the parent-death signal when the *thread* that started a process ends. A
+    worker (or the launcher that forks it) started from a short-lived thread, as a search's
+    ``prewarm`` does, was killed when the thread ended, and its first request then failed
+    ("connection reset by peer"). Processes are started from a thread that lasts."""
+    import threading
+    import uuid
+
+    from kernelopt_jupyter.worker import prestart_service
+
+    monkeypatch.setenv("KERNELOPT_LAUNCHER", launcher)
+    # An environment no launcher serves yet: with the launcher on, the thread starts one.
+    env = {
+        "PYTHONPATH": str(Path(__file__).parent),
+        "KERNELOPT_TEST_FRESH": uuid.uuid4().hex,
+    }
+    box: dict[str, Any] = {}
+
+    def start() -> None:
+        box["service"] = prestart_service(device="cpu", extra_env=env)
+        box["service"].begin("_worker_tasks:echo_service", {"prefix": "got "})
+
+    thread = threading.Thread(target=start)
+    thread.start()
+    thread.join()
+    time.sleep(2.0)  # the thread is gone; a worker tied to it would be dead by now
+    service = box["service"]
+    try:
+        assert service.alive()
+        assert service.request("hello", 60.0) == "got hello"
+    finally:
+        service.close()
