@@ -29,7 +29,6 @@ from typing import Any
 
 from kernelopt_jupyter.device import Device, resolve_device
 from kernelopt_jupyter.problem import Problem, ProblemError
-from kernelopt_jupyter.verify.checker import PRELOAD, REFERENCE_ROLE, SANDBOX_ROLE
 from kernelopt_jupyter.verify.compile_check import check_compiles_many
 from kernelopt_jupyter.verify.report import (
     GATE_NAMES,
@@ -40,7 +39,7 @@ from kernelopt_jupyter.verify.report import (
     skipped_after,
 )
 from kernelopt_jupyter.verify.schedule import fresh_seed
-from kernelopt_jupyter.verify.service import VerifyService
+from kernelopt_jupyter.verify.service import PRELOAD, REFERENCE_ROLE, SANDBOX_ROLE, VerifyService
 from kernelopt_jupyter.verify.static import StaticAnalysis, analyze_candidate
 from kernelopt_jupyter.worker import WorkerResult, run_task
 

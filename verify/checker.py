@@ -35,11 +35,6 @@ from kernelopt_jupyter.verify.compare import (
     within_linear_bound,
 )
 from kernelopt_jupyter.verify.schedule import Call, draw_schedule, input_seeds
-
-# The fork server's preload and children are defined with the service, which starts them ahead.
-from kernelopt_jupyter.verify.service import PRELOAD as PRELOAD
-from kernelopt_jupyter.verify.service import REFERENCE_ROLE as REFERENCE_ROLE
-from kernelopt_jupyter.verify.service import SANDBOX_ROLE as SANDBOX_ROLE
 from kernelopt_jupyter.worker import kill_tree, load_plain
 
 #: The most a candidate may send back per call beyond its expected outputs (diagnostics).
