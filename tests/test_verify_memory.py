@@ -75,3 +75,50 @@ def test_no_recursive_closure_in_the_verifier() -> None:
                 if inner.name in names:
                     found.append(f"{path.name}: {outer.name}.{inner.name}")
     assert not found, found
+
+
+def _checksum_by_formula(raw: torch.Tensor) -> str:
+    """The device checksum's definition, element by element in Python integers (int64 wrap)."""
+    total = 0
+    for i, byte in enumerate(raw.tolist()):
+        weight = (i * 2654435761 + 97) % (1 << 64)
+        total = (total + byte * weight) % (1 << 64)
+    signed = total - (1 << 64) if total >= 1 << 63 else total
+    return f"{raw.numel()}:{signed % (1 << 61)}"
+
+
+def test_the_device_checksum_is_the_same_in_small_steps_and_sees_one_byte(monkeypatch) -> None:
+    from kernelopt_jupyter.verify import sandbox
+
+    raw = torch.randint(0, 256, (3001,), dtype=torch.uint8)
+    whole = sandbox._device_checksum(raw)
+    assert whole == _checksum_by_formula(raw)
+    monkeypatch.setattr(sandbox, "CHECKSUM_STEP", 64)  # many steps, a partial last one
+    assert sandbox._device_checksum(raw) == whole
+    changed = raw.clone()
+    changed[2999] ^= 1
+    assert sandbox._device_checksum(changed) != whole
+    swapped = raw.clone()
+    swapped[[10, 11]] = raw[[11, 10]]
+    assert raw[10] == raw[11] or sandbox._device_checksum(swapped) != whole
+
+
+def test_salting_in_steps_scales_every_element_within_bounds(monkeypatch) -> None:
+    from kernelopt_jupyter.verify import timing
+
+    monkeypatch.setattr(timing, "SALT_STEP", 7)  # many steps, a partial last one
+    x = torch.randn(5, 13)
+    strided = torch.randn(13, 5).t()  # not contiguous: salted whole
+    ints = torch.arange(6)
+    a = timing.salted([x, strided, ints, 3.0], 11, "cpu")
+    b = timing.salted([x, strided, ints, 3.0], 11, "cpu")
+    c = timing.salted([x, strided, ints, 3.0], 12, "cpu")
+    for orig, got in ((x, a[0]), (strided, a[1])):
+        ratio = got / orig
+        assert torch.all((ratio >= 1 - timing.SALT - 1e-6) & (ratio <= 1 + timing.SALT + 1e-6))
+        assert got.data_ptr() != orig.data_ptr()
+    assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])  # the salt decides
+    assert not torch.equal(a[0], c[0])
+    # every step is drawn on: no element keeps its value by being past the first step
+    assert bool(torch.all(a[0].reshape(-1) != x.reshape(-1)))
+    assert torch.equal(a[2], ints) and a[3] == 3.0

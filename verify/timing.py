@@ -3,7 +3,7 @@
 The gate itself runs in the verification worker (``verify.perf``): the checker drives timed
 calls in the candidate's process and in the reference's, interleaved in a shuffled order per
 round, so drift (clocks, temperature, other tenants) hits all of them alike. Each timed call
-(``_Timer.time``) zeroes a 256 MiB buffer first (the H200's 60 MB L2 then holds nothing of the
+(``_Timer.time``) zeroes a buffer of twice the L2 first (the L2 then holds nothing of the
 inputs), runs on a fresh copy of its input (a new address: nothing cached by address
 survives), is timed with CUDA events on the current stream and then synchronises the whole
 device, so work left on any stream finishes inside the request; the checker's wall clock of
@@ -37,7 +37,21 @@ ROOFLINE_SLACK = 0.9
 NOISE_MARGIN = 0.02
 #: Speedups above this are reported as suspicious (KernelBench's threshold).
 SUSPICIOUS_SPEEDUP = 10.0
+#: The L2 flush buffer where the device does not say its L2 size; else twice the L2 (the
+#: H200's 60 MB: 120 MB), at most this. Zeroing twice the cache evicts every line of it.
 L2_FLUSH_BYTES = 256 * 1024 * 1024
+
+
+def flush_bytes() -> int:
+    """Bytes of the buffer zeroed before each timed call: twice the device's L2, at least
+    32 MiB and at most ``L2_FLUSH_BYTES``."""
+    l2 = int(
+        getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 0)
+        or 0
+    )
+    if l2 <= 0:
+        return L2_FLUSH_BYTES
+    return max(32 << 20, min(L2_FLUSH_BYTES, 2 * l2))
 
 
 def bootstrap_ratio(
@@ -73,6 +87,8 @@ def _nbytes(value: Any) -> int:
 
 #: Each timed call's input elements are scaled by factors in [1 - SALT, 1 + SALT].
 SALT = 0.05
+#: Elements salted per step (the noise's temporary is one step, not a whole input).
+SALT_STEP = 1 << 22
 
 
 def salted(values: list[Any], salt: int, device: str) -> list[Any]:
@@ -86,8 +102,13 @@ def salted(values: list[Any], salt: int, device: str) -> list[Any]:
     gen = torch.Generator(device=device).manual_seed(int(salt))
     for v in inputs:
         if isinstance(v, torch.Tensor) and v.is_floating_point() and v.numel():
-            noise = torch.rand(v.shape, generator=gen, device=v.device, dtype=v.dtype)
-            v.mul_(noise.mul_(2 * SALT).add_(1 - SALT))
+            # In steps over the flat tensor, so the noise never takes another copy's memory.
+            flat = v.view(-1) if v.is_contiguous() else v
+            step = SALT_STEP if flat.dim() == 1 else flat.numel()
+            for start in range(0, flat.numel(), step):
+                part = flat[start : start + step] if flat.dim() == 1 else flat
+                noise = torch.rand(part.shape, generator=gen, device=v.device, dtype=v.dtype)
+                part.mul_(noise.mul_(2 * SALT).add_(1 - SALT))
     return inputs
 
 
@@ -100,7 +121,7 @@ class _Timer:
         if device == "cuda":
             self.event = torch.cuda.Event
             self.synchronize = torch.cuda.synchronize
-            self.flush_buffer = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+            self.flush_buffer = torch.empty(flush_bytes() // 4, dtype=torch.int32, device="cuda")
 
     def flush(self) -> None:
         if self.device == "cuda":
