@@ -95,10 +95,10 @@ def test_the_derived_shape_call_comes_after_the_performance_gate() -> None:
 
 @pytest.mark.parametrize(
     ("set_mb", "sets"),
-    [(0.0, 8), (1.6, 8), (30.0, 8), (100.0, 2), (200.0, 1), (6400.0, 1)],
+    [(0.0, 8), (1.6, 8), (7.0, 8), (30.0, 2), (100.0, 1), (6400.0, 1)],
 )
 def test_the_timing_pool_is_bounded_in_all(set_mb: float, sets: int) -> None:
-    """Every process of the performance gate holds the pool: it is bounded in all (256 MB, at
+    """Every process of the performance gate holds the pool: it is bounded in all (64 MiB, at
     least one input set), not per set (two 200 MB sets were 400 MB in each process)."""
     from kernelopt_jupyter.verify.perf import POOL_BYTES, pool_sets
 

@@ -73,8 +73,11 @@ def _warm_ms() -> float:
 #: The timing pool's inputs in all, at most (at least one input set): every process of the
 #: gate (reference, checker, candidate) holds the pool, and each timed call salts a fresh copy
 #: of its entry anyway. Until the twelfth session the limit applied to one input set, so a
-#: problem with 200 MB of inputs held two sets (400 MB) in each of them.
-POOL_BYTES = 256 * 1024 * 1024
+#: problem with 200 MB of inputs held two sets (400 MB) in each of them. 256 MiB until the
+#: nineteenth session: on the H200 the pool was then most of the reference process's peak on
+#: small problems (4.2x a 0.13 GB footprint with eight 30 MB sets); every timed call's input
+#: is a new salted copy, so more sets add little.
+POOL_BYTES = 64 * 1024 * 1024
 #: Seconds the reference's process may spend compiling the torch.compile baseline.
 COMPILE_ALLOWANCE_S = 240.0
 #: A reference more than this much slower in the last rounds than in the first is reported.

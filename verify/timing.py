@@ -42,6 +42,15 @@ SUSPICIOUS_SPEEDUP = 10.0
 L2_FLUSH_BYTES = 256 * 1024 * 1024
 
 
+#: GPU clock cycles of a spin kernel after the flush (about 50 us on the H200). The timed call
+#: is then launched while the device still works, so its time is the device's, from its first
+#: kernel, not the host's path into that kernel: zeroing 256 MiB (85 us) used to do that by
+#: itself; a flush of twice the L2 (120 MB, 40 us) ended before a one-kernel candidate's
+#: launch and its time became the launch latency (0.06 ms for a 16 KB kernel on the H200,
+#: nineteenth session, where the implausibility check expects a few microseconds).
+SPIN_CYCLES = 100_000
+
+
 def flush_bytes() -> int:
     """Bytes of the buffer zeroed before each timed call: twice the device's L2, at least
     32 MiB and at most ``L2_FLUSH_BYTES``."""
@@ -122,10 +131,14 @@ class _Timer:
             self.event = torch.cuda.Event
             self.synchronize = torch.cuda.synchronize
             self.flush_buffer = torch.empty(flush_bytes() // 4, dtype=torch.int32, device="cuda")
+            self.spin = torch.cuda._sleep
 
     def flush(self) -> None:
+        """Evict the L2, then keep the device busy a little longer (``SPIN_CYCLES``) so the
+        timed call's first launch is queued before its start event runs."""
         if self.device == "cuda":
             self.flush_buffer.zero_()
+            self.spin(SPIN_CYCLES)
 
     def time(self, fn: Callable[..., Any], inputs: list[Any]) -> tuple[float, Any]:
         """Milliseconds of one call and its output."""
