@@ -1,0 +1,36 @@
+"""Post-LN feed-forward fragment: Linear -> GELU -> residual add -> LayerNorm."""
+
+import os
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# Dispatch-only candidate: the reference's operators, routed to the vendor libraries
+# (cuBLAS/cuDNN) instead of torch.compile's generated kernels.
+KERNELOPT_DISPATCH_ONLY = True
+
+# KERNELOPT_SMALL=1 shrinks every size so CPU tests under the Triton interpreter stay fast.
+SMALL = False  # read from the environment when built
+TOKENS, HIDDEN = (384, 256) if SMALL else (8192, 1024)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, hidden: int):
+        super().__init__()
+        self.proj = nn.Linear(hidden, hidden)
+        self.norm = nn.LayerNorm(hidden)
+        with torch.no_grad():
+            self.norm.weight.uniform_(0.5, 1.5)
+            self.norm.bias.normal_(0.0, 0.1)
+
+    def forward(self, x):
+        return self.norm(x + F.gelu(self.proj(x)))
+
+
+def get_inputs():
+    return [torch.randn(TOKENS, HIDDEN)]
+
+
+def get_init_inputs():
+    return [HIDDEN]
