@@ -496,10 +496,13 @@ class OfflinePolicy:
             return Edit(None, f"rewrite {names} no longer matches")
         why = f"{match.title} ({match.exact})"
         if plan.params.get("route") == "eager":
+            where = (
+                ", with KernelOPT's own kernel" if match.kernels else ", on the vendor libraries"
+            )
             if plan.params.get("graphed"):
                 source = wrap_cuda_graph(match.eager_source)
-                return Edit(source, why + ", on the vendor libraries, in a CUDA graph", True)
-            return Edit(match.eager_source, why + ", on the vendor libraries", True)
+                return Edit(source, why + where + ", in a CUDA graph", not match.kernels)
+            return Edit(match.eager_source, why + where, not match.kernels)
         rewritten = problem_from_source(match.problem_source, ctx.problem.path, validate=False)
         harvest = harvest_problem(
             rewritten, ctx.device, variants=False, time_limit_s=HARVEST_LIMIT_S

@@ -97,6 +97,9 @@ def rewrite_priority(names: list[str], s: Shares) -> float:
             p = 2.4 + 0.5 * s.triton  # the epilogue kernel it removes is a Triton pass
         elif name == "separable_avg_pool":
             p = 3.0 + s.triton  # kh + kw loads per output instead of kh * kw
+        elif name == "depthwise_conv_kernel":
+            # A memory-bound conv the vendor runs far below bandwidth: ranks with the convs.
+            p = 3.2 + s.conv
         elif name == "pool_before_activation":
             p = 2.2 + 0.5 * s.triton  # one pass over the larger tensor, in eager only
         else:

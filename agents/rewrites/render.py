@@ -7,7 +7,9 @@ key and the constructor is unchanged. Two texts come out:
 * the **rewritten problem** (``class Model``): what the harvest compiles with Inductor into an
   editable Triton candidate;
 * the **eager candidate** (``class ModelNew``, ``KERNELOPT_DISPATCH_ONLY = True``): the
-  rewritten forward on the vendor libraries, for rewrites whose win is a vendor entry point.
+  rewritten forward on the vendor libraries, for rewrites whose win is a vendor entry point;
+  where a rewrite calls one of KernelOPT's own Triton kernels (``kernels.py``), the kernel's
+  text is copied in and the candidate is an ordinary Triton candidate (no dispatch-only mark).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import torch.fx as fx
 from kernelopt_jupyter.agents.rewrites.derive import Hoisted, helper_text, hoist_derived
 from kernelopt_jupyter.agents.rewrites.graph import RewriteError
 from kernelopt_jupyter.agents.rewrites.helpers import HELPERS
+from kernelopt_jupyter.agents.rewrites.kernels import KERNEL_HELPERS
 from kernelopt_jupyter.candidate import freeze_environment_reads, insert_after_imports
 
 BASE_NAME = "_KernelOptReference"
@@ -42,6 +45,9 @@ def _global_line(name: str, value: Any, problem_module: str) -> str | None:
         return f"{name} = type(None)"
     if getattr(builtins, name, None) is value:
         return None
+    kernel = next((h for h, (fn, _) in KERNEL_HELPERS.items() if fn is value), None)
+    if kernel is not None:
+        return kernel_helper_text(kernel, name)
     helper = next((h for h, fn in HELPERS.items() if fn is value), None)
     if helper is not None:
         # The helper's own imports, then its text (it is our code, written to be copied).
@@ -60,6 +66,24 @@ def _global_line(name: str, value: Any, problem_module: str) -> str | None:
     if name == "device":
         return f"{name} = torch.device"
     raise RewriteError(f"cannot render the global {name!r} ({type(value).__name__}) as source")
+
+
+def kernel_helper_text(helper: str, name: str) -> str:
+    """A kernel helper's imports, the ``@triton.jit`` kernels it launches and its own text
+    (our code, written to be copied), bound to ``name``."""
+    wrapper, kernels = KERNEL_HELPERS[helper]
+    parts = ["import torch\nimport triton\nimport triton.language as tl"]
+    parts += [textwrap.dedent(inspect.getsource(k.fn)).rstrip("\n") for k in kernels]
+    parts.append(textwrap.dedent(inspect.getsource(wrapper)).rstrip("\n"))
+    if helper != name:
+        parts.append(f"{name} = {helper}")
+    return "\n\n\n".join(parts) + "\n"
+
+
+def uses_kernel_helpers(gm: fx.GraphModule) -> bool:
+    """Whether a rewritten graph calls one of KernelOPT's own Triton kernels."""
+    wrappers = {fn for fn, _ in KERNEL_HELPERS.values()}
+    return any(n.op == "call_function" and n.target in wrappers for n in gm.graph.nodes)
 
 
 def forward_source(gm: fx.GraphModule | fx.Graph, problem_module: str) -> tuple[str, str]:
@@ -182,7 +206,7 @@ def rewritten_source(
         "",
     ]
     text = "\n".join(parts)
-    if candidate:
+    if candidate and not uses_kernel_helpers(gm):
         text = insert_after_imports(
             text,
             "# Dispatch-only candidate: the reference after graph rewrites, on the vendor\n"

@@ -27,6 +27,7 @@ class RewriteMatch:
     problem_source: str  # the rewritten problem, to harvest with Inductor
     eager_source: str  # the dispatch-only candidate (rewritten forward on vendor libraries)
     eager_only: bool = False
+    kernels: bool = False  # the eager candidate launches KernelOPT's own Triton kernel(s)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the worker's answer."""
@@ -157,6 +158,7 @@ def scan(source: str, path: str) -> RewriteScan:
             problem_source=rewritten_source(source, gm, module_name, titles, candidate=False),
             eager_source=rewritten_source(source, gm, module_name, titles, candidate=True),
             eager_only=any(r.eager_only for r, _ in applied),
+            kernels=any(r.kernels for r, _ in applied),
         )
 
     try:

@@ -1,0 +1,150 @@
+"""The rewrite to KernelOPT's own depthwise-convolution kernel: what it matches, the kernel's
+values under Triton's interpreter (a fresh process: the interpreter is chosen when kernels are
+decorated), and the candidate it renders (an ordinary Triton candidate, not dispatch-only)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import pytest
+import torch
+import torch.nn as nn
+
+from kernelopt_jupyter.agents.rewrites.graph import propagate_shapes, trace
+from kernelopt_jupyter.agents.rewrites.render import rewritten_source
+from kernelopt_jupyter.agents.rewrites.rules import BY_NAME
+from kernelopt_jupyter.candidate import is_dispatch_only
+from kernelopt_jupyter.verify.static import analyze_candidate
+
+
+class Depthwise(nn.Module):
+    def __init__(self, c: int = 4, m: int = 2, k: Any = 3, **kw: Any) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(c, c * m, k, groups=kw.pop("groups", c), **kw)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+def _sites(model: nn.Module, x: torch.Tensor, rules: tuple[str, ...] = ("depthwise_conv_kernel",)):
+    model.eval()
+    gm = trace(model)
+    total = 0
+    for rule in rules:
+        assert propagate_shapes(gm, [x])  # real values: no kernel is in the graph yet
+        total = BY_NAME[rule].apply(gm)
+    return gm, total
+
+
+@pytest.mark.parametrize(
+    ("kw", "sites"),
+    [
+        ({}, 1),
+        ({"stride": 2, "padding": 1, "bias": False}, 1),
+        ({"m": 1, "k": (3, 5), "dilation": 2, "padding": (2, 4)}, 1),
+        ({"groups": 2}, 0),  # grouped, not depthwise
+        ({"m": 1, "groups": 1}, 0),  # an ordinary convolution
+        ({"padding": "same"}, 0),  # a padding string: left to the vendor call
+        ({"padding": 1, "padding_mode": "reflect"}, 0),
+        ({"k": 9, "padding": 4}, 0),  # more taps than the kernel unrolls
+    ],
+)
+def test_the_rule_matches_depthwise_convolutions_only(kw: dict[str, Any], sites: int) -> None:
+    kw = dict(kw)
+    model = Depthwise(kw.pop("c", 4), kw.pop("m", 2), kw.pop("k", 3), **kw)
+    _, n = _sites(model, torch.randn(2, 4, 12, 12))
+    assert n == sites
+
+
+def test_a_double_precision_input_is_left_to_the_vendor_call() -> None:
+    _, n = _sites(Depthwise().double(), torch.randn(2, 4, 12, 12, dtype=torch.float64))
+    assert n == 0
+
+
+class DwBn(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.dw = nn.Conv2d(4, 4, 3, padding=1, groups=4, bias=False)
+        self.bn = nn.BatchNorm2d(4)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.dw(x)))
+
+
+def test_after_a_batchnorm_fold_the_folded_conv_takes_the_kernel() -> None:
+    _, n = _sites(DwBn(), torch.randn(2, 4, 12, 12), ("fold_batchnorm", "depthwise_conv_kernel"))
+    assert n == 1
+
+
+_SOURCE = "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    pass\n"
+
+
+def test_the_candidate_carries_the_kernel_and_is_not_dispatch_only() -> None:
+    gm, n = _sites(Depthwise(), torch.randn(2, 4, 12, 12))
+    assert n == 1
+    source = rewritten_source(_SOURCE, gm, "none", ["depthwise"], candidate=True)
+    assert "@triton.jit" in source and "def kernelopt_depthwise_conv2d" in source
+    assert not is_dispatch_only(source)
+    assert analyze_candidate(source).violations == []
+    problem = rewritten_source(_SOURCE, gm, "none", ["depthwise"], candidate=False)
+    assert "class Model(" in problem
+
+
+_CHECK = textwrap.dedent(
+    """
+    import json, sys
+    import torch, torch.nn.functional as F
+    from kernelopt_jupyter.agents.rewrites.graph import propagate_shapes, trace
+    from kernelopt_jupyter.agents.rewrites.kernels import kernelopt_depthwise_conv2d
+    from kernelopt_jupyter.agents.rewrites.rules import BY_NAME
+
+    torch.manual_seed(0)
+    errors = []
+    for n, c, h, w, m, (kh, kw), s, p, d, bias in json.loads(sys.argv[1]):
+        x = torch.randn(n, c, h, w)
+        weight = torch.randn(c * m, 1, kh, kw)
+        b = torch.randn(c * m) if bias else None
+        want = F.conv2d(x, weight, b, s, p, d, c)
+        got = kernelopt_depthwise_conv2d(x, weight, b, s, p, d)
+        errors.append([list(got.shape) == list(want.shape), float((got - want).abs().max())])
+    # The rule end to end: a traced module whose conv became the kernel, on real values.
+    model = torch.nn.Conv2d(3, 6, 3, stride=2, padding=1, groups=3).eval()
+    x = torch.randn(2, 3, 11, 9)
+    gm = trace(model)
+    propagate_shapes(gm, [x.to("meta")])
+    assert BY_NAME["depthwise_conv_kernel"].apply(gm) == 1
+    with torch.no_grad():
+        errors.append([True, float((gm(x) - model(x)).abs().max())])
+    print(json.dumps(errors))
+    """
+)
+
+
+def test_the_kernel_equals_the_vendor_convolution_under_the_interpreter() -> None:
+    cases = [
+        (2, 3, 9, 11, 2, (3, 3), (1, 1), (1, 1), (1, 1), True),
+        (1, 4, 10, 7, 1, (5, 5), (2, 2), (2, 2), (1, 1), False),
+        (2, 2, 8, 8, 3, (3, 3), (1, 1), (2, 2), (2, 2), True),  # M=3: a padded channel block
+        (1, 3, 7, 9, 1, (3, 1), (2, 1), (1, 0), (1, 1), True),
+        (1, 2, 40, 40, 2, (3, 3), (1, 1), (1, 1), (1, 1), True),  # several pixel blocks
+        (1, 2, 5, 5, 1, (3, 3), (1, 1), (0, 0), (1, 1), False),  # no padding
+    ]
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", _CHECK, json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    results = json.loads(out.stdout.strip().splitlines()[-1])
+    assert len(results) == len(cases) + 1
+    for same_shape, err in results:
+        assert same_shape and err < 1e-4, results
