@@ -148,3 +148,63 @@ def test_the_kernel_equals_the_vendor_convolution_under_the_interpreter() -> Non
     assert len(results) == len(cases) + 1
     for same_shape, err in results:
         assert same_shape and err < 1e-4, results
+
+
+def test_a_kernel_candidate_is_offered_only_where_the_rest_is_vendor_work() -> None:
+    """The verifier refuses PyTorch compute beside a Triton candidate's kernels (its static
+    gate): on the H200 every kernel candidate of a conv + BatchNorm + activation block failed
+    there, and took the search's first slots. Such a graph gets no kernel candidate now."""
+    from kernelopt_jupyter.agents.rewrites.rules import foreign_compute
+
+    x = torch.randn(2, 4, 12, 12)
+    pure, n = _sites(Depthwise(), x)
+    assert n == 1 and foreign_compute(pure) is None
+    mixed, n = _sites(DwBn(), x, ("fold_batchnorm", "depthwise_conv_kernel"))
+    assert n == 1 and foreign_compute(mixed) is not None
+
+
+_PROBLEM = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dw = nn.Conv2d(4, 8, 3, padding=1, groups=4)
+        self.pw = nn.Conv2d(8, 6, 1)
+{extra_init}
+    def forward(self, x):
+        return {body}
+
+
+def get_inputs():
+    return [torch.randn(2, 4, 10, 10)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra_init", "body", "offered"),
+    [
+        ("", "self.pw(self.dw(x))", True),  # vendor conv after the kernel
+        ("", "torch.relu(self.pw(self.dw(x)))", False),
+        ("        self.bn = nn.BatchNorm2d(8)\n", "self.pw(self.bn(self.dw(x)))", False),
+    ],
+)
+def test_the_scan_offers_the_kernel_by_what_the_forward_keeps(
+    tmp_path: Any, extra_init: str, body: str, offered: bool
+) -> None:
+    from kernelopt_jupyter.agents.rewrites.task import scan
+
+    source = _PROBLEM.format(extra_init=extra_init, body=body)
+    path = tmp_path / "dw_problem.py"
+    path.write_text(source)
+    found = scan(source, str(path))
+    kernel = [m for m in found.matches if "depthwise_conv_kernel" in m.names]
+    assert bool(kernel) == offered, (found.error, [m.names for m in found.matches])
+    if not offered:
+        assert "PyTorch compute" in found.error

@@ -877,6 +877,41 @@ def depthwise_conv_kernel(gm: fx.GraphModule) -> int:
     return count
 
 
+#: What a forward with one of KernelOPT's own kernels may run besides it: a Triton candidate
+#: (not dispatch-only) may launch vendor GEMMs and convolutions, views and copies, but no other
+#: PyTorch compute (the verifier's static gate), so a rewritten graph with anything else left
+#: gets no kernel candidate.
+_VENDOR_CALLS = (
+    *_CONV_FN,
+    *_CONV_T_FN,
+    F.linear,
+    *MATMUL,
+    torch.bmm,
+    operator.getitem,
+    getattr,
+)
+_VENDOR_MODULES = (*_CONVS, *_CONV_TS, nn.Linear, nn.Identity, nn.Flatten)
+_VIEW_METHODS = frozenset(
+    {"view", "reshape", "flatten", "permute", "transpose", "contiguous", "size", "unsqueeze",
+     "squeeze", "expand", "t", "dim"}
+)  # fmt: skip
+
+
+def foreign_compute(gm: fx.GraphModule) -> str | None:
+    """The first op in ``gm``'s forward that a Triton candidate may not run (None: none)."""
+    from kernelopt_jupyter.agents.rewrites.kernels import KERNEL_HELPERS
+
+    wrappers = {fn for fn, _ in KERNEL_HELPERS.values()}
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and node.target not in (*_VENDOR_CALLS, *wrappers):
+            return getattr(node.target, "__name__", str(node.target))
+        if node.op == "call_method" and node.target not in _VIEW_METHODS:
+            return str(node.target)
+        if node.op == "call_module" and not isinstance(module_of(gm, node), _VENDOR_MODULES):
+            return type(module_of(gm, node)).__name__
+    return None
+
+
 # --------------------------------------------------------------------------- vendor epilogues
 
 

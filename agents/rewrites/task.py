@@ -119,7 +119,7 @@ def scan(source: str, path: str) -> RewriteScan:
     """Try every rule on the reference traced at meta; render those that apply (in-process)."""
     from kernelopt_jupyter.agents.rewrites.graph import RewriteError, propagate_shapes, trace
     from kernelopt_jupyter.agents.rewrites.render import rewritten_source
-    from kernelopt_jupyter.agents.rewrites.rules import REWRITES, Rewrite
+    from kernelopt_jupyter.agents.rewrites.rules import REWRITES, Rewrite, foreign_compute
 
     model, inputs, module_name = _meta_reference(source, path)
     scan_result = RewriteScan()
@@ -147,6 +147,15 @@ def scan(source: str, path: str) -> RewriteScan:
             return None
         if _shape(gm(*inputs)) != expected:
             raise RewriteError(f"{'+'.join(r.name for r, _ in applied)} changed the output shape")
+        if any(r.kernels for r, _ in applied):
+            foreign = foreign_compute(gm)
+            if foreign is not None:
+                # Its candidate launches KernelOPT's kernel beside PyTorch compute, which the
+                # verifier's static gate refuses in a Triton candidate: none is offered.
+                raise RewriteError(
+                    f"the rest of the forward runs PyTorch compute ({foreign}) beside "
+                    "KernelOPT's own kernel"
+                )
         titles = [r.title for r, _ in applied]
         return RewriteMatch(
             names=[r.name for r, _ in applied],
