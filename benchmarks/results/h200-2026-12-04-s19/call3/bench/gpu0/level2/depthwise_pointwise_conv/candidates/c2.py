@@ -1,0 +1,296 @@
+"""Downsampling separable unit: depthwise 3x3 stride 2 -> BN -> ReLU6 -> 1x1 conv -> BN (eval)."""
+
+import os
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def _trained_bn(channels: int) -> nn.BatchNorm2d:
+    bn = nn.BatchNorm2d(channels)
+    with torch.no_grad():  # trained-looking statistics, so eval-mode BN is not the identity
+        bn.running_mean.normal_(0.0, 0.5)
+        bn.running_var.uniform_(0.5, 2.0)
+        bn.weight.uniform_(0.5, 1.5)
+        bn.bias.normal_(0.0, 0.2)
+    return bn
+
+
+class _KernelOptReference(nn.Module):
+    def __init__(self, in_ch: int, out_ch: int):
+        super().__init__()
+        # Stride 2 halves the map: a strided depthwise conv is one torch.compile handles poorly.
+        self.dw = nn.Conv2d(in_ch, in_ch, 3, stride=2, padding=1, groups=in_ch, bias=False)
+        self.bn1 = _trained_bn(in_ch)
+        self.pw = nn.Conv2d(in_ch, out_ch, 1, bias=False)
+        self.bn2 = _trained_bn(out_ch)
+
+    def forward(self, x):
+        x = F.relu6(self.bn1(self.dw(x)))
+        return self.bn2(self.pw(x))
+
+
+# --- KernelOPT graph rewrite: fold BatchNorm into the conv/linear; depthwise convolution as KernelOPT's own Triton kernel ---
+import torch
+import triton
+import triton.language as tl
+@triton.jit
+def _kernelopt_depthwise_conv2d_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    out_ptr,
+    C,
+    H,
+    W,
+    H_OUT,
+    W_OUT,
+    M,
+    SH: tl.constexpr,
+    SW: tl.constexpr,
+    PH: tl.constexpr,
+    PW: tl.constexpr,
+    DH: tl.constexpr,
+    DW: tl.constexpr,
+    KH: tl.constexpr,
+    KW: tl.constexpr,
+    HAS_BIAS: tl.constexpr,
+    MB: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    # One program: BLOCK output pixels of one (image, input channel) plane, for all M output
+    # channels that read that input channel (acc is MB x BLOCK): the input is read once.
+    plane = tl.program_id(0).to(tl.int64)  # image * C + input channel
+    c = plane % C
+    offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    hw_out = H_OUT * W_OUT
+    in_pix = offs < hw_out
+    oh = offs // W_OUT
+    ow = offs % W_OUT
+    ms = tl.arange(0, MB)
+    in_m = ms < M
+    oc = c * M + ms
+    x_base = x_ptr + plane * H * W
+    acc = tl.zeros((MB, BLOCK), dtype=tl.float32)
+    for kh in tl.static_range(KH):
+        ih = oh * SH - PH + kh * DH
+        row_ok = in_pix & (ih >= 0) & (ih < H)
+        for kw in tl.static_range(KW):
+            iw = ow * SW - PW + kw * DW
+            ok = row_ok & (iw >= 0) & (iw < W)
+            v = tl.load(x_base + ih * W + iw, mask=ok, other=0.0).to(tl.float32)
+            wv = tl.load(w_ptr + oc * (KH * KW) + (kh * KW + kw), mask=in_m, other=0.0)
+            acc += wv.to(tl.float32)[:, None] * v[None, :]
+    if HAS_BIAS:
+        acc += tl.load(b_ptr + oc, mask=in_m, other=0.0).to(tl.float32)[:, None]
+    image = plane // C
+    rows = (image * C * M + oc) * hw_out
+    ptrs = out_ptr + rows[:, None] + offs[None, :]
+    tl.store(ptrs, acc.to(out_ptr.dtype.element_ty), mask=in_m[:, None] & in_pix[None, :])
+def kernelopt_depthwise_conv2d(x, weight, bias, stride, padding, dilation):
+    """``F.conv2d(x, weight, bias, stride, padding, dilation, groups=C)`` for a depthwise
+    convolution (``C`` input channels, ``M * C`` output channels, zero padding), NCHW.
+    One Triton program computes a block of output pixels of one image and input channel for
+    all ``M`` output channels fed by it, so the input is read from memory once and each
+    filter tap is a shifted, mostly coalesced load that the cache serves. Accumulates in
+    float32 in tap order (a reassociation of the vendor kernel's sum).
+    """
+    n, c, h, w = x.shape
+    c_out, _, kh, kw = weight.shape
+    m = c_out // c
+    sh, sw = stride
+    ph, pw = padding
+    dh, dw = dilation
+    h_out = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    w_out = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    out = torch.empty((n, c_out, h_out, w_out), device=x.device, dtype=x.dtype)
+    if x.device.type == "meta" or out.numel() == 0:
+        return out
+    x = x.contiguous()
+    weight = weight.contiguous()
+    block = max(16, min(512, triton.next_power_of_2(h_out * w_out)))
+    grid = (n * c, triton.cdiv(h_out * w_out, block))
+    _kernelopt_depthwise_conv2d_kernel[grid](
+        x,
+        weight,
+        weight if bias is None else bias.contiguous(),
+        out,
+        c,
+        h,
+        w,
+        h_out,
+        w_out,
+        m,
+        SH=sh,
+        SW=sw,
+        PH=ph,
+        PW=pw,
+        DH=dh,
+        DW=dw,
+        KH=kh,
+        KW=kw,
+        HAS_BIAS=bias is not None,
+        MB=triton.next_power_of_2(m),
+        BLOCK=block,
+        num_warps=4,
+    )
+    return out
+kernelopt_jupyter_agents_rewrites_kernels_kernelopt_depthwise_conv2d = kernelopt_depthwise_conv2d
+
+
+def _kernelopt_keep(old, new):
+    """``new`` written into ``old`` where the layout matches (stable addresses), else ``new``."""
+    if (
+        isinstance(old, torch.Tensor)
+        and isinstance(new, torch.Tensor)
+        and old.shape == new.shape
+        and old.dtype == new.dtype
+        and old.device == new.device
+        and old.stride() == new.stride()
+    ):
+        old.copy_(new)
+        return old
+    return new
+
+
+def _kernelopt_state_key(tensors):
+    """What identifies the state derived weights come from: layout, object and version (not
+    the address: a candidate that reads raw addresses on the CPU makes that memory host data
+    for the verifier)."""
+    return tuple(
+        (t.device, t.dtype, tuple(t.shape), id(t), t._version)
+        if isinstance(t, torch.Tensor)
+        else t
+        for t in tensors
+    )
+
+
+class _ModelNewEager(_KernelOptReference):
+    """The reference with its forward rewritten: fold BatchNorm into the conv/linear; depthwise convolution as KernelOPT's own Triton kernel."""
+
+    _kernelopt_key = None
+    _kernelopt_derived_0 = None
+    _kernelopt_derived_1 = None
+    _kernelopt_derived_2 = None
+    _kernelopt_derived_3 = None
+
+    def _kernelopt_sources(self):
+        dw_weight = self.dw.weight
+        bn1_running_var = self.bn1.running_var
+        bn1_running_mean = self.bn1.running_mean
+        bn1_weight = self.bn1.weight
+        bn1_bias = self.bn1.bias
+        pw_weight = self.pw.weight
+        bn2_running_var = self.bn2.running_var
+        bn2_running_mean = self.bn2.running_mean
+        bn2_weight = self.bn2.weight
+        bn2_bias = self.bn2.bias
+        return (dw_weight, bn1_running_var, bn1_running_mean, bn1_weight, bn1_bias, pw_weight, bn2_running_var, bn2_running_mean, bn2_weight, bn2_bias)
+    
+
+    def _kernelopt_derive(self):
+        dw_weight = self.dw.weight
+        bn1_running_var = self.bn1.running_var
+        bn1_running_mean = self.bn1.running_mean
+        add = bn1_running_var + 1e-05;  bn1_running_var = None
+        rsqrt = torch.rsqrt(add);  add = None
+        bn1_weight = self.bn1.weight
+        mul = bn1_weight * rsqrt;  bn1_weight = rsqrt = None
+        reshape = mul.reshape((-1, 1, 1, 1))
+        mul_1 = dw_weight * reshape;  dw_weight = reshape = None
+        neg = -bn1_running_mean;  bn1_running_mean = None
+        mul_2 = neg * mul;  neg = mul = None
+        bn1_bias = self.bn1.bias
+        add_1 = mul_2 + bn1_bias;  mul_2 = bn1_bias = None
+        pw_weight = self.pw.weight
+        bn2_running_var = self.bn2.running_var
+        bn2_running_mean = self.bn2.running_mean
+        add_2 = bn2_running_var + 1e-05;  bn2_running_var = None
+        rsqrt_1 = torch.rsqrt(add_2);  add_2 = None
+        bn2_weight = self.bn2.weight
+        mul_3 = bn2_weight * rsqrt_1;  bn2_weight = rsqrt_1 = None
+        reshape_1 = mul_3.reshape((-1, 1, 1, 1))
+        mul_4 = pw_weight * reshape_1;  pw_weight = reshape_1 = None
+        neg_1 = -bn2_running_mean;  bn2_running_mean = None
+        mul_5 = neg_1 * mul_3;  neg_1 = mul_3 = None
+        bn2_bias = self.bn2.bias
+        add_3 = mul_5 + bn2_bias;  mul_5 = bn2_bias = None
+        return (mul_1, add_1, mul_4, add_3)
+    
+
+    def _refresh_derived_weights(self):
+        """Re-derive the hoisted weights when a parameter or buffer they read changed."""
+        key = _kernelopt_state_key(self._kernelopt_sources())
+        if key == self._kernelopt_key:
+            return
+        with torch.no_grad():
+            values = self._kernelopt_derive()
+            old = (self._kernelopt_derived_0, self._kernelopt_derived_1, self._kernelopt_derived_2, self._kernelopt_derived_3)
+            values = tuple(_kernelopt_keep(o, v) for o, v in zip(old, values))
+        self._kernelopt_derived_0, self._kernelopt_derived_1, self._kernelopt_derived_2, self._kernelopt_derived_3 = values
+        self._kernelopt_key = key
+
+    def forward(self, x):
+        self._refresh_derived_weights()
+        _kernelopt_derived_0 = self._kernelopt_derived_0
+        _kernelopt_derived_1 = self._kernelopt_derived_1
+        kernelopt_depthwise_conv2d = kernelopt_jupyter_agents_rewrites_kernels_kernelopt_depthwise_conv2d(x, _kernelopt_derived_0, _kernelopt_derived_1, (2, 2), (1, 1), (1, 1));  x = _kernelopt_derived_0 = _kernelopt_derived_1 = None
+        relu6 = torch.nn.functional.relu6(kernelopt_depthwise_conv2d, inplace = False);  kernelopt_depthwise_conv2d = None
+        _kernelopt_derived_2 = self._kernelopt_derived_2
+        _kernelopt_derived_3 = self._kernelopt_derived_3
+        conv2d_1 = torch.conv2d(relu6, _kernelopt_derived_2, _kernelopt_derived_3, (1, 1), (0, 0), (1, 1), 1);  relu6 = _kernelopt_derived_2 = _kernelopt_derived_3 = None
+        return conv2d_1
+    
+
+
+# --- KernelOPT: CUDA-graph capture (the whole forward replays as one graph launch) ---
+class ModelNew(_ModelNewEager):
+    """The eager candidate above, captured once per input signature and replayed."""
+
+    # Weights the candidate derives once per load (a graph rewrite's folds): re-derived in
+    # place before each replay when a reload changed what they come from.
+    _refresh_before_replay = getattr(_ModelNewEager, "_refresh_derived_weights", None)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._graph = None
+        self._graph_key = None
+        self._static_inputs = []
+        self._static_output = None
+
+    def _signature(self, inputs):
+        return tuple(
+            (tuple(x.shape), x.dtype, x.device) if isinstance(x, torch.Tensor) else ("v", x)
+            for x in inputs
+        )
+
+    def _capture(self, inputs, key):
+        self._static_inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+        # Two eager calls first: they compile the Triton kernels and create library handles,
+        # neither of which may happen during capture.
+        for _ in range(2):
+            _ModelNewEager.forward(self, *self._static_inputs)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            self._static_output = _ModelNewEager.forward(self, *self._static_inputs)
+        self._graph, self._graph_key = graph, key
+
+    def forward(self, *inputs):
+        tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+        if not tensors or not all(x.is_cuda for x in tensors):
+            return _ModelNewEager.forward(self, *inputs)
+        key = self._signature(inputs)
+        if self._graph is None or key != self._graph_key:
+            self._capture(inputs, key)
+        for static, x in zip(self._static_inputs, inputs):
+            if isinstance(x, torch.Tensor):
+                static.copy_(x)
+        if self._refresh_before_replay is not None:
+            self._refresh_before_replay()
+        self._graph.replay()
+        out = self._static_output
+        if isinstance(out, torch.Tensor):
+            return out.clone()
+        return type(out)(o.clone() if isinstance(o, torch.Tensor) else o for o in out)

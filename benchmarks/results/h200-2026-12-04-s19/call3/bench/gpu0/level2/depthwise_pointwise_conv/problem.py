@@ -1,0 +1,46 @@
+"""Downsampling separable unit: depthwise 3x3 stride 2 -> BN -> ReLU6 -> 1x1 conv -> BN (eval)."""
+
+import os
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# An inference block: BatchNorm uses its running statistics (the reference runs in .eval()).
+KERNELOPT_MODE = "eval"
+
+# KERNELOPT_SMALL=1 shrinks every size so CPU tests under the Triton interpreter stay fast.
+SMALL = os.environ.get("KERNELOPT_SMALL") == "1"
+BATCH, IN_CH, OUT_CH, SIDE = (2, 16, 24, 40) if SMALL else (32, 144, 40, 112)
+
+
+def _trained_bn(channels: int) -> nn.BatchNorm2d:
+    bn = nn.BatchNorm2d(channels)
+    with torch.no_grad():  # trained-looking statistics, so eval-mode BN is not the identity
+        bn.running_mean.normal_(0.0, 0.5)
+        bn.running_var.uniform_(0.5, 2.0)
+        bn.weight.uniform_(0.5, 1.5)
+        bn.bias.normal_(0.0, 0.2)
+    return bn
+
+
+class Model(nn.Module):
+    def __init__(self, in_ch: int, out_ch: int):
+        super().__init__()
+        # Stride 2 halves the map: a strided depthwise conv is one torch.compile handles poorly.
+        self.dw = nn.Conv2d(in_ch, in_ch, 3, stride=2, padding=1, groups=in_ch, bias=False)
+        self.bn1 = _trained_bn(in_ch)
+        self.pw = nn.Conv2d(in_ch, out_ch, 1, bias=False)
+        self.bn2 = _trained_bn(out_ch)
+
+    def forward(self, x):
+        x = F.relu6(self.bn1(self.dw(x)))
+        return self.bn2(self.pw(x))
+
+
+def get_inputs():
+    return [torch.randn(BATCH, IN_CH, SIDE, SIDE)]
+
+
+def get_init_inputs():
+    return [IN_CH, OUT_CH]
