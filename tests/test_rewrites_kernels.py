@@ -208,3 +208,27 @@ def test_the_scan_offers_the_kernel_by_what_the_forward_keeps(
     assert bool(kernel) == offered, (found.error, [m.names for m in found.matches])
     if not offered:
         assert "PyTorch compute" in found.error
+
+
+def test_a_plane_too_large_for_the_grid_takes_larger_blocks_then_the_vendor_call(
+    monkeypatch: Any,
+) -> None:
+    """CUDA's grid allows 65535 programs in its second dimension: a larger plane gets larger
+    blocks, and past 4096 pixels a program the vendor convolution (checked on meta shapes and
+    by where the call goes, with the limit lowered)."""
+    from kernelopt_jupyter.agents.rewrites import kernels
+
+    calls: list[str] = []
+    monkeypatch.setattr(kernels, "MAX_GRID_Y", 2)
+    monkeypatch.setattr(torch, "conv2d", lambda *a, **k: calls.append("vendor") or a[0])
+    x = torch.randn(1, 2, 100, 100)  # 10000 pixels: 3 blocks of 4096, over the lowered limit
+    w = torch.randn(2, 1, 3, 3)
+    assert kernels.kernelopt_depthwise_conv2d(x, w, None, (1, 1), (1, 1), (1, 1)) is x
+    assert calls == ["vendor"]
+
+
+def test_the_rendered_kernel_carries_the_constants_it_reads() -> None:
+    gm, _ = _sites(Depthwise(), torch.randn(2, 4, 12, 12))
+    source = rewritten_source(_SOURCE, gm, "none", ["depthwise"], candidate=True)
+    assert "MAX_GRID_Y = 65535" in source
+    compile(source, "candidate", "exec")

@@ -69,6 +69,9 @@ def _kernelopt_depthwise_conv2d_kernel(
     tl.store(ptrs, acc.to(out_ptr.dtype.element_ty), mask=in_m[:, None] & in_pix[None, :])
 
 
+MAX_GRID_Y = 65535  # CUDA's limit on a grid's second dimension
+
+
 def kernelopt_depthwise_conv2d(x, weight, bias, stride, padding, dilation):
     """``F.conv2d(x, weight, bias, stride, padding, dilation, groups=C)`` for a depthwise
     convolution (``C`` input channels, ``M * C`` output channels, zero padding), NCHW.
@@ -94,6 +97,10 @@ def kernelopt_depthwise_conv2d(x, weight, bias, stride, padding, dilation):
     # 256 pixels and two warps per program: the fastest launch on all three depthwise convs
     # of the bench problems on the H200 (nineteenth session, BLOCK 128-2048 x 2/4/8 warps).
     block = max(16, min(256, triton.next_power_of_2(h_out * w_out)))
+    while triton.cdiv(h_out * w_out, block) > MAX_GRID_Y and block < 4096:
+        block *= 2  # a very large plane: fewer, larger programs (the grid's y limit)
+    if triton.cdiv(h_out * w_out, block) > MAX_GRID_Y:
+        return torch.conv2d(x, weight, bias, stride, padding, dilation, c)  # the vendor call
     grid = (n * c, triton.cdiv(h_out * w_out, block))
     _kernelopt_depthwise_conv2d_kernel[grid](
         x,
@@ -129,3 +136,6 @@ KERNEL_HELPERS = {
         (_kernelopt_depthwise_conv2d_kernel,),
     ),
 }
+
+#: Module constants the wrappers read, copied with them.
+KERNEL_CONSTANTS = {"MAX_GRID_Y": MAX_GRID_Y}

@@ -28,7 +28,7 @@ import torch.fx as fx
 from kernelopt_jupyter.agents.rewrites.derive import Hoisted, helper_text, hoist_derived
 from kernelopt_jupyter.agents.rewrites.graph import RewriteError
 from kernelopt_jupyter.agents.rewrites.helpers import HELPERS
-from kernelopt_jupyter.agents.rewrites.kernels import KERNEL_HELPERS
+from kernelopt_jupyter.agents.rewrites.kernels import KERNEL_CONSTANTS, KERNEL_HELPERS
 from kernelopt_jupyter.candidate import freeze_environment_reads, insert_after_imports
 
 BASE_NAME = "_KernelOptReference"
@@ -73,6 +73,9 @@ def kernel_helper_text(helper: str, name: str) -> str:
     (our code, written to be copied), bound to ``name``."""
     wrapper, kernels = KERNEL_HELPERS[helper]
     parts = ["import torch\nimport triton\nimport triton.language as tl"]
+    parts += [
+        f"{k} = {v!r}" for k, v in KERNEL_CONSTANTS.items() if k in inspect.getsource(wrapper)
+    ]
     parts += [textwrap.dedent(inspect.getsource(k.fn)).rstrip("\n") for k in kernels]
     parts.append(textwrap.dedent(inspect.getsource(wrapper)).rstrip("\n"))
     if helper != name:

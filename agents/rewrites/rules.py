@@ -812,17 +812,17 @@ def _int_pair(value: Any) -> tuple[int, int] | None:
 
 def _depthwise_parts(gm: fx.GraphModule, node: fx.Node) -> tuple[Any, ...] | None:
     """``(x, weight, bias, stride, padding, dilation, weight_shape)`` of a 2-D convolution
-    call (an ``nn.Conv2d`` or ``F.conv2d``) with ``groups`` equal to its input channels."""
+    call (an ``nn.Conv2d`` or ``F.conv2d``) with ``groups`` equal to its input channels. For a
+    layer, weight and bias are the parameters' names (nothing is added to the graph here)."""
     mod = module_of(gm, node)
-    g = gm.graph
+    wshape: tuple[int, ...] | None
     if isinstance(mod, nn.Conv2d):
         if mod.padding_mode != "zeros" or len(node.args) != 1 or node.kwargs:
             return None
         x, groups, wshape = node.args[0], mod.groups, tuple(mod.weight.shape)
         stride, padding, dilation = mod.stride, mod.padding, mod.dilation
-        with g.inserting_before(node):
-            weight = g.get_attr(f"{node.target}.weight")
-            bias = g.get_attr(f"{node.target}.bias") if mod.bias is not None else None
+        # The layer's parameters, read in forward (get_attr nodes made once it matches).
+        weight, bias = f"{node.target}.weight", mod.bias is not None and f"{node.target}.bias"
     elif is_function(node, F.conv2d):
         x, weight, bias = arg(node, 0, "input"), arg(node, 1, "weight"), arg(node, 2, "bias")
         stride, padding = arg(node, 3, "stride", 1), arg(node, 4, "padding", 0)
@@ -869,6 +869,9 @@ def depthwise_conv_kernel(gm: fx.GraphModule) -> int:
             continue
         x, weight, bias, stride, padding, dilation, _ = parts
         with g.inserting_before(node):
+            if isinstance(weight, str):  # an nn.Conv2d layer's own parameters
+                weight = g.get_attr(weight)
+                bias = g.get_attr(bias) if bias else None
             new = _call(g, kernelopt_depthwise_conv2d, x, weight, bias, stride, padding, dilation)
         node.replace_all_uses_with(new)
         count += 1
