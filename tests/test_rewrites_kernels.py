@@ -1,6 +1,7 @@
-"""The rewrite to KernelOPT's own depthwise-convolution kernel: what it matches, the kernel's
-values under Triton's interpreter (a fresh process: the interpreter is chosen when kernels are
-decorated), and the candidate it renders (an ordinary Triton candidate, not dispatch-only)."""
+"""The rewrites to KernelOPT's own kernels (depthwise convolution, average pool): what they
+match, the kernels' values under Triton's interpreter (a fresh process: the interpreter is
+chosen when kernels are decorated), and the candidate they render (an ordinary Triton
+candidate, not dispatch-only)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from kernelopt_jupyter.agents.rewrites.graph import propagate_shapes, trace
 from kernelopt_jupyter.agents.rewrites.render import rewritten_source
@@ -112,6 +114,13 @@ _CHECK = textwrap.dedent(
         want = F.conv2d(x, weight, b, s, p, d, c)
         got = kernelopt_depthwise_conv2d(x, weight, b, s, p, d)
         errors.append([list(got.shape) == list(want.shape), float((got - want).abs().max())])
+    from kernelopt_jupyter.agents.rewrites.kernels import kernelopt_avg_pool2d
+
+    for n, c, h, w, k, s, p, div in json.loads(sys.argv[2]):
+        x = torch.randn(n, c, h, w)
+        want = F.avg_pool2d(x, k, s, p, False, True, div)
+        got = kernelopt_avg_pool2d(x, k, s, p, div or k[0] * k[1])
+        errors.append([list(got.shape) == list(want.shape), float((got - want).abs().max())])
     # The rule end to end: a traced module whose conv became the kernel, on real values.
     model = torch.nn.Conv2d(3, 6, 3, stride=2, padding=1, groups=3).eval()
     x = torch.randn(2, 3, 11, 9)
@@ -125,7 +134,7 @@ _CHECK = textwrap.dedent(
 )
 
 
-def test_the_kernel_equals_the_vendor_convolution_under_the_interpreter() -> None:
+def test_the_kernels_equal_the_vendor_ops_under_the_interpreter() -> None:
     cases = [
         (2, 3, 9, 11, 2, (3, 3), (1, 1), (1, 1), (1, 1), True),
         (1, 4, 10, 7, 1, (5, 5), (2, 2), (2, 2), (1, 1), False),
@@ -134,9 +143,15 @@ def test_the_kernel_equals_the_vendor_convolution_under_the_interpreter() -> Non
         (1, 2, 40, 40, 2, (3, 3), (1, 1), (1, 1), (1, 1), True),  # several pixel blocks
         (1, 2, 5, 5, 1, (3, 3), (1, 1), (0, 0), (1, 1), False),  # no padding
     ]
+    pools = [
+        (2, 3, 20, 20, (7, 7), (3, 3), (0, 0), None),  # overlapping windows
+        (1, 2, 9, 11, (3, 3), (2, 2), (1, 1), None),  # zero padding counted
+        (1, 2, 8, 8, (2, 3), (1, 2), (1, 1), 5),  # a divisor override
+        (1, 1, 5, 5, (5, 5), (1, 1), (0, 0), None),  # one window
+    ]
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     out = subprocess.run(
-        [sys.executable, "-c", _CHECK, json.dumps(cases)],
+        [sys.executable, "-c", _CHECK, json.dumps(cases), json.dumps(pools)],
         capture_output=True,
         text=True,
         env=env,
@@ -145,7 +160,7 @@ def test_the_kernel_equals_the_vendor_convolution_under_the_interpreter() -> Non
     )
     assert out.returncode == 0, out.stderr[-2000:]
     results = json.loads(out.stdout.strip().splitlines()[-1])
-    assert len(results) == len(cases) + 1
+    assert len(results) == len(cases) + len(pools) + 1
     for same_shape, err in results:
         assert same_shape and err < 1e-4, results
 
@@ -231,4 +246,56 @@ def test_the_rendered_kernel_carries_the_constants_it_reads() -> None:
     gm, _ = _sites(Depthwise(), torch.randn(2, 4, 12, 12))
     source = rewritten_source(_SOURCE, gm, "none", ["depthwise"], candidate=True)
     assert "MAX_GRID_Y = 65535" in source
+    compile(source, "candidate", "exec")
+
+
+class Pool(nn.Module):
+    def __init__(self, functional: bool = False, **kw: Any) -> None:
+        super().__init__()
+        self.functional, self.kw = functional, kw
+        self.pool = nn.AvgPool2d(**kw)
+
+    def forward(self, x):
+        return F.avg_pool2d(x, **self.kw) if self.functional else self.pool(x)
+
+
+@pytest.mark.parametrize(
+    ("kw", "sites"),
+    [
+        ({"kernel_size": 7, "stride": 3}, 1),
+        ({"kernel_size": 3, "stride": 2, "padding": 1}, 1),
+        ({"kernel_size": (2, 3), "divisor_override": 5}, 1),
+        ({"kernel_size": 3, "ceil_mode": True}, 0),  # the divisor varies at the border
+        ({"kernel_size": 3, "padding": 1, "count_include_pad": False}, 0),
+        ({"kernel_size": 9}, 0),  # more taps than the kernel unrolls
+    ],
+)
+@pytest.mark.parametrize("functional", [False, True], ids=["module", "function"])
+def test_the_pool_rule_matches_constant_divisor_pools(
+    kw: dict[str, Any], sites: int, functional: bool
+) -> None:
+    _, n = _sites(Pool(functional, **kw), torch.randn(2, 3, 24, 24), ("avg_pool_kernel",))
+    assert n == sites
+
+
+class DwThenPool(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.dw = nn.Conv2d(3, 3, 3, padding=1, groups=3)
+        self.pool = nn.AvgPool2d(2)
+
+    def forward(self, x):
+        return self.pool(self.dw(x))
+
+
+def test_two_kernel_helpers_share_one_copy_of_the_kernel() -> None:
+    gm, _ = _sites(DwThenPool(), torch.randn(2, 3, 8, 8), ("depthwise_conv_kernel",))
+    propagate_shapes(gm, [torch.randn(2, 3, 8, 8).to("meta")])
+    # shapes after the kernel call: from the meta path of the wrapper
+    assert BY_NAME["avg_pool_kernel"].apply(gm) == 1
+    source = rewritten_source(_SOURCE, gm, "none", ["both"], candidate=True)
+    assert source.count("def _kernelopt_depthwise_conv2d_kernel(") == 1
+    assert source.count("def kernelopt_depthwise_conv2d(") == 1
+    assert source.count("def kernelopt_avg_pool2d(") == 1
+    assert not is_dispatch_only(source) and analyze_candidate(source).violations == []
     compile(source, "candidate", "exec")

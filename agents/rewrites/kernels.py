@@ -37,9 +37,12 @@ def _kernelopt_depthwise_conv2d_kernel(
     HAS_BIAS: tl.constexpr,
     MB: tl.constexpr,
     BLOCK: tl.constexpr,
+    AVG: tl.constexpr = False,
+    SCALE: tl.constexpr = 1.0,
 ):
     # One program: BLOCK output pixels of one (image, input channel) plane, for all M output
     # channels that read that input channel (acc is MB x BLOCK): the input is read once.
+    # AVG: an average pool instead (M = 1, no weights): the window's sum times SCALE.
     plane = tl.program_id(0).to(tl.int64)  # image * C + input channel
     c = plane % C
     offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
@@ -59,8 +62,13 @@ def _kernelopt_depthwise_conv2d_kernel(
             iw = ow * SW - PW + kw * DW
             ok = row_ok & (iw >= 0) & (iw < W)
             v = tl.load(x_base + ih * W + iw, mask=ok, other=0.0).to(tl.float32)
-            wv = tl.load(w_ptr + oc * (KH * KW) + (kh * KW + kw), mask=in_m, other=0.0)
-            acc += wv.to(tl.float32)[:, None] * v[None, :]
+            if AVG:
+                acc += v[None, :]
+            else:
+                wv = tl.load(w_ptr + oc * (KH * KW) + (kh * KW + kw), mask=in_m, other=0.0)
+                acc += wv.to(tl.float32)[:, None] * v[None, :]
+    if AVG:
+        acc = acc * SCALE
     if HAS_BIAS:
         acc += tl.load(b_ptr + oc, mask=in_m, other=0.0).to(tl.float32)[:, None]
     image = plane // C
@@ -129,12 +137,65 @@ def kernelopt_depthwise_conv2d(x, weight, bias, stride, padding, dilation):
     return out
 
 
+def kernelopt_avg_pool2d(x, kernel, stride, padding, divisor):
+    """``F.avg_pool2d(x, kernel, stride, padding)`` without ceil mode, zero padding counted
+    (the window's sum over ``divisor``), NCHW: the depthwise kernel's window loop with a
+    constant weight, one program per block of output pixels of one plane. Each input plane is
+    read from memory once and its overlapping windows are served from cache. Sums in float32
+    in tap order, then scales by ``1 / divisor`` (a reassociation of the vendor's sum).
+    """
+    n, c, h, w = x.shape
+    kh, kw = kernel
+    sh, sw = stride
+    ph, pw = padding
+    h_out = (h + 2 * ph - kh) // sh + 1
+    w_out = (w + 2 * pw - kw) // sw + 1
+    out = torch.empty((n, c, h_out, w_out), device=x.device, dtype=x.dtype)
+    if x.device.type == "meta" or out.numel() == 0:
+        return out
+    x = x.contiguous()
+    block = max(16, min(256, triton.next_power_of_2(h_out * w_out)))
+    while triton.cdiv(h_out * w_out, block) > MAX_GRID_Y and block < 4096:
+        block *= 2
+    if triton.cdiv(h_out * w_out, block) > MAX_GRID_Y:
+        return torch.nn.functional.avg_pool2d(x, kernel, stride, padding, False, True, divisor)
+    grid = (n * c, triton.cdiv(h_out * w_out, block))
+    _kernelopt_depthwise_conv2d_kernel[grid](
+        x,
+        x,
+        x,
+        out,
+        c,
+        h,
+        w,
+        h_out,
+        w_out,
+        1,
+        SH=sh,
+        SW=sw,
+        PH=ph,
+        PW=pw,
+        DH=1,
+        DW=1,
+        KH=kh,
+        KW=kw,
+        HAS_BIAS=False,
+        MB=1,
+        BLOCK=block,
+        AVG=True,
+        SCALE=1.0 / divisor,
+        num_warps=2,
+    )
+    return out
+
+
 #: Each wrapper and the kernels it launches, in the order they are copied.
 KERNEL_HELPERS = {
     kernelopt_depthwise_conv2d.__name__: (
         kernelopt_depthwise_conv2d,
         (_kernelopt_depthwise_conv2d_kernel,),
     ),
+    kernelopt_avg_pool2d.__name__: (kernelopt_avg_pool2d, (_kernelopt_depthwise_conv2d_kernel,)),
 }
 
 #: Module constants the wrappers read, copied with them.

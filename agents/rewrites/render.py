@@ -98,12 +98,17 @@ def forward_source(gm: fx.GraphModule | fx.Graph, problem_module: str) -> tuple[
     ]
     body = "\n".join(lines).strip("\n")
     needed = []
+    kernel_blocks: list[str] = []  # helpers share kernels and imports: each block once
     for name, value in code.globals.items():
         if not re.search(rf"\b{re.escape(name)}\b", body):
             continue
         line = _global_line(name, value, problem_module)
-        if line:
+        if line and any(fn is value for fn, _ in KERNEL_HELPERS.values()):
+            kernel_blocks += [b for b in line.strip("\n").split("\n\n\n") if b not in kernel_blocks]
+        elif line:
             needed.append(line)
+    if kernel_blocks:
+        needed.append("\n\n\n".join(kernel_blocks) + "\n")
     return "\n".join(needed), body
 
 

@@ -847,6 +847,66 @@ def _depthwise_parts(gm: fx.GraphModule, node: fx.Node) -> tuple[Any, ...] | Non
     return (x, weight, bias, *pairs, wshape)
 
 
+#: The largest average-pool window the kernel unrolls.
+POOL_MAX_TAPS = 64
+
+
+def avg_pool_kernel(gm: fx.GraphModule) -> int:
+    """A 2-D average pool (no ceil mode; zero padding counted or no padding; NCHW) ->
+    KernelOPT's own Triton kernel (``kernels.kernelopt_avg_pool2d``).
+
+    Faster: an average pool reads each input element into several overlapping windows;
+    the vendor kernel runs it far below bandwidth (on the H200, a 7 x 7 pool with stride 3 over
+    134 MB takes 0.10 ms where moving the data takes 0.034 ms). The kernel reads each input
+    plane from memory once and serves the overlapping windows from cache. A reassociation: the
+    window's sum is taken in tap order, in float32, then scaled by ``1 / divisor``.
+    """
+    from kernelopt_jupyter.agents.rewrites.kernels import kernelopt_avg_pool2d
+
+    count = 0
+    g = gm.graph
+    for node in _nodes(g):
+        mod = module_of(gm, node)
+        if isinstance(mod, nn.AvgPool2d):
+            if len(node.args) != 1 or node.kwargs:
+                continue
+            kernel, stride, padding = mod.kernel_size, mod.stride or mod.kernel_size, mod.padding
+            ceil, include, override = mod.ceil_mode, mod.count_include_pad, mod.divisor_override
+        elif is_function(node, F.avg_pool2d):
+            kernel = arg(node, 1, "kernel_size")
+            stride = arg(node, 2, "stride", None) or kernel
+            padding, ceil = arg(node, 3, "padding", 0), arg(node, 4, "ceil_mode", False)
+            include = arg(node, 5, "count_include_pad", True)
+            override = arg(node, 6, "divisor_override", None)
+        else:
+            continue
+        x = node.args[0]
+        pairs = [_int_pair(v) for v in (kernel, stride, padding)]
+        if any(p is None for p in pairs) or ceil is not False:
+            continue
+        (kh, kw), (sh, sw), (ph, pw) = cast(list[tuple[int, int]], pairs)
+        if (ph or pw) and include is not True:
+            continue  # the divisor would vary at the borders
+        if override is not None and (type(override) is not int or override <= 0):
+            continue
+        if kh * kw > POOL_MAX_TAPS or min(kh, kw, sh, sw) < 1:
+            continue
+        xshape = shape_of(x)
+        meta = x.meta.get("tensor_meta") if isinstance(x, fx.Node) else None
+        if xshape is None or len(xshape) != 4:
+            continue
+        if getattr(meta, "dtype", None) not in (torch.float32, torch.float16, torch.bfloat16):
+            continue
+        divisor = override if override is not None else kh * kw
+        with g.inserting_before(node):
+            new = _call(g, kernelopt_avg_pool2d, x, (kh, kw), (sh, sw), (ph, pw), divisor)
+        node.replace_all_uses_with(new)
+        count += 1
+    if count:
+        cleanup(gm)
+    return count
+
+
 def depthwise_conv_kernel(gm: fx.GraphModule) -> int:
     """A depthwise 2-D convolution (groups equal to the input channels, any channel
     multiplier, zero padding, NCHW) -> KernelOPT's own Triton kernel
@@ -1137,6 +1197,10 @@ REWRITES: list[Rewrite] = [
     Rewrite(
         "depthwise_conv_kernel", "depthwise convolution as KernelOPT's own Triton kernel",
         "reassociation", depthwise_conv_kernel, eager_only=True, kernels=True,
+    ),
+    Rewrite(
+        "avg_pool_kernel", "average pool as KernelOPT's own Triton kernel",
+        "reassociation", avg_pool_kernel, eager_only=True, kernels=True,
     ),
 ]  # fmt: skip
 BY_NAME = {r.name: r for r in REWRITES}
