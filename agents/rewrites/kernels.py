@@ -9,6 +9,9 @@ run the kernel through Triton's interpreter, so the CPU tests check the kernel i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import torch
 import triton
 import triton.language as tl
@@ -190,7 +193,7 @@ def kernelopt_avg_pool2d(x, kernel, stride, padding, divisor):
 
 
 #: Each wrapper and the kernels it launches, in the order they are copied.
-KERNEL_HELPERS = {
+KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     kernelopt_depthwise_conv2d.__name__: (
         kernelopt_depthwise_conv2d,
         (_kernelopt_depthwise_conv2d_kernel,),
