@@ -168,6 +168,11 @@ def test_cost_model_reads_the_profile() -> None:
     assert rewrite_priority(["fold_batchnorm", "drop_identities"], s) > rewrite_priority(
         ["fold_batchnorm"], s
     )
+    # The pool kernel alone goes before the pool split in two and then given to the kernel.
+    assert rewrite_priority(["avg_pool_kernel"], s) > rewrite_priority(
+        ["separable_avg_pool", "avg_pool_kernel"], s
+    )
+    assert rewrite_priority(["avg_pool_kernel"], s) > rewrite_priority(["separable_avg_pool"], s)
 
 
 def test_inductor_moves_follow_the_profile_and_the_device() -> None:

@@ -108,7 +108,12 @@ def rewrite_priority(names: list[str], s: Shares) -> float:
         else:
             p = 2.6 + 0.5 * (s.triton + s.conv)
         best = max(best, p)
-    return best + (0.2 if len(names) > 1 else 0.0)
+    bonus = 0.2 if len(names) > 1 else 0.0
+    if {"separable_avg_pool", "avg_pool_kernel"} <= set(names):
+        # The kernel serves a whole window from cache: split in two it makes two launches and
+        # an intermediate for nothing, so the kernel alone goes first.
+        bonus = -0.5
+    return best + bonus
 
 
 @dataclass(frozen=True)
