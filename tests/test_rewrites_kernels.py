@@ -1,4 +1,4 @@
-"""The rewrites to KernelOPT's own kernels (depthwise convolution, average pool): what they
+"""The rewrites to KernelOPT's own kernels (depthwise convolution, average pool, GroupNorm): what they
 match, the kernels' values under Triton's interpreter (a fresh process: the interpreter is
 chosen when kernels are decorated), and the candidate they render (an ordinary Triton
 candidate, not dispatch-only)."""
@@ -121,6 +121,15 @@ _CHECK = textwrap.dedent(
         want = F.avg_pool2d(x, k, s, p, False, True, div)
         got = kernelopt_avg_pool2d(x, k, s, p, div or k[0] * k[1])
         errors.append([list(got.shape) == list(want.shape), float((got - want).abs().max())])
+    from kernelopt_jupyter.agents.rewrites.kernels import kernelopt_group_norm
+
+    for shape, groups, affine in json.loads(sys.argv[3]):
+        x = torch.randn(*shape) * 3.0 + 1.0
+        c = shape[1]
+        w, b = (torch.randn(c), torch.randn(c)) if affine else (None, None)
+        want = F.group_norm(x, groups, w, b, 1e-5)
+        got = kernelopt_group_norm(x, groups, w, b, 1e-5)
+        errors.append([list(got.shape) == list(want.shape), float((got - want).abs().max())])
     # The rule end to end: a traced module whose conv became the kernel, on real values.
     model = torch.nn.Conv2d(3, 6, 3, stride=2, padding=1, groups=3).eval()
     x = torch.randn(2, 3, 11, 9)
@@ -149,9 +158,16 @@ def test_the_kernels_equal_the_vendor_ops_under_the_interpreter() -> None:
         (1, 2, 8, 8, (2, 3), (1, 2), (1, 1), 5),  # a divisor override
         (1, 1, 5, 5, (5, 5), (1, 1), (0, 0), None),  # one window
     ]
+    norms = [
+        ((2, 8, 5, 5), 4, True),
+        ((3, 6, 7), 3, False),  # 1-D spatial, no affine
+        ((2, 4, 33, 17), 2, True),  # groups larger than one block: several blocks combined
+        ((1, 64, 28, 28), 32, True),
+        ((2, 6), 3, True),  # no spatial dimension
+    ]
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     out = subprocess.run(
-        [sys.executable, "-c", _CHECK, json.dumps(cases), json.dumps(pools)],
+        [sys.executable, "-c", _CHECK, json.dumps(cases), json.dumps(pools), json.dumps(norms)],
         capture_output=True,
         text=True,
         env=env,
@@ -160,7 +176,7 @@ def test_the_kernels_equal_the_vendor_ops_under_the_interpreter() -> None:
     )
     assert out.returncode == 0, out.stderr[-2000:]
     results = json.loads(out.stdout.strip().splitlines()[-1])
-    assert len(results) == len(cases) + len(pools) + 1
+    assert len(results) == len(cases) + len(pools) + len(norms) + 1
     for same_shape, err in results:
         assert same_shape and err < 1e-4, results
 
@@ -299,3 +315,27 @@ def test_two_kernel_helpers_share_one_copy_of_the_kernel() -> None:
     assert source.count("def kernelopt_avg_pool2d(") == 1
     assert not is_dispatch_only(source) and analyze_candidate(source).violations == []
     compile(source, "candidate", "exec")
+
+
+class Norm(nn.Module):
+    def __init__(self, how: str) -> None:
+        super().__init__()
+        self.how = how
+        self.norm = nn.GroupNorm(4, 8, affine=how != "module-plain")
+        self.w, self.b = nn.Parameter(torch.randn(8)), nn.Parameter(torch.randn(8))
+
+    def forward(self, x):
+        if self.how == "function":
+            return F.group_norm(x, 4, self.w, self.b, 1e-3)
+        if self.how == "function-weight-only":
+            return F.group_norm(x, 4, self.w)
+        return self.norm(x)
+
+
+@pytest.mark.parametrize(
+    ("how", "sites"),
+    [("module", 1), ("module-plain", 1), ("function", 1), ("function-weight-only", 0)],
+)
+def test_the_group_norm_rule(how: str, sites: int) -> None:
+    _, n = _sites(Norm(how), torch.randn(2, 8, 6, 6), ("group_norm_kernel",))
+    assert n == sites

@@ -97,6 +97,9 @@ def rewrite_priority(names: list[str], s: Shares) -> float:
             p = 2.4 + 0.5 * s.triton  # the epilogue kernel it removes is a Triton pass
         elif name == "separable_avg_pool":
             p = 3.0 + s.triton  # kh + kw loads per output instead of kh * kw
+        elif name == "group_norm_kernel":
+            # One read of the group from memory instead of two: ranks with the reductions.
+            p = 2.9 + s.reductions + 0.5 * s.triton
         elif name == "avg_pool_kernel":
             # The window's overlap served from cache: ranks above the separable pool.
             p = 3.1 + s.triton

@@ -907,6 +907,59 @@ def avg_pool_kernel(gm: fx.GraphModule) -> int:
     return count
 
 
+def group_norm_kernel(gm: fx.GraphModule) -> int:
+    """A GroupNorm (``nn.GroupNorm`` or ``F.group_norm``, affine or not, on ``(N, C, *)``) ->
+    KernelOPT's own Triton kernel (``kernels.kernelopt_group_norm``): statistics and
+    normalisation in one kernel, one program per image and group.
+
+    Faster: the usual lowering is two kernels, statistics then normalisation, each reading the
+    whole tensor from memory (on the H200 torch.compile's takes 0.12 ms for a 151 MB input and
+    output, against 0.07 ms for moving them once). In one program the group's second read
+    follows its first, mostly from L2. A reassociation: mean and variance are taken blockwise
+    and combined (Chan's formula), in float32.
+    """
+    from kernelopt_jupyter.agents.rewrites.kernels import kernelopt_group_norm
+
+    count = 0
+    g = gm.graph
+    for node in _nodes(g):
+        mod = module_of(gm, node)
+        weight: Any
+        bias: Any
+        if isinstance(mod, nn.GroupNorm):
+            if len(node.args) != 1 or node.kwargs:
+                continue
+            groups, eps, affine = mod.num_groups, mod.eps, mod.affine
+            weight = bias = None
+        elif is_function(node, F.group_norm):
+            groups, eps = arg(node, 1, "num_groups"), arg(node, 4, "eps", 1e-5)
+            weight, bias = arg(node, 2, "weight"), arg(node, 3, "bias")
+            if (weight is None) != (bias is None):
+                continue
+            affine = False
+        else:
+            continue
+        x = node.args[0]
+        xshape = shape_of(x)
+        meta = x.meta.get("tensor_meta") if isinstance(x, fx.Node) else None
+        if xshape is None or len(xshape) < 2 or type(groups) is not int or groups < 1:
+            continue
+        if xshape[1] % groups or isinstance(eps, bool) or not isinstance(eps, int | float):
+            continue
+        if getattr(meta, "dtype", None) not in (torch.float32, torch.float16, torch.bfloat16):
+            continue
+        with g.inserting_before(node):
+            if affine:
+                weight = g.get_attr(f"{node.target}.weight")
+                bias = g.get_attr(f"{node.target}.bias")
+            new = _call(g, kernelopt_group_norm, x, groups, weight, bias, float(eps))
+        node.replace_all_uses_with(new)
+        count += 1
+    if count:
+        cleanup(gm)
+    return count
+
+
 def depthwise_conv_kernel(gm: fx.GraphModule) -> int:
     """A depthwise 2-D convolution (groups equal to the input channels, any channel
     multiplier, zero padding, NCHW) -> KernelOPT's own Triton kernel
@@ -1201,6 +1254,10 @@ REWRITES: list[Rewrite] = [
     Rewrite(
         "avg_pool_kernel", "average pool as KernelOPT's own Triton kernel",
         "reassociation", avg_pool_kernel, eager_only=True, kernels=True,
+    ),
+    Rewrite(
+        "group_norm_kernel", "GroupNorm as KernelOPT's own one-kernel Triton normalisation",
+        "reassociation", group_norm_kernel, eager_only=True, kernels=True,
     ),
 ]  # fmt: skip
 BY_NAME = {r.name: r for r in REWRITES}
