@@ -810,6 +810,13 @@ def _int_pair(value: Any) -> tuple[int, int] | None:
     return None
 
 
+def _kernel_dtype(x: Any) -> bool:
+    """Whether ``x``'s propagated dtype is one the project's own kernels take (float32/16,
+    bfloat16; a double stays with the vendor call)."""
+    meta = x.meta.get("tensor_meta") if isinstance(x, fx.Node) else None
+    return getattr(meta, "dtype", None) in (torch.float32, torch.float16, torch.bfloat16)
+
+
 def _depthwise_parts(gm: fx.GraphModule, node: fx.Node) -> tuple[Any, ...] | None:
     """``(x, weight, bias, stride, padding, dilation, weight_shape)`` of a 2-D convolution
     call (an ``nn.Conv2d`` or ``F.conv2d``) with ``groups`` equal to its input channels. For a
@@ -838,8 +845,7 @@ def _depthwise_parts(gm: fx.GraphModule, node: fx.Node) -> tuple[Any, ...] | Non
         return None
     if wshape[0] % channels or wshape[2] * wshape[3] > DEPTHWISE_MAX_TAPS:
         return None
-    meta = x.meta.get("tensor_meta") if isinstance(x, fx.Node) else None
-    if getattr(meta, "dtype", None) not in (torch.float32, torch.float16, torch.bfloat16):
+    if not _kernel_dtype(x):
         return None
     pairs = [_int_pair(v) for v in (stride, padding, dilation)]
     if any(p is None for p in pairs):
@@ -892,10 +898,9 @@ def avg_pool_kernel(gm: fx.GraphModule) -> int:
         if kh * kw > POOL_MAX_TAPS or min(kh, kw, sh, sw) < 1:
             continue
         xshape = shape_of(x)
-        meta = x.meta.get("tensor_meta") if isinstance(x, fx.Node) else None
         if xshape is None or len(xshape) != 4:
             continue
-        if getattr(meta, "dtype", None) not in (torch.float32, torch.float16, torch.bfloat16):
+        if not _kernel_dtype(x):
             continue
         divisor = override if override is not None else kh * kw
         with g.inserting_before(node):
@@ -941,12 +946,11 @@ def group_norm_kernel(gm: fx.GraphModule) -> int:
             continue
         x = node.args[0]
         xshape = shape_of(x)
-        meta = x.meta.get("tensor_meta") if isinstance(x, fx.Node) else None
         if xshape is None or len(xshape) < 2 or type(groups) is not int or groups < 1:
             continue
         if xshape[1] % groups or isinstance(eps, bool) or not isinstance(eps, int | float):
             continue
-        if getattr(meta, "dtype", None) not in (torch.float32, torch.float16, torch.bfloat16):
+        if not _kernel_dtype(x):
             continue
         with g.inserting_before(node):
             if affine:
