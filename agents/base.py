@@ -72,6 +72,12 @@ PLAN_ACTIONS: tuple[PlanAction, ...] = (
         offline=True,
     ),
     PlanAction(
+        "vendor_choice",
+        "pick a vendor library's algorithm or call form by measurement (cuDNN's timed "
+        "algorithm search, a GEMM bias as cuBLAS's C operand)",
+        offline=True,
+    ),
+    PlanAction(
         "inductor_config",
         "harvest Inductor's code under another configuration (autotuning, fusion, reductions)",
         offline=True,
@@ -99,6 +105,11 @@ class KernelUnit:
     ms: float | None = None
     bound: str | None = None  # "memory" | "compute" | None
     roofline_fraction: float | None = None
+    #: The vendor library behind a kept call ("cuBLAS", "cuDNN"), "" for the rest.
+    library: str = ""
+    #: Tensor argument shapes of the ATen op behind the unit (``[bias, mat1, mat2, out]`` for
+    #: an ``addmm``), where the dispatch recorder saw them.
+    shapes: list[list[int]] = field(default_factory=list)
 
 
 @dataclass

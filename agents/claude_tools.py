@@ -44,6 +44,7 @@ NUM_WARPS = (1, 2, 4, 8, 16, 32)
 ACTION_PARAMS = {
     "retile": "kernel=<kernel name> (the kernel to retile)",
     "vendor_dispatch": "variant=<label as listed under the vendor-dispatch variants>",
+    "vendor_choice": "choice=cudnn_benchmark | gemm_bias_operand",
 }
 
 #: The tool(s) each role may call; the first is the one forced on models that allow forcing.

@@ -29,9 +29,11 @@ from kernelopt_jupyter.agents.memory import ExperienceMemory, worth_keeping
 from kernelopt_jupyter.agents.rewrites.moves import (
     GEMM_REMOVING,
     INDUCTOR_MOVES,
+    VENDOR_CHOICES,
     cost_shares,
     inductor_moves,
     rewrite_priority,
+    vendor_choices,
 )
 from kernelopt_jupyter.agents.rewrites.task import RewriteMatch, RewriteScan, find_rewrites
 from kernelopt_jupyter.agents.transforms import (
@@ -39,10 +41,12 @@ from kernelopt_jupyter.agents.transforms import (
     config_neighbours,
     describe_config_change,
     eviction_hints,
+    gemm_bias_operand,
     helion_config_variants,
     lift_launch_configs,
     streamed_loads,
     wrap_cuda_graph,
+    wrap_cudnn_benchmark,
 )
 from kernelopt_jupyter.analysis.capture import knob_exists
 from kernelopt_jupyter.analysis.harvest import harvest_problem
@@ -189,7 +193,11 @@ def _labelled(title: str, parent: Candidate) -> str:
 def memory_action(plan: Plan) -> str:
     """The experience memory's key for a plan: the action, plus the rewrite or config name."""
     move = str(
-        plan.params.get("rewrite") or plan.params.get("config") or plan.params.get("body") or ""
+        plan.params.get("rewrite")
+        or plan.params.get("config")
+        or plan.params.get("body")
+        or plan.params.get("choice")
+        or ""
     )
     if plan.params.get("graphed"):
         move += "+graph"
@@ -350,6 +358,9 @@ class OfflinePolicy:
                     why=f"{_WHY['inductor_config']}: {move.why}",
                     config=move.label,
                 )
+        for priority, choice in vendor_choices(ctx, parent.source):
+            title, why = VENDOR_CHOICES[choice]
+            add(priority, "vendor_choice", title, why=why, choice=choice)
         if not parent_dispatch and (
             read_launch_configs(parent.source) or ctx.problem.kind != "module"
         ):
@@ -411,6 +422,16 @@ class OfflinePolicy:
                     if label == plan.params.get("variant"):
                         return Edit(source, _WHY["vendor_dispatch"], is_dispatch_only(source))
                 return Edit(None, f"dispatch variant {plan.params.get('variant')} is gone")
+            if plan.action == "vendor_choice":
+                choice = str(plan.params.get("choice", ""))
+                if choice == "cudnn_benchmark":
+                    source = wrap_cudnn_benchmark(parent.source)
+                elif choice == "gemm_bias_operand":
+                    source = gemm_bias_operand(parent.source)
+                else:
+                    return Edit(None, f"unknown vendor choice {choice!r}")
+                why = VENDOR_CHOICES[choice][1]
+                return Edit(source, why, parent.dispatch_only or is_dispatch_only(source))
             if plan.action == "retile":
                 return self._retile(ctx, plan, parent, io)
             if plan.action == "graph_rewrite":
@@ -484,9 +505,15 @@ class OfflinePolicy:
             # vendor kernel), the rewritten eager forward is the likelier winner too.
             eager, compiled = ctx.baselines.get("eager"), ctx.baselines.get("compile")
             eager_first |= eager is not None and compiled is not None and eager < compiled
+            # Where torch.compile's forward is far faster than eager's (it fuses what eager
+            # runs op by op), the eager route starts that far behind: a rewrite there has to
+            # remove more than the gap to win, so it drops by the gap (log units, doubled).
+            behind = 0.0
+            if eager and compiled and eager > 1.1 * compiled and not match.eager_only:
+                behind = 2.0 * math.log(eager / compiled)
             if not match.eager_only:
                 out.append((priority - (0.1 if eager_first else 0.0), match, "harvest"))
-            out.append((priority - (0.0 if eager_first else 0.4), match, "eager"))
+            out.append((priority - (0.0 if eager_first else 0.4) - behind, match, "eager"))
         return out
 
     def _graph_rewrite(self, ctx: AgentContext, plan: Plan, io: AgentIO) -> Edit:

@@ -683,6 +683,20 @@ def _f(x_ptr, y_ptr, s_ptr, out_ptr, n, cols, BLOCK: tl.constexpr):
         "changed torch.backends.cudnn.allow_tf32",
     ),
     Case(
+        # cuDNN's timed algorithm search may be switched on inside a forward (a named move of
+        # the offline policy), but it has to be switched off again: left on, every later
+        # convolution in the process runs under it.
+        "cudnn_benchmark_left_on",
+        "settings",
+        SR,
+        residual(
+            "torch.backends.cudnn.benchmark = True\n"
+            "return launch(x, y, self.scale, torch.empty_like(x))"
+        ),
+        "static",
+        "changed torch.backends.cudnn.benchmark",
+    ),
+    Case(
         "timer_patched_through_a_list",
         "settings",
         SR,
@@ -719,6 +733,21 @@ HANGS: list[Case] = [
 ]
 
 GOOD: list[Case] = [
+    Case(
+        # The offline policy's cuDNN move: the flag set for the forward and restored after.
+        "cudnn_benchmark_scoped",
+        "good",
+        SR,
+        residual(
+            "previous = torch.backends.cudnn.benchmark\n"
+            "torch.backends.cudnn.benchmark = True\n"
+            "try:\n"
+            "    return launch(x, y, self.scale, torch.empty_like(x))\n"
+            "finally:\n"
+            "    torch.backends.cudnn.benchmark = previous"
+        ),
+        None,
+    ),
     Case(
         "autotuned",
         "good",

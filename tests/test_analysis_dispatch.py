@@ -74,6 +74,8 @@ def test_map_json_schema_roundtrip(conv_map: DispatchMap) -> None:
         "ms",
         "bound",
         "roofline_fraction",
+        "library",
+        "shapes",
     }
 
 

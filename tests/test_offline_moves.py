@@ -3,6 +3,7 @@ profile's cost model, built into gated candidates, and labelled with the move be
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -250,3 +251,24 @@ def test_shares_default_to_counts_when_unmeasured() -> None:
     ctx = _ctx(ROW_NORM, [KernelUnit("k0", "triton"), KernelUnit("k1", "vendor", ops=["aten.mm"])])
     s = cost_shares(ctx)
     assert s == Shares(triton=0.5, gemm=0.5, kernels=1, vendor=1)
+
+
+def test_eager_route_drops_by_the_gap_when_compile_is_far_ahead(
+    conv_bn_plans: tuple[OfflinePolicy, list[Plan]], tmp_path: Path
+) -> None:
+    """VGG on the H200: torch.compile 1.66x faster than eager, and the BatchNorm fold's eager
+    routes (0.64x of the harvest) took the search's first slots. The gap now counts against
+    the eager route, not against the harvested one."""
+    policy, io = conv_bn_plans[0], _io(tmp_path)  # the fixture's policy has the scan cached
+
+    def routes(eager: float, compiled: float) -> dict[str, float]:
+        ctx = _ctx(CONV_BN)
+        ctx.baselines = {"eager": eager, "compile": compiled}
+        return {route: p for p, _, route in policy._rewrite_options(ctx, io)}
+
+    even, behind = routes(1.0, 1.0), routes(1.66, 1.0)
+    assert behind["harvest"] == pytest.approx(even["harvest"])
+    assert behind["eager"] == pytest.approx(even["eager"] - 2 * math.log(1.66))
+    assert behind["harvest"] > behind["eager"] + 1.0
+    # Within 10% the routes rank as before.
+    assert routes(1.05, 1.0) == even

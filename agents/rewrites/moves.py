@@ -206,3 +206,53 @@ def inductor_moves(ctx: AgentContext) -> list[tuple[float, InductorMove]]:
         if p is not None:
             out.append((p, move))
     return out
+
+
+# ---------------------------------------------------------------- vendor-library choices
+
+#: The vendor-library choices the offline policy times (``vendor_choice`` plans): the
+#: parameter, the plan's title (a "dispatch:" move in the bench's labels) and why it can win.
+VENDOR_CHOICES: dict[str, tuple[str, str]] = {
+    "cudnn_benchmark": (
+        "dispatch: cuDNN algorithms by measurement (cudnn.benchmark in the forward)",
+        "cuDNN's heuristic pick is not always its fastest algorithm for a shape and layout "
+        "(fp32 without TF32, channels-last): timing them once per shape finds the fastest",
+    ),
+    "gemm_bias_operand": (
+        "dispatch: GEMM bias as cuBLAS's C operand (no cuBLASLt epilogue)",
+        "a GEMM with few output tiles and a long K runs on a handful of SMs under cuBLASLt's "
+        "bias epilogue; cuBLAS's own GEMM splits K across the GPU",
+    ),
+}
+
+#: A convolution-heavy forward: cuDNN's calls take at least this share of the time.
+CUDNN_SHARE = 0.15
+
+
+def vendor_choices(ctx: AgentContext, source: str) -> list[tuple[float, str]]:
+    """``(priority, choice)`` for the vendor choices worth timing on a candidate ``source``.
+
+    cuDNN's timed algorithm search ranks by the convolutions' share of the time; the GEMM
+    bias operand only where an ``addmm`` is in the few-tiles, long-K regime
+    (:func:`~kernelopt_jupyter.agents.transforms.split_k_regime`) and the candidate calls
+    ``torch.addmm`` itself (a harvest), by those GEMMs' share.
+    """
+    from kernelopt_jupyter.agents.transforms import (
+        _CUDNN_MARKER,
+        _GEMM_C_MARKER,
+        split_k_regime,
+    )
+
+    if ctx.device != "cuda" or ctx.problem.kind != "module" or "class ModelNew" not in source:
+        return []
+    vendor = [k for k in ctx.kernels if k.kind == "vendor"]
+    out: list[tuple[float, str]] = []
+    conv = sum(k.share or 0.0 for k in vendor if k.library == "cuDNN")
+    if conv >= CUDNN_SHARE and _CUDNN_MARKER not in source:
+        out.append((1.3 + conv, "cudnn_benchmark"))
+    split = sum(
+        k.share or 0.0 for k in vendor if k.name.endswith("addmm") and split_k_regime(k.shapes)
+    )
+    if split and "torch.addmm(" in source and _GEMM_C_MARKER not in source:
+        out.append((1.3 + 2 * split, "gemm_bias_operand"))
+    return out

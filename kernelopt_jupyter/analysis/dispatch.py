@@ -62,6 +62,8 @@ class DispatchRecord:
             "ms": self.ms,
             "bound": self.bound,
             "roofline_fraction": self.roofline_fraction,
+            "library": self.library,
+            "shapes": [list(s) for s in self.shapes],
         }
 
 

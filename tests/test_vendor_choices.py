@@ -1,0 +1,246 @@
+"""The offline policy's vendor-library choices (``vendor_choice`` plans): cuDNN's timed
+algorithm search scoped to the forward, and a GEMM bias handed to cuBLAS as the C operand.
+Each is a source transform with its static-gate rule, its cost-model condition and a real
+harvest gated on the CPU (the timing itself is the GPU's: benchmarks/results)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+import torch
+
+from kernelopt_jupyter.agents.base import AgentContext, AgentIO, KernelUnit
+from kernelopt_jupyter.agents.offline import OfflinePolicy
+from kernelopt_jupyter.agents.rewrites.moves import CUDNN_SHARE, vendor_choices
+from kernelopt_jupyter.agents.transforms import (
+    TransformError,
+    gemm_bias_operand,
+    lift_launch_configs,
+    split_k_regime,
+    wrap_cuda_graph,
+    wrap_cudnn_benchmark,
+)
+from kernelopt_jupyter.analysis.harvest import harvest_problem
+from kernelopt_jupyter.candidate import Candidate
+from kernelopt_jupyter.events import EventLog
+from kernelopt_jupyter.launch_configs import read_launch_configs
+from kernelopt_jupyter.problem import problem_from_source
+from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
+from kernelopt_jupyter.verify.static import analyze_candidate
+
+#: A classifier head after a flatten: the GEMM's bias comes from the Linear.
+HEAD = '''"""Flatten -> Linear -> ReLU."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(256, 24)
+
+    def forward(self, x):
+        return torch.relu(self.fc(torch.flatten(x, 1)))
+
+
+def get_inputs():
+    return [torch.randn(4, 16, 4, 4)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+#: A convolution's eager candidate, as the eager-dispatch route writes one.
+CONV_MODEL_NEW = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.seen = []
+
+    def forward(self, x):
+        self.seen.append(torch.backends.cudnn.benchmark)
+        return self.conv(x)
+"""
+
+
+def _load(source: str) -> dict[str, object]:
+    scope: dict[str, object] = {"__name__": "candidate"}
+    exec(compile(source, "<candidate>", "exec"), scope)
+    return scope
+
+
+def test_cudnn_wrapper_sets_the_flag_for_the_forward_only() -> None:
+    wrapped = wrap_cudnn_benchmark(CONV_MODEL_NEW)
+    model = _load(wrapped)["ModelNew"]()  # type: ignore[operator]
+    before = torch.backends.cudnn.benchmark
+    x = torch.randn(2, 3, 8, 8)
+    out = model(x)
+    assert model.seen == [True]
+    assert torch.backends.cudnn.benchmark == before
+    # The same convolution as the unwrapped candidate.
+    assert torch.equal(out, model.conv(x))
+    with pytest.raises(TransformError, match="already"):
+        wrap_cudnn_benchmark(wrapped)
+    with pytest.raises(TransformError, match="no class ModelNew"):
+        wrap_cudnn_benchmark("x = 1\n")
+
+
+def test_cudnn_wrapper_composes_with_graph_capture() -> None:
+    """Either order parses and keeps one class ModelNew at the end of the module."""
+    for source in (
+        wrap_cuda_graph(wrap_cudnn_benchmark(CONV_MODEL_NEW)),
+        wrap_cudnn_benchmark(wrap_cuda_graph(CONV_MODEL_NEW)),
+    ):
+        tree = ast.parse(source)
+        classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef)]
+        assert classes[-1] == "ModelNew" and classes.count("ModelNew") == 1
+        model = _load(source)["ModelNew"]()  # type: ignore[operator]
+        model(torch.randn(1, 3, 8, 8))  # CPU inputs: the plain forward, under the flag
+        assert model.seen == [True]
+
+
+def test_static_gate_allows_only_the_benchmark_flag() -> None:
+    wrapped = wrap_cudnn_benchmark(CONV_MODEL_NEW)
+    assert not [v for v in analyze_candidate(wrapped).violations if "cudnn" in v]
+    for setting in ("allow_tf32", "deterministic", "enabled"):
+        bad = CONV_MODEL_NEW.replace(
+            "self.seen.append(torch.backends.cudnn.benchmark)",
+            f"torch.backends.cudnn.{setting} = True",
+        )
+        found = analyze_candidate(bad).violations
+        assert any(f"torch.backends.cudnn.{setting}" in v for v in found), found
+
+
+def test_split_k_regime() -> None:
+    assert split_k_regime([[1000], [64, 65536], [65536, 1000], [64, 1000]])  # VGG's head
+    assert not split_k_regime([[4096], [4096, 1024], [1024, 4096], [4096, 4096]])  # many tiles
+    assert not split_k_regime([[64], [64, 256], [256, 64], [64, 64]])  # short K
+    assert not split_k_regime([[64, 1000], [64, 65536], [65536, 1000]])  # a 2-D bias: not Lt's
+    assert not split_k_regime([])
+
+
+@pytest.fixture(scope="module")
+def head_harvest() -> str:
+    harvest = harvest_problem(problem_from_source(HEAD, "<head>"), "cpu", variants=False)
+    assert harvest.ok, harvest.error
+    return harvest.source
+
+
+def test_gemm_bias_operand_on_a_real_harvest_passes_the_gates(head_harvest: str) -> None:
+    calls = head_harvest.count("torch.addmm(")
+    assert calls >= 1
+    source = gemm_bias_operand(head_harvest)
+    assert source.count("_kernelopt_addmm_c(") == calls + 1  # every call, and the helper's def
+    assert source.count("torch.addmm(") == 1  # inside the helper only
+    with pytest.raises(TransformError, match="already"):
+        gemm_bias_operand(source)
+    with pytest.raises(TransformError, match=r"no torch\.addmm"):
+        gemm_bias_operand(CONV_MODEL_NEW)
+    report = verify_candidate(
+        problem_from_source(HEAD, "<head>"), source, VerifyOptions(device="cpu", seed=7)
+    )
+    assert report.verdict == "pass", [(g.name, g.status, g.detail[:200]) for g in report.gates]
+
+
+def test_helper_broadcasts_a_1d_bias_and_leaves_a_2d_one() -> None:
+    helper = _load(
+        gemm_bias_operand(
+            "import torch\n\ny = torch.addmm(b, m1, m2)\n".replace(
+                "y = torch.addmm(b, m1, m2)", "def f(b, m1, m2):\n    return torch.addmm(b, m1, m2)"
+            )
+        )
+    )
+    f = helper["f"]
+    a, w = torch.randn(5, 7, dtype=torch.float64), torch.randn(7, 3, dtype=torch.float64)
+    for bias in (torch.randn(3, dtype=torch.float64), torch.randn(5, 3, dtype=torch.float64)):
+        assert torch.allclose(f(bias, a, w), torch.addmm(bias, a, w))  # type: ignore[operator]
+
+
+def _ctx(kernels: list[KernelUnit], device: str = "cuda") -> AgentContext:
+    return AgentContext(
+        problem=problem_from_source(HEAD, "<head>"),
+        device=device,
+        baselines={"eager": 1.0, "compile": 0.8},
+        kernels=kernels,
+    )
+
+
+CONV_UNIT = KernelUnit("vendor_0_convolution", "vendor", share=0.6, library="cuDNN")
+HEAD_UNIT = KernelUnit(
+    "vendor_1_addmm",
+    "vendor",
+    share=0.2,
+    library="cuBLAS",
+    shapes=[[1000], [64, 65536], [65536, 1000], [64, 1000]],
+)
+
+
+def test_cost_model_offers_each_choice_only_where_it_can_win(head_harvest: str) -> None:
+    both = dict((c, p) for p, c in vendor_choices(_ctx([CONV_UNIT, HEAD_UNIT]), head_harvest))
+    assert set(both) == {"cudnn_benchmark", "gemm_bias_operand"}
+    assert both["gemm_bias_operand"] == pytest.approx(1.3 + 2 * 0.2)
+    # Not on the CPU (nothing is timed), not twice, not without the GEMM call in the source.
+    assert vendor_choices(_ctx([CONV_UNIT, HEAD_UNIT], device="cpu"), head_harvest) == []
+    done = wrap_cudnn_benchmark(gemm_bias_operand(head_harvest))
+    assert vendor_choices(_ctx([CONV_UNIT, HEAD_UNIT]), done) == []
+    assert [c for _, c in vendor_choices(_ctx([HEAD_UNIT]), CONV_MODEL_NEW)] == []
+    # A GEMM outside the regime, or convolutions with a small share, get nothing.
+    wide = KernelUnit(
+        "vendor_1_addmm", "vendor", share=0.9, shapes=[[4096], [4096, 1024], [1024, 4096]]
+    )
+    small_conv = KernelUnit(
+        "vendor_0_convolution", "vendor", share=CUDNN_SHARE / 2, library="cuDNN"
+    )
+    assert vendor_choices(_ctx([wide, small_conv]), head_harvest) == []
+
+
+def test_planner_proposes_and_executor_builds_the_choices(
+    tmp_path: Path, head_harvest: str
+) -> None:
+    policy = OfflinePolicy()
+    ctx = _ctx([CONV_UNIT, HEAD_UNIT])
+    io = AgentIO(EventLog(tmp_path / "events.jsonl"), "planner", step=0)
+    root = Candidate("c0", head_harvest, None, "harvest", None, False, "Inductor harvest")
+    plans = [p for p in policy.plan(ctx, None, root, 16, io) if p.action == "vendor_choice"]  # type: ignore[arg-type]
+    assert {p.params["choice"] for p in plans} == {"cudnn_benchmark", "gemm_bias_operand"}
+    assert all(p.title.startswith("dispatch: ") for p in plans)  # the bench's move kind
+    for plan in plans:
+        edit = policy.execute(ctx, plan, root, None, io)
+        assert edit.source is not None and edit.source != head_harvest
+        assert not analyze_candidate(edit.source).violations
+    # Planned once per parent: the next round does not offer them again.
+    again = [p for p in policy.plan(ctx, None, root, 16, io) if p.action == "vendor_choice"]  # type: ignore[arg-type]
+    assert again == []
+
+
+def test_computed_launch_setting_is_kept_and_not_passed_twice() -> None:
+    source = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _k(x_ptr, n, BLOCK: tl.constexpr):
+    pass
+
+
+def launch(x, block):
+    _k[(1,)](x, x.numel(), BLOCK=block, num_warps=8 if block >= 2048 else 4)
+"""
+    lifted = lift_launch_configs(source)
+    call = next(
+        n
+        for n in ast.walk(ast.parse(lifted))
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)
+    )
+    names = [kw.arg for kw in call.keywords if kw.arg]
+    assert names.count("num_warps") == 1
+    assert read_launch_configs(lifted)["_k"] == {"num_stages": 3}
