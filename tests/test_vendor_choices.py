@@ -6,6 +6,7 @@ harvest gated on the CPU (the timing itself is the GPU's: benchmarks/results).""
 from __future__ import annotations
 
 import ast
+import math
 from pathlib import Path
 
 import pytest
@@ -186,7 +187,7 @@ HEAD_UNIT = KernelUnit(
 def test_cost_model_offers_each_choice_only_where_it_can_win(head_harvest: str) -> None:
     both = dict((c, p) for p, c in vendor_choices(_ctx([CONV_UNIT, HEAD_UNIT]), head_harvest))
     assert set(both) == {"cudnn_benchmark", "gemm_bias_operand"}
-    assert both["gemm_bias_operand"] == pytest.approx(1.3 + 2 * 0.2)
+    assert both["gemm_bias_operand"] == pytest.approx(1.5 + 4 * 0.2)
     # Not on the CPU (nothing is timed), not twice, not without the GEMM call in the source.
     assert vendor_choices(_ctx([CONV_UNIT, HEAD_UNIT], device="cpu"), head_harvest) == []
     done = wrap_cudnn_benchmark(gemm_bias_operand(head_harvest))
@@ -244,3 +245,40 @@ def launch(x, block):
     names = [kw.arg for kw in call.keywords if kw.arg]
     assert names.count("num_warps") == 1
     assert read_launch_configs(lifted)["_k"] == {"num_stages": 3}
+
+
+def test_variants_measured_slower_are_not_offered() -> None:
+    from types import SimpleNamespace
+
+    from kernelopt_jupyter.analysis.dispatch import DispatchChoice
+    from kernelopt_jupyter.analysis.pipeline import _worth_trying
+
+    choices = [
+        DispatchChoice("slow layout", ["aten.convolution"], harvest_ms=5.19, variant_ms=7.72),
+        DispatchChoice("fast layout", ["aten.convolution"], harvest_ms=5.19, variant_ms=4.9),
+        DispatchChoice("untimed (CPU)", ["aten.avg_pool2d"]),
+    ]
+    variants = [(c.label, f"# {c.label}") for c in choices]
+    kept = _worth_trying(SimpleNamespace(choices=choices), variants)
+    assert [label for label, _ in kept] == ["fast layout", "untimed (CPU)"]
+
+
+def test_eager_graph_drops_by_the_gap(tmp_path: Path, head_harvest: str) -> None:
+    """Many kernels make the eager forward in a CUDA graph a launch-bound candidate, but not
+    when torch.compile's forward is far faster than eager's."""
+    from kernelopt_jupyter.agents.offline import eager_gap
+
+    assert eager_gap(8.5, 5.1) == pytest.approx(2 * math.log(8.5 / 5.1))
+    assert eager_gap(1.05, 1.0) == 0.0 and eager_gap(None, 1.0) == 0.0
+    kernels = [KernelUnit(f"triton_poi_{i}", "triton", share=0.1) for i in range(5)] + [HEAD_UNIT]
+    io = AgentIO(EventLog(tmp_path / "events.jsonl"), "planner", step=0)
+    root = Candidate("c0", head_harvest, None, "harvest", None, False, "Inductor harvest")
+
+    def first_actions(eager: float, compiled: float) -> list[str]:
+        ctx = _ctx(kernels)
+        ctx.baselines = {"eager": eager, "compile": compiled}
+        return [p.action for p in OfflinePolicy().plan(ctx, None, root, 16, io)]  # type: ignore[arg-type]
+
+    even, behind = first_actions(1.0, 1.0), first_actions(8.5, 5.1)
+    assert even.index("eager_graph") < even.index("vendor_choice")
+    assert behind.index("eager_graph") > behind.index("vendor_choice")
