@@ -228,6 +228,10 @@ class OfflinePolicy:
         self.memory = memory or ExperienceMemory(None)
         self._tried: set[tuple[str, str, str]] = set()
         self._scans: dict[str, RewriteScan] = {}
+        #: Vendor choices already planned in this search: each is timed once, on the first
+        #: parent it fits (a winner carries it on in the beam). On the H200, cuDNN's timed
+        #: search planned on every parent of a search took 5 of its 16 slots and won none.
+        self._choices: set[str] = set()
 
     # ------------------------------------------------------------------ Profiler
     def profile(self, ctx: AgentContext, io: AgentIO) -> ProfileReport:
@@ -371,8 +375,9 @@ class OfflinePolicy:
                     config=move.label,
                 )
         for priority, choice in vendor_choices(ctx, parent.source):
-            title, why = VENDOR_CHOICES[choice]
-            add(priority, "vendor_choice", title, why=why, choice=choice)
+            if choice not in self._choices:
+                title, why = VENDOR_CHOICES[choice]
+                add(priority, "vendor_choice", title, why=why, choice=choice)
         if not parent_dispatch and (
             read_launch_configs(parent.source) or ctx.problem.kind != "module"
         ):
@@ -393,6 +398,8 @@ class OfflinePolicy:
         for index, (_, plan) in enumerate(options[:n]):
             plan.id = f"{prefix}{index}"
             self._tried.add((parent.id, plan.action, repr(sorted(plan.params.items()))))
+            if plan.action == "vendor_choice":
+                self._choices.add(str(plan.params.get("choice")))
             plans.append(plan)
         if plans:
             io.text(

@@ -217,9 +217,13 @@ def test_planner_proposes_and_executor_builds_the_choices(
         edit = policy.execute(ctx, plan, root, None, io)
         assert edit.source is not None and edit.source != head_harvest
         assert not analyze_candidate(edit.source).violations
-    # Planned once per parent: the next round does not offer them again.
+    # Planned once per search: neither this parent's next round nor another parent gets
+    # them again (a winner carries its choice on in the beam).
     again = [p for p in policy.plan(ctx, None, root, 16, io) if p.action == "vendor_choice"]  # type: ignore[arg-type]
     assert again == []
+    other = Candidate("c5", head_harvest, "c0", "tuner", None, False, "launch config: retune")
+    assert not [p for p in policy.plan(ctx, None, other, 16, io) if p.action == "vendor_choice"]  # type: ignore[arg-type]
+    assert OfflinePolicy().plan(ctx, None, other, 16, io)  # type: ignore[arg-type]
 
 
 def test_computed_launch_setting_is_kept_and_not_passed_twice() -> None:
