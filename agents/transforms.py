@@ -136,11 +136,17 @@ def wrap_cuda_graph(source: str) -> str:
     """
     if _GRAPH_MARKER in source:
         raise TransformError("candidate already replays a CUDA graph")
+    return _subclass_model_new(source, "_ModelNewEager", _GRAPH_WRAPPER, "capture")
+
+
+def _subclass_model_new(source: str, base: str, wrapper: str, verb: str) -> str:
+    """``source`` with its ``ModelNew`` renamed ``base`` and ``wrapper`` (a new ``ModelNew``
+    deriving from it) appended."""
     tree = ast.parse(source)
     if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body):
-        raise TransformError("candidate defines no class ModelNew to capture")
-    renamed = re.sub(r"^class ModelNew\b", "class _ModelNewEager", source, count=1, flags=re.M)
-    return renamed.rstrip("\n") + "\n\n\n" + _GRAPH_WRAPPER
+        raise TransformError(f"candidate defines no class ModelNew to {verb}")
+    renamed = re.sub(r"^class ModelNew\b", f"class {base}", source, count=1, flags=re.M)
+    return renamed.rstrip("\n") + "\n\n\n" + wrapper
 
 
 _GRAPH_WRAPPER = '''# --- KernelOPT: CUDA-graph capture (the whole forward replays as one graph launch) ---
@@ -373,11 +379,7 @@ def wrap_cudnn_benchmark(source: str) -> str:
     """
     if _CUDNN_MARKER in source:
         raise TransformError("candidate already picks cuDNN algorithms by measurement")
-    tree = ast.parse(source)
-    if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body):
-        raise TransformError("candidate defines no class ModelNew to wrap")
-    renamed = re.sub(r"^class ModelNew\b", "class _ModelNewHeuristic", source, count=1, flags=re.M)
-    return renamed.rstrip("\n") + "\n\n\n" + _CUDNN_WRAPPER
+    return _subclass_model_new(source, "_ModelNewHeuristic", _CUDNN_WRAPPER, "wrap")
 
 
 _CUDNN_WRAPPER = f'''{_CUDNN_MARKER} (cudnn.benchmark during the forward) ---
