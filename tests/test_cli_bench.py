@@ -166,13 +166,15 @@ def test_the_verdict_follows_the_side_by_side_run() -> None:
     assert row["verdict"] == "not improved" and row["improved_vs_best_peer"] is False
 
 
-def test_the_side_by_side_run_never_repeats_an_input() -> None:
+def test_the_side_by_side_run_never_repeats_an_input(monkeypatch: pytest.MonkeyPatch) -> None:
     """A winner with a memo of recent inputs passes the gates (its values are right) and would
     time as a lookup where calls repeat an input: the side-by-side run salts every call's
     inputs, as the performance gate does, so no two calls see the same values."""
     import torch
 
     from kernelopt_jupyter.analysis.baselines import time_interleaved
+
+    monkeypatch.setenv("KERNELOPT_PERF_WARM_MS", "0")  # no warm calls (the next test's)
 
     seen: list[bytes] = []
 
@@ -189,6 +191,41 @@ def test_the_side_by_side_run_never_repeats_an_input() -> None:
     # pool input 1).
     ratio = torch.frombuffer(bytearray(seen[-1]), dtype=torch.float32) / pool[1][0]
     assert outs["memo"].shape == (64,) and bool(((ratio > 0.94) & (ratio < 1.06)).all())
+
+
+def test_side_by_side_warms_each_sub_millisecond_call_like_the_gate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Under ``WARM_MS`` every timed call follows an untimed call of the same function on
+    other salted inputs (the performance gate's rule, on every function alike): in shuffled
+    rounds the call before a timed one would otherwise be another function's."""
+    import torch
+
+    from kernelopt_jupyter.analysis.baselines import time_interleaved
+
+    monkeypatch.setenv("KERNELOPT_PERF_WARM_MS", "1e9")
+    calls: list[tuple[str, bytes]] = []
+
+    def named(name: str) -> Any:
+        def fn(x: torch.Tensor) -> torch.Tensor:
+            calls.append((name, x.numpy().tobytes()))
+            return x + 1
+
+        return fn
+
+    pool = [[torch.randn(32)]]
+    times, _ = time_interleaved({"a": named("a"), "b": named("b")}, pool, budget_s=0.0)
+    assert len(times["a"]) == len(times["b"]) == 10
+    timed = calls[4:]  # after the two estimate calls of each
+    assert len(timed) == 2 * 2 * 10
+    pairs = list(zip(timed[::2], timed[1::2], strict=True))
+    assert all(warm[0] == call[0] for warm, call in pairs)  # the same function, back to back
+    assert all(warm[1] != call[1] for warm, call in pairs)  # on other values
+    # At or above WARM_MS nothing is warmed.
+    monkeypatch.setenv("KERNELOPT_PERF_WARM_MS", "0")
+    calls.clear()
+    time_interleaved({"a": named("a"), "b": named("b")}, pool, budget_s=0.0)
+    assert len(calls) == 2 * 2 + 2 * 10
 
 
 def test_a_row_says_its_winners_moves_and_why_candidates_failed() -> None:

@@ -41,7 +41,8 @@ from typing import Any
 import torch
 
 from kernelopt_jupyter.verify import wire
-from kernelopt_jupyter.verify.timing import _median, _nbytes, _Timer, salted
+from kernelopt_jupyter.verify.timing import WARM_MS as WARM_MS
+from kernelopt_jupyter.verify.timing import _median, _nbytes, _Timer, salted, warm_ms
 
 #: Commands the two serving processes answer for this gate.
 COMMANDS = ("perf_setup", "perf_warm", "perf_time", "perf_last", "perf_done")
@@ -52,22 +53,10 @@ MIN_ROUNDS, MAX_ROUNDS = 10, 80
 #: forward call number LATE_CHECK: a candidate that turns wrong after fewer calls than that
 #: is caught however few rounds the time budget allows (a loaded machine, a slow candidate).
 LATE_CHECK = 64
-#: A timed call shorter than this (ms, on its own clock, in the untimed rounds) is launch
-#: latency more than GPU work, which a process that sat idle or was just resumed (the gate
-#: stops the candidate while the reference is timed) pays cold: measured on the H200, a
-#: one-kernel candidate took 0.032 ms timed so against 0.0055 ms in a warm loop. Each such
-#: timed call, on every side alike, follows an untimed call of the same function on a
-#: differently salted input, in the same process, as a separate request.
-WARM_MS = 1.0
-
-
-def _warm_ms() -> float:
-    """``WARM_MS``, or the checker's ``KERNELOPT_PERF_WARM_MS`` (the CPU tests use it to run
-    the warm requests, which the interpreter's slow calls never need)."""
-    try:
-        return float(os.environ.get("KERNELOPT_PERF_WARM_MS", WARM_MS))
-    except ValueError:
-        return WARM_MS
+#: Calls under ``WARM_MS`` (``verify/timing.py``) follow an untimed warm request: here the
+#: gate also stops the candidate while the reference is timed, and the reverse, so both
+#: processes are resumed cold for every call. The warm call is a separate request.
+_warm_ms = warm_ms
 
 
 #: The timing pool's inputs in all, at most (at least one input set): every process of the
