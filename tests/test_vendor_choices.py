@@ -286,3 +286,25 @@ def test_eager_graph_drops_by_the_gap(tmp_path: Path, head_harvest: str) -> None
     even, behind = first_actions(1.0, 1.0), first_actions(8.5, 5.1)
     assert even.index("eager_graph") < even.index("vendor_choice")
     assert behind.index("eager_graph") > behind.index("vendor_choice")
+
+
+def test_cost_model_reads_a_vendor_units_library_before_its_ops() -> None:
+    """A vendor unit's ops include those fused around it: VGG's classifier GEMM listed the
+    convolutions before it and counted as convolution time too."""
+    from kernelopt_jupyter.agents.rewrites.moves import cost_shares
+
+    conv = KernelUnit(
+        "vendor_0_convolution", "vendor", ops=["aten.convolution"], share=0.7, library="cuDNN"
+    )
+    head = KernelUnit(
+        "vendor_1_addmm",
+        "vendor",
+        share=0.2,
+        library="cuBLAS",
+        ops=["aten.convolution", "aten.relu", "aten.view", "aten.addmm"],
+    )
+    s = cost_shares(_ctx([conv, head]))
+    assert s.conv == pytest.approx(0.7) and s.gemm == pytest.approx(0.2)
+    # Without a library (an older analysis cache) the ops decide, as before.
+    head.library = ""
+    assert cost_shares(_ctx([conv, head])).conv == pytest.approx(0.9)

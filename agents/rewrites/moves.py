@@ -64,6 +64,12 @@ def cost_shares(ctx: AgentContext) -> Shares:
             s.tiled_2d |= "YBLOCK" in k.source
         elif k.kind == "vendor":
             s.vendor += 1
+            # A vendor unit's ops include the ones fused around it (VGG's classifier GEMM
+            # lists the convolutions before it): its library says what it is, where known.
+            if k.library:
+                s.gemm += share(k) if k.library.startswith("cuBLAS") else 0.0
+                s.conv += share(k) if k.library == "cuDNN" else 0.0
+                continue
             if any(op in _GEMM_OPS for op in ops):
                 s.gemm += share(k)
             if any(op in _CONV_OPS for op in ops):
