@@ -55,3 +55,34 @@ def test_configuration_knobs_exist_on_the_gpu_torch() -> None:
     missing = [k for m in INDUCTOR_MOVES for k in m.overrides if not knob_exists(k)]
     # A missing knob is skipped with a note at run time; this says which ones the GPU lacks.
     assert not missing, f"Inductor options absent on this torch: {missing}"
+
+
+@pytest.mark.gpu
+def test_vendor_choices_pass_on_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two vendor choices on CUDA, at full size, through gates 1-3:
+    - the GEMM bias operand on VGG's harvest, whose classifier head (64x65536 by 65536x1000)
+      is in the few-tiles, long-K regime;
+    - cuDNN's timed algorithm search on the ResNet block's harvest, on its own and inside a
+      CUDA graph (the settings check sees the flag restored after every call)."""
+    from kernelopt_jupyter.agents.transforms import (
+        gemm_bias_operand,
+        wrap_cuda_graph,
+        wrap_cudnn_benchmark,
+    )
+
+    monkeypatch.delenv("KERNELOPT_SMALL", raising=False)
+    options = VerifyOptions(device="cuda", seeds=2, run_performance=False)
+    vgg = load_problem(BENCH / "level3/vgg_style_stack.py")
+    harvest = harvest_problem(vgg, "cuda", variants=False)
+    assert harvest.ok, harvest.error
+    report = verify_candidate(vgg, gemm_bias_operand(harvest.source), options)
+    assert report.verdict == "pass", [(g.name, g.detail) for g in report.gates]
+    block = load_problem(BENCH / "level3/resnet_basic_block.py")
+    harvest = harvest_problem(block, "cuda", variants=False)
+    assert harvest.ok, harvest.error
+    for source in (
+        wrap_cudnn_benchmark(harvest.source),
+        wrap_cudnn_benchmark(wrap_cuda_graph(harvest.source)),
+    ):
+        report = verify_candidate(block, source, options)
+        assert report.verdict == "pass", [(g.name, g.detail) for g in report.gates]
