@@ -363,8 +363,8 @@ def helion_config_variants(source: str, *, limit: int = 6) -> list[tuple[str, st
 
 # ---------------------------------------------------------------- vendor-library choices
 
-_CUDNN_MARKER = "# --- KernelOPT: cuDNN algorithms by measurement"
-_GEMM_C_MARKER = "# --- KernelOPT: GEMM bias as cuBLAS's C operand"
+CUDNN_MARKER = "# --- KernelOPT: cuDNN algorithms by measurement"
+GEMM_C_MARKER = "# --- KernelOPT: GEMM bias as cuBLAS's C operand"
 
 
 def wrap_cudnn_benchmark(source: str) -> str:
@@ -377,12 +377,12 @@ def wrap_cudnn_benchmark(source: str) -> str:
     way, and the float64 referee judges whichever algorithm was picked. A CUDA-graphed
     candidate's warm-up calls time the algorithms before capture.
     """
-    if _CUDNN_MARKER in source:
+    if CUDNN_MARKER in source:
         raise TransformError("candidate already picks cuDNN algorithms by measurement")
     return _subclass_model_new(source, "_ModelNewHeuristic", _CUDNN_WRAPPER, "wrap")
 
 
-_CUDNN_WRAPPER = f'''{_CUDNN_MARKER} (cudnn.benchmark during the forward) ---
+_CUDNN_WRAPPER = f'''{CUDNN_MARKER} (cudnn.benchmark during the forward) ---
 class ModelNew(_ModelNewHeuristic):
     """The candidate above, with cuDNN's algorithms chosen by timing instead of heuristics."""
 
@@ -415,7 +415,7 @@ def gemm_bias_operand(source: str) -> str:
     whole GPU and is several times faster. The result is the same sum, D = A B + bias, with
     another accumulation order: reassociation, which the float64 referee must accept.
     """
-    if _GEMM_C_MARKER in source:
+    if GEMM_C_MARKER in source:
         raise TransformError("candidate already passes GEMM biases as the C operand")
     tree = ast.parse(source)
     calls = _addmm_calls(tree)
@@ -430,7 +430,7 @@ def gemm_bias_operand(source: str) -> str:
     return insert_after_imports(text, _GEMM_C_HELPER + "\n\n")
 
 
-_GEMM_C_HELPER = f'''{_GEMM_C_MARKER} (cuBLAS GEMM, not the cuBLASLt bias epilogue) ---
+_GEMM_C_HELPER = f'''{GEMM_C_MARKER} (cuBLAS GEMM, not the cuBLASLt bias epilogue) ---
 def _kernelopt_addmm_c(bias, mat1, mat2, **kwargs):
     """``torch.addmm`` with a 1-D bias broadcast to the output's shape (a stride-0 view)."""
     if bias.dim() == 1:

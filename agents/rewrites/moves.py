@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernelopt_jupyter.agents.base import AgentContext, KernelUnit
+from kernelopt_jupyter.agents.transforms import CUDNN_MARKER, GEMM_C_MARKER, split_k_regime
 
 _GEMM_OPS = ("mm", "addmm", "bmm", "baddbmm", "matmul", "linear")
 _CONV_OPS = ("convolution", "_convolution", "cudnn_convolution")
@@ -240,27 +241,21 @@ def vendor_choices(ctx: AgentContext, source: str) -> list[tuple[float, str]]:
 
     cuDNN's timed algorithm search ranks low, by the convolutions' share of the time: on the
     H200 it won nothing on four convolution networks (ResNet's block 5% slower, an inverted
-    residual stage 0.1% faster); the GEMM bias operand only where an ``addmm`` is in the few-tiles, long-K regime
-    (:func:`~kernelopt_jupyter.agents.transforms.split_k_regime`) and the candidate calls
+    residual stage 0.1% faster). The GEMM bias operand is offered only where an ``addmm`` is
+    in the few-tiles, long-K regime (:func:`split_k_regime`) and the candidate calls
     ``torch.addmm`` itself (a harvest), by those GEMMs' share.
     """
-    from kernelopt_jupyter.agents.transforms import (
-        _CUDNN_MARKER,
-        _GEMM_C_MARKER,
-        split_k_regime,
-    )
-
     if ctx.device != "cuda" or ctx.problem.kind != "module" or "class ModelNew" not in source:
         return []
     vendor = [k for k in ctx.kernels if k.kind == "vendor"]
     out: list[tuple[float, str]] = []
     conv = sum(k.share or 0.0 for k in vendor if k.library == "cuDNN")
-    if conv >= CUDNN_SHARE and _CUDNN_MARKER not in source:
+    if conv >= CUDNN_SHARE and CUDNN_MARKER not in source:
         out.append((1.0 + 0.5 * conv, "cudnn_benchmark"))
     split = sum(
         k.share or 0.0 for k in vendor if k.name.endswith("addmm") and split_k_regime(k.shapes)
     )
-    if split and "torch.addmm(" in source and _GEMM_C_MARKER not in source:
+    if split and "torch.addmm(" in source and GEMM_C_MARKER not in source:
         # Several times faster on those GEMMs (0.23 ms against 0.68 ms for VGG's head in
         # Inductor's own autotuning on the H200): most of their share is saved.
         out.append((1.5 + 4 * split, "gemm_bias_operand"))
