@@ -110,6 +110,9 @@ class KernelUnit:
     #: Tensor argument shapes of the ATen op behind the unit (``[bias, mat1, mat2, out]`` for
     #: an ``addmm``), where the dispatch recorder saw them.
     shapes: list[list[int]] = field(default_factory=list)
+    #: The same vendor call in other forms, timed alone at its shapes (GPU, ms; the dispatch
+    #: map's ``alternatives``): ``{"as called": ..., "gemm_bias_operand": ...}``.
+    alternatives: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

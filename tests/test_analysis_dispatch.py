@@ -76,6 +76,7 @@ def test_map_json_schema_roundtrip(conv_map: DispatchMap) -> None:
         "roofline_fraction",
         "library",
         "shapes",
+        "alternatives",
     }
 
 

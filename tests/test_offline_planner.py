@@ -51,9 +51,13 @@ def test_a_launch_bound_rewrite_comes_first_already_graphed(
     policy = _policy(scanned)
     ctx = _launch_bound_ctx()
     plans = policy.plan(ctx, None, _root(), 8, _io(tmp_path))  # type: ignore[arg-type]
-    first = plans[0]
+    rewrites = [p for p in plans if p.action == "graph_rewrite"]
+    first = rewrites[0]  # the graphed eager rewrite leads the rewrites, the plain one after
     assert first.action == "graph_rewrite" and first.params.get("graphed") is True
     assert first.title.endswith("in a CUDA graph") and first.params["route"] == "eager"
+    plain = [p for p in rewrites if p.params["route"] == "eager" and not p.params.get("graphed")]
+    assert plain and plans.index(first) < plans.index(plain[0])
+    assert plans.index(first) <= 1  # among the first two plans (with the CUDA graph)
     edit = policy.execute(ctx, first, _root(), None, _io(tmp_path))
     assert edit.source is not None and "KernelOPT: CUDA-graph capture" in edit.source
     assert "_refresh_before_replay" in edit.source and edit.dispatch_only

@@ -308,3 +308,68 @@ def test_cost_model_reads_a_vendor_units_library_before_its_ops() -> None:
     # Without a library (an older analysis cache) the ops decide, as before.
     head.library = ""
     assert cost_shares(_ctx([conv, head])).conv == pytest.approx(0.9)
+
+
+def test_measured_call_forms_decide_the_gemm_move(head_harvest: str) -> None:
+    """Where the dispatch map timed each addmm in both forms, the measurement decides, ranked
+    by the share of the forward saved; the regime is the fallback where nothing was timed."""
+    from kernelopt_jupyter.agents.rewrites.moves import MIN_SAVING, gemm_bias_saving
+
+    def unit(share: float, before: float, after: float, shapes: list[list[int]]) -> KernelUnit:
+        return KernelUnit(
+            "vendor_1_addmm",
+            "vendor",
+            share=share,
+            library="cuBLAS",
+            shapes=shapes,
+            alternatives={"as called": before, "gemm_bias_operand": after},
+        )
+
+    wide = [[4096], [4096, 1024], [1024, 4096], [4096, 4096]]  # outside the regime
+    # Measured faster outside the regime: offered, by the saving (0.5 * (1 - 0.3/0.6)).
+    faster = unit(0.5, 0.6, 0.3, wide)
+    assert gemm_bias_saving([faster]) == pytest.approx(0.25)
+    assert dict((c, p) for p, c in vendor_choices(_ctx([faster]), head_harvest)) == {
+        "gemm_bias_operand": pytest.approx(2.0 + 12 * 0.25)
+    }
+    # Measured no faster inside the regime: not offered.
+    slower = unit(0.2, 0.226, 0.230, HEAD_UNIT.shapes)
+    assert gemm_bias_saving([slower]) == 0.0 < MIN_SAVING
+    assert vendor_choices(_ctx([slower]), head_harvest) == []
+    # Nothing timed: the regime decides (as on the CPU).
+    assert gemm_bias_saving([HEAD_UNIT]) is None
+    assert [c for _, c in vendor_choices(_ctx([HEAD_UNIT]), head_harvest)] == ["gemm_bias_operand"]
+
+
+def test_call_forms_are_timed_for_an_addmm_with_a_1d_bias_only() -> None:
+    """``time_call_forms`` (run by the dispatch map on the GPU) on the CPU clock: both forms
+    of each eligible addmm get a time, other calls none."""
+    from kernelopt_jupyter.analysis.dispatch import (
+        DispatchRecord,
+        gemm_bias_shapes,
+        time_call_forms,
+    )
+
+    head = DispatchRecord(
+        "vendor_1_addmm",
+        "vendor",
+        source="torch.addmm(b, x, w, out=buf)",
+        shapes=[[24], [4, 256], [256, 24], [4, 24]],
+    )
+    plain = DispatchRecord(
+        "vendor_2_mm", "vendor", source="torch.mm(x, w, out=buf)", shapes=[[4, 256], [256, 24]]
+    )
+    two_d = DispatchRecord(
+        "vendor_3_addmm",
+        "vendor",
+        source="torch.addmm(c, x, w)",
+        shapes=[[4, 24], [4, 256], [256, 24]],
+    )
+    assert gemm_bias_shapes(head) == (4, 256, 24)
+    assert gemm_bias_shapes(plain) is None and gemm_bias_shapes(two_d) is None
+    time_call_forms([head, plain, two_d], "cpu", torch.float32)
+    assert set(head.alternatives) == {"as called", "gemm_bias_operand"}
+    assert all(ms > 0 for ms in head.alternatives.values())
+    assert plain.alternatives == {} and two_d.alternatives == {}
+    # The agents see them (the KernelUnit seam).
+    assert KernelUnit(**head.unit()).alternatives == head.alternatives

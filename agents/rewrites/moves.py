@@ -116,7 +116,11 @@ def rewrite_priority(names: list[str], s: Shares) -> float:
         elif name == "pool_before_activation":
             p = 2.2 + 0.5 * s.triton  # one pass over the larger tensor, in eager only
         else:
-            p = 2.6 + 0.5 * (s.triton + s.conv)
+            # Folds and drops delete elementwise passes: Triton kernels in a harvest (Inductor
+            # often fused the pass already), separate kernels in eager. The convolutions' share
+            # says nothing of those passes; until the twentieth session it counted, and on the
+            # H200 a BatchNorm fold never won on any of the eight conv problems.
+            p = 2.6 + 0.5 * s.triton
         best = max(best, p)
     bonus = 0.2 if len(names) > 1 else 0.0
     if {"separable_avg_pool", "avg_pool_kernel"} <= set(names):
@@ -241,9 +245,11 @@ def vendor_choices(ctx: AgentContext, source: str) -> list[tuple[float, str]]:
 
     cuDNN's timed algorithm search ranks low, by the convolutions' share of the time: on the
     H200 it won nothing on four convolution networks (ResNet's block 5% slower, an inverted
-    residual stage 0.1% faster). The GEMM bias operand is offered only where an ``addmm`` is
-    in the few-tiles, long-K regime (:func:`split_k_regime`) and the candidate calls
-    ``torch.addmm`` itself (a harvest), by those GEMMs' share.
+    residual stage 0.1% faster). The GEMM bias operand needs a candidate that calls
+    ``torch.addmm`` itself (a harvest). Where the dispatch map timed each ``addmm`` in both
+    forms (the GPU), it is offered when the faster form saves at least ``MIN_SAVING`` of the
+    forward, ranked by that saving. Elsewhere it is offered on the few-tiles, long-K regime
+    (:func:`split_k_regime`), ranked by those GEMMs' share.
     """
     if ctx.device != "cuda" or ctx.problem.kind != "module" or "class ModelNew" not in source:
         return []
@@ -252,11 +258,35 @@ def vendor_choices(ctx: AgentContext, source: str) -> list[tuple[float, str]]:
     conv = sum(k.share or 0.0 for k in vendor if k.library == "cuDNN")
     if conv >= CUDNN_SHARE and CUDNN_MARKER not in source:
         out.append((1.0 + 0.5 * conv, "cudnn_benchmark"))
-    split = sum(
-        k.share or 0.0 for k in vendor if k.name.endswith("addmm") and split_k_regime(k.shapes)
-    )
-    if split and "torch.addmm(" in source and GEMM_C_MARKER not in source:
-        # Several times faster on those GEMMs (0.23 ms against 0.68 ms for VGG's head in
-        # Inductor's own autotuning on the H200): most of their share is saved.
-        out.append((1.5 + 4 * split, "gemm_bias_operand"))
+    if "torch.addmm(" in source and GEMM_C_MARKER not in source:
+        saving = gemm_bias_saving(vendor)
+        if saving is None:  # not timed (the CPU, an older analysis): the regime decides
+            split = sum(
+                k.share or 0.0
+                for k in vendor
+                if k.name.endswith("addmm") and split_k_regime(k.shapes)
+            )
+            if split:
+                out.append((1.5 + 4 * split, "gemm_bias_operand"))
+        elif saving >= MIN_SAVING:
+            out.append((2.0 + 12 * saving, "gemm_bias_operand"))
     return out
+
+
+#: A measured vendor choice is offered when it saves at least this fraction of the forward.
+MIN_SAVING = 0.01
+
+
+def gemm_bias_saving(vendor: list[KernelUnit]) -> float | None:
+    """The fraction of the forward the GEMM bias operand saves, from the dispatch map's
+    timings of each ``addmm`` in both forms (its share times the fraction of its time saved,
+    summed where the C-operand form is faster); None where no ``addmm`` was timed so."""
+    timed = [k for k in vendor if {"as called", "gemm_bias_operand"} <= set(k.alternatives)]
+    if not timed:
+        return None
+    saving = 0.0
+    for k in timed:
+        before, after = k.alternatives["as called"], k.alternatives["gemm_bias_operand"]
+        if before > 0 and after < before:
+            saving += (k.share or 0.0) * (1.0 - after / before)
+    return saving

@@ -50,6 +50,9 @@ class DispatchRecord:
     #: Tensor argument shapes of the ATen op behind the unit, as the dispatch recorder saw
     #: them (a Triton unit: its first fused op in the reference's eager forward).
     shapes: list[list[int]] = field(default_factory=list)
+    #: The same vendor call in other forms, each timed alone at its shapes on the GPU (ms):
+    #: ``{"as called": ..., "gemm_bias_operand": ...}`` for an ``addmm`` with a 1-D bias.
+    alternatives: dict[str, float] = field(default_factory=dict)
 
     def unit(self) -> dict[str, Any]:
         """The fields of ``agents.base.KernelUnit``, for the search."""
@@ -64,6 +67,7 @@ class DispatchRecord:
             "roofline_fraction": self.roofline_fraction,
             "library": self.library,
             "shapes": [list(s) for s in self.shapes],
+            "alternatives": dict(self.alternatives),
         }
 
 
@@ -347,11 +351,50 @@ def _profile(fn: Any, inputs: list[Any], runs: int = PROFILE_RUNS) -> dict[str, 
     return times
 
 
-def _median_forward_ms(fn: Any, inputs: list[Any], rounds: int = 30) -> float:
+def gemm_bias_shapes(rec: DispatchRecord) -> tuple[int, int, int] | None:
+    """``(m, k, n)`` of a vendor ``addmm`` with a 1-D bias (the call cuBLASLt's bias epilogue
+    takes), else None."""
+    if rec.kind != "vendor" or _call_op(rec.source) != "addmm" or len(rec.shapes) < 3:
+        return None
+    bias, mat1, mat2 = rec.shapes[:3]
+    if len(bias) != 1 or len(mat1) != 2 or len(mat2) != 2 or mat1[1] != mat2[0]:
+        return None
+    return mat1[0], mat1[1], mat2[1]
+
+
+def time_call_forms(records: list[DispatchRecord], device: str, dtype: Any) -> None:
+    """Time each vendor ``addmm`` with a 1-D bias alone at its shapes in both forms: as called
+    (cuBLASLt's bias epilogue) and with the bias broadcast as cuBLAS's C operand (the offline
+    policy's ``gemm_bias_operand``), into ``rec.alternatives``. Random inputs of the call's
+    shapes and the model's dtype; the performance gate's timer."""
+    import torch
+
+    for rec in records:
+        mkn = gemm_bias_shapes(rec)
+        if mkn is None:
+            continue
+        m, k, n = mkn
+        gen = torch.Generator(device=device).manual_seed(0)
+        args = [
+            torch.randn(n, generator=gen, device=device, dtype=dtype),
+            torch.randn(m, k, generator=gen, device=device, dtype=dtype),
+            torch.randn(k, n, generator=gen, device=device, dtype=dtype),
+        ]
+        forms = {
+            "as called": lambda bias, a, b: torch.addmm(bias, a, b),
+            "gemm_bias_operand": lambda bias, a, b: torch.addmm(
+                bias.expand(a.shape[0], b.shape[1]), a, b
+            ),
+        }
+        for name, fn in forms.items():
+            rec.alternatives[name] = _median_forward_ms(fn, args, device=device)
+
+
+def _median_forward_ms(fn: Any, inputs: list[Any], rounds: int = 30, device: str = "cuda") -> float:
     """Median forward time with the performance gate's timer (CUDA events, L2 flush)."""
     from kernelopt_jupyter.verify.timing import _Timer
 
-    timer = _Timer("cuda")
+    timer = _Timer(device)
     samples = []
     for _ in range(3):
         timer.time(fn, inputs)
@@ -510,6 +553,8 @@ def profile_task(source: str, path: str, ncu: bool = False) -> dict[str, Any]:
             if rec.ms and rec.bound_ms:
                 rec.roofline_fraction = rec.bound_ms / rec.ms
         records.sort(key=lambda r: -(r.ms or 0.0))
+        dtype = next((p.dtype for p in model.parameters() if p.is_floating_point()), None)
+        time_call_forms(records, device, dtype or torch.float32)
         dmap.ranked_by = "measured device time (torch.profiler, per forward)"
         if ncu and ncu_note == "requested":
             from kernelopt_jupyter.analysis.ncu import attach_ncu
