@@ -86,3 +86,22 @@ def test_vendor_choices_pass_on_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     ):
         report = verify_candidate(block, source, options)
         assert report.verdict == "pass", [(g.name, g.detail) for g in report.gates]
+
+
+@pytest.mark.gpu
+def test_call_forms_are_timed_on_the_gpu() -> None:
+    """The dispatch map's timing of both GEMM forms runs on CUDA at a classifier head's full
+    size (which form is faster is the bench's to show, not a test's)."""
+    import torch
+
+    from kernelopt_jupyter.analysis.dispatch import DispatchRecord, time_call_forms
+
+    head = DispatchRecord(
+        "vendor_3_addmm",
+        "vendor",
+        source="torch.addmm(b, x, w, out=buf)",
+        shapes=[[1000], [64, 65536], [65536, 1000], [64, 1000]],
+    )
+    time_call_forms([head], "cuda", torch.float32)
+    assert set(head.alternatives) == {"as called", "gemm_bias_operand"}
+    assert all(ms > 0 for ms in head.alternatives.values())
