@@ -512,6 +512,14 @@ class OfflinePolicy:
         if ctx.problem.kind != "module":
             return []
         shares = cost_shares(ctx)
+        eager, compiled = ctx.baselines.get("eager"), ctx.baselines.get("compile")
+        # Where eager already beats torch.compile (Inductor lowers an op worse than its
+        # vendor kernel), the rewritten eager forward is the likelier winner too.
+        eager_wins = eager is not None and compiled is not None and eager < compiled
+        # Where torch.compile's forward is far faster than eager's (it fuses what eager runs
+        # op by op), the eager route starts that far behind: a rewrite there has to remove
+        # more than the gap to win, so it drops by the gap (log units, doubled).
+        gap = eager_gap(eager, compiled)
         out = []
         for match in self._scan(ctx, io).matches:
             priority = rewrite_priority(match.names, shares)
@@ -519,15 +527,8 @@ class OfflinePolicy:
             # turned into a broadcast or a matrix-vector product), the eager forward costs no
             # compile and Inductor has little left to fuse: try it first. Otherwise Inductor's
             # harvest fuses what the rewrite exposed (a folded conv's activation) and leads.
-            eager_first = match.eager_only or bool(set(match.names) & GEMM_REMOVING)
-            # Where eager already beats torch.compile (Inductor lowers an op worse than its
-            # vendor kernel), the rewritten eager forward is the likelier winner too.
-            eager, compiled = ctx.baselines.get("eager"), ctx.baselines.get("compile")
-            eager_first |= eager is not None and compiled is not None and eager < compiled
-            # Where torch.compile's forward is far faster than eager's (it fuses what eager
-            # runs op by op), the eager route starts that far behind: a rewrite there has to
-            # remove more than the gap to win, so it drops by the gap (log units, doubled).
-            behind = 0.0 if match.eager_only else eager_gap(eager, compiled)
+            eager_first = match.eager_only or bool(set(match.names) & GEMM_REMOVING) or eager_wins
+            behind = 0.0 if match.eager_only else gap
             if not match.eager_only:
                 out.append((priority - (0.1 if eager_first else 0.0), match, "harvest"))
             out.append((priority - (0.0 if eager_first else 0.4) - behind, match, "eager"))

@@ -12,6 +12,7 @@ import ast
 import re
 from typing import Any
 
+from kernelopt_jupyter.analysis.dispatch import addmm_bias_mkn
 from kernelopt_jupyter.candidate import insert_after_imports
 from kernelopt_jupyter.launch_configs import (
     LaunchConfigs,
@@ -443,8 +444,9 @@ def split_k_regime(shapes: list[list[int]], sms: int = 132) -> bool:
     """Whether an ``addmm``'s shapes (``[bias, mat1, mat2, ...]``) are the few-tiles, long-K
     GEMM where splitting K pays: fewer 128x128 output tiles than the GPU has SMs (132 on the
     H200), and K at least 4096 and 4x the larger output side (a short K is launch-bound)."""
-    if len(shapes) < 3 or len(shapes[0]) != 1 or len(shapes[1]) != 2 or len(shapes[2]) != 2:
+    mkn = addmm_bias_mkn(shapes)
+    if mkn is None:
         return False
-    (m, k), (_, n) = shapes[1], shapes[2]
+    m, k, n = mkn
     tiles = -(-m // 128) * -(-n // 128)
     return tiles < sms and k >= max(4096, 4 * max(m, n))

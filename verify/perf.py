@@ -41,7 +41,6 @@ from typing import Any
 import torch
 
 from kernelopt_jupyter.verify import wire
-from kernelopt_jupyter.verify.timing import WARM_MS as WARM_MS
 from kernelopt_jupyter.verify.timing import _median, _nbytes, _Timer, salted, warm_ms
 
 #: Commands the two serving processes answer for this gate.
@@ -56,7 +55,6 @@ LATE_CHECK = 64
 #: Calls under ``WARM_MS`` (``verify/timing.py``) follow an untimed warm request: here the
 #: gate also stops the candidate while the reference is timed, and the reverse, so both
 #: processes are resumed cold for every call. The warm call is a separate request.
-_warm_ms = warm_ms
 
 
 #: The timing pool's inputs in all, at most (at least one input set): every process of the
@@ -394,7 +392,7 @@ def run_gate(checker: Any, baselines: list[str], budget_s: float = BUDGET_S) -> 
     for _ in range(2):  # warm-up, untimed
         for side, name in names:
             one(side, name, 0)
-    warm = min(_median(own[n]) for _, n in names) < _warm_ms()
+    warm = min(_median(own[n]) for _, n in names) < warm_ms()
     per_round = sum(_median(wall[n]) for _, n in names) * (2 if warm else 1) / 1e3
     rounds = int(min(MAX_ROUNDS, max(MIN_ROUNDS, budget_s / max(per_round, 1e-6))))
     made = sum(1 + c.burst for c in checker.calls) + 2  # the checks' calls and the warm-up

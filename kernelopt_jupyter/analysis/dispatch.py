@@ -351,15 +351,23 @@ def _profile(fn: Any, inputs: list[Any], runs: int = PROFILE_RUNS) -> dict[str, 
     return times
 
 
-def gemm_bias_shapes(rec: DispatchRecord) -> tuple[int, int, int] | None:
-    """``(m, k, n)`` of a vendor ``addmm`` with a 1-D bias (the call cuBLASLt's bias epilogue
-    takes), else None."""
-    if rec.kind != "vendor" or _call_op(rec.source) != "addmm" or len(rec.shapes) < 3:
+def addmm_bias_mkn(shapes: list[list[int]]) -> tuple[int, int, int] | None:
+    """``(m, k, n)`` where an ``addmm``'s argument shapes (``[bias, mat1, mat2, ...]``) have
+    a 1-D bias, the call cuBLASLt's bias epilogue takes; else None."""
+    if len(shapes) < 3:
         return None
-    bias, mat1, mat2 = rec.shapes[:3]
+    bias, mat1, mat2 = shapes[:3]
     if len(bias) != 1 or len(mat1) != 2 or len(mat2) != 2 or mat1[1] != mat2[0]:
         return None
     return mat1[0], mat1[1], mat2[1]
+
+
+def gemm_bias_shapes(rec: DispatchRecord) -> tuple[int, int, int] | None:
+    """``(m, k, n)`` of a vendor ``addmm`` with a 1-D bias (the call cuBLASLt's bias epilogue
+    takes), else None."""
+    if rec.kind != "vendor" or _call_op(rec.source) != "addmm":
+        return None
+    return addmm_bias_mkn(rec.shapes)
 
 
 def time_call_forms(records: list[DispatchRecord], device: str, dtype: Any) -> None:
