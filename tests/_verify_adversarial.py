@@ -697,6 +697,20 @@ def _f(x_ptr, y_ptr, s_ptr, out_ptr, n, cols, BLOCK: tl.constexpr):
         "changed torch.backends.cudnn.benchmark",
     ),
     Case(
+        # TF32 for the forward only, through cuDNN's own context manager, restored on exit:
+        # the settings compared after the call are what they were.
+        "tf32_scoped_by_cudnn_flags",
+        "settings",
+        SR,
+        residual(
+            "with torch.backends.cudnn.flags(enabled=True, benchmark=False, "
+            "deterministic=False, allow_tf32=True):\n"
+            "    return launch(x, y, self.scale, torch.empty_like(x))"
+        ),
+        "static",
+        "uses torch.backends.cudnn.flags",
+    ),
+    Case(
         "timer_patched_through_a_list",
         "settings",
         SR,

@@ -65,6 +65,14 @@ def k(x, n, B: tl.constexpr):
         ("import torch\ndel torch.nn.functional.gelu\n", "deletes"),
         ("import torch\ntorch.backends.cudnn.deterministic = True\n", "monkeypatching"),
         ("import torch\ndel torch.backends.cudnn.benchmark\n", "deletes"),
+        (
+            "import torch\nwith torch.backends.cudnn.flags(allow_tf32=True):\n    pass\n",
+            "process-wide setting",
+        ),
+        (
+            "from torch.backends import cudnn\ncudnn.set_flags(True, False, 0, False, True)\n",
+            "process-wide setting",
+        ),
         ("import torch\ntorch.set_float32_matmul_precision('high')\n", "process-wide setting"),
         ("import torch\nf = getattr(torch, 'comp' + 'ile')\n", "computed name"),
         ("import torch\nf = getattr(torch, 'compile')\n", "torch.compile"),

@@ -193,6 +193,12 @@ _GLOBAL_SETTING_CALLS = {
     "torch.set_default_dtype",
     "torch.set_default_device",
     "torch.set_flush_denormal",
+    # Scoped or not, these set cuDNN's and oneDNN's numerics (TF32 among them) and restore
+    # them after: the by-value settings check after a call would see nothing.
+    "torch.backends.cudnn.flags",
+    "torch.backends.cudnn.set_flags",
+    "torch.backends.mkldnn.flags",
+    "torch.backends.mkldnn.set_flags",
 }
 #: Process-wide settings a candidate may set inside its forward, because they choose among
 #: algorithms of the same precision and not the numerics: ``torch.backends.cudnn.benchmark``
