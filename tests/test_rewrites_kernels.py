@@ -20,7 +20,9 @@ import torch.nn.functional as F
 from kernelopt_jupyter.agents.rewrites.graph import propagate_shapes, trace
 from kernelopt_jupyter.agents.rewrites.render import rewritten_source
 from kernelopt_jupyter.agents.rewrites.rules import BY_NAME
+from kernelopt_jupyter.agents.transforms import lift_launch_configs
 from kernelopt_jupyter.candidate import is_dispatch_only
+from kernelopt_jupyter.launch_configs import read_launch_configs
 from kernelopt_jupyter.verify.static import analyze_candidate
 
 
@@ -310,11 +312,24 @@ def test_two_kernel_helpers_share_one_copy_of_the_kernel() -> None:
     # shapes after the kernel call: from the meta path of the wrapper
     assert BY_NAME["avg_pool_kernel"].apply(gm) == 1
     source = rewritten_source(_SOURCE, gm, "none", ["both"], candidate=True)
-    assert source.count("def _kernelopt_depthwise_conv2d_kernel(") == 1
+    assert source.count("def own_depthwise_conv2d_kernel(") == 1
     assert source.count("def kernelopt_depthwise_conv2d(") == 1
     assert source.count("def kernelopt_avg_pool2d(") == 1
     assert not is_dispatch_only(source) and analyze_candidate(source).violations == []
     compile(source, "candidate", "exec")
+
+
+def test_the_tuners_launch_configs_of_the_own_kernels_pass_the_static_gate() -> None:
+    """The Tuner writes each kernel's name as a key of ``LAUNCH_CONFIGS``: a name that
+    mentions the project would read as harness detection (the twenty-first session's GPU run
+    lost every variant of the own kernels to the static gate that way)."""
+    gm, _ = _sites(DwThenPool(), torch.randn(2, 3, 8, 8), ("depthwise_conv_kernel",))
+    propagate_shapes(gm, [torch.randn(2, 3, 8, 8).to("meta")])
+    assert BY_NAME["avg_pool_kernel"].apply(gm) == 1
+    source = lift_launch_configs(rewritten_source(_SOURCE, gm, "none", ["both"], candidate=True))
+    assert "LAUNCH_CONFIGS = {" in source
+    assert "own_depthwise_conv2d_kernel" in read_launch_configs(source)
+    assert analyze_candidate(source).violations == []
 
 
 class Norm(nn.Module):

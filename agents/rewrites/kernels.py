@@ -18,7 +18,7 @@ import triton.language as tl
 
 
 @triton.jit
-def _kernelopt_depthwise_conv2d_kernel(
+def own_depthwise_conv2d_kernel(
     x_ptr,
     w_ptr,
     b_ptr,
@@ -113,7 +113,7 @@ def kernelopt_depthwise_conv2d(x, weight, bias, stride, padding, dilation):
     if triton.cdiv(h_out * w_out, block) > MAX_GRID_Y:
         return torch.conv2d(x, weight, bias, stride, padding, dilation, c)  # the vendor call
     grid = (n * c, triton.cdiv(h_out * w_out, block))
-    _kernelopt_depthwise_conv2d_kernel[grid](
+    own_depthwise_conv2d_kernel[grid](
         x,
         weight,
         weight if bias is None else bias.contiguous(),
@@ -163,7 +163,7 @@ def kernelopt_avg_pool2d(x, kernel, stride, padding, divisor):
     if triton.cdiv(h_out * w_out, block) > MAX_GRID_Y:
         return torch.nn.functional.avg_pool2d(x, kernel, stride, padding, False, True, divisor)
     grid = (n * c, triton.cdiv(h_out * w_out, block))
-    _kernelopt_depthwise_conv2d_kernel[grid](
+    own_depthwise_conv2d_kernel[grid](
         x,
         x,
         x,
@@ -193,7 +193,7 @@ def kernelopt_avg_pool2d(x, kernel, stride, padding, divisor):
 
 
 @triton.jit
-def _kernelopt_group_norm_kernel(
+def own_group_norm_kernel(
     x_ptr,
     w_ptr,
     b_ptr,
@@ -259,7 +259,7 @@ def kernelopt_group_norm(x, num_groups, weight, bias, eps):
     cg = c // num_groups
     affine = weight is not None and bias is not None
     block = max(16, min(4096, triton.next_power_of_2(cg * hw)))
-    _kernelopt_group_norm_kernel[(n * num_groups,)](
+    own_group_norm_kernel[(n * num_groups,)](
         x,
         weight.contiguous() if affine else x,
         bias.contiguous() if affine else x,
@@ -280,10 +280,10 @@ def kernelopt_group_norm(x, num_groups, weight, bias, eps):
 KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     kernelopt_depthwise_conv2d.__name__: (
         kernelopt_depthwise_conv2d,
-        (_kernelopt_depthwise_conv2d_kernel,),
+        (own_depthwise_conv2d_kernel,),
     ),
-    kernelopt_avg_pool2d.__name__: (kernelopt_avg_pool2d, (_kernelopt_depthwise_conv2d_kernel,)),
-    kernelopt_group_norm.__name__: (kernelopt_group_norm, (_kernelopt_group_norm_kernel,)),
+    kernelopt_avg_pool2d.__name__: (kernelopt_avg_pool2d, (own_depthwise_conv2d_kernel,)),
+    kernelopt_group_norm.__name__: (kernelopt_group_norm, (own_group_norm_kernel,)),
 }
 
 #: Module constants the wrappers read, copied with them.
