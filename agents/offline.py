@@ -45,6 +45,7 @@ from kernelopt_jupyter.agents.transforms import (
     helion_config_variants,
     lift_launch_configs,
     streamed_loads,
+    winograd_convolutions,
     wrap_cuda_graph,
     wrap_cudnn_benchmark,
 )
@@ -447,6 +448,8 @@ class OfflinePolicy:
                     source = wrap_cudnn_benchmark(parent.source)
                 elif choice == "gemm_bias_operand":
                     source = gemm_bias_operand(parent.source)
+                elif choice == "winograd_conv":
+                    source = winograd_convolutions(parent.source)
                 else:
                     return Edit(None, f"unknown vendor choice {choice!r}")
                 why = VENDOR_CHOICES[choice][1]

@@ -105,3 +105,23 @@ def test_call_forms_are_timed_on_the_gpu() -> None:
     time_call_forms([head], "cuda", torch.float32)
     assert set(head.alternatives) == {"as called", "gemm_bias_operand"}
     assert all(ms > 0 for ms in head.alternatives.values())
+
+
+@pytest.mark.gpu
+def test_winograd_convolutions_pass_on_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Winograd's F(2x2, 3x3) in place of cuDNN on the squeeze-excite block's harvest, at full
+    size (a 64x256x56x56 channels-last input, 237 GFLOP of direct convolution), through gates
+    1-3: the harvest's later kernels read the output at the strides cuDNN would return, and
+    the float64 referee judges the reassociation."""
+    from kernelopt_jupyter.agents.transforms import winograd_convolutions
+
+    monkeypatch.delenv("KERNELOPT_SMALL", raising=False)
+    problem = load_problem(BENCH / "level3/squeeze_excite_block.py")
+    harvest = harvest_problem(problem, "cuda", variants=False)
+    assert harvest.ok, harvest.error
+    source = winograd_convolutions(harvest.source)
+    report = verify_candidate(
+        problem, source, VerifyOptions(device="cuda", seeds=2, run_performance=False)
+    )
+    assert report.verdict == "pass", [(g.name, g.detail) for g in report.gates]
+    assert "own_winograd_output_kernel" in report.gates[0].detail  # the kernels ran

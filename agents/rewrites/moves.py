@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kernelopt_jupyter.agents.base import AgentContext, KernelUnit
-from kernelopt_jupyter.agents.transforms import CUDNN_MARKER, GEMM_C_MARKER, split_k_regime
+from kernelopt_jupyter.agents.transforms import (
+    CUDNN_MARKER,
+    GEMM_C_MARKER,
+    WINOGRAD_MARKER,
+    split_k_regime,
+    winograd_calls,
+)
 
 _GEMM_OPS = ("mm", "addmm", "bmm", "baddbmm", "matmul", "linear")
 _CONV_OPS = ("convolution", "_convolution", "cudnn_convolution")
@@ -234,6 +240,14 @@ VENDOR_CHOICES: dict[str, tuple[str, str]] = {
         "a GEMM with few output tiles and a long K runs on a handful of SMs under cuBLASLt's "
         "bias epilogue; cuBLAS's own GEMM splits K across the GPU",
     ),
+    # Not a vendor choice but an algorithm in the vendor call's place, planned the same way.
+    "winograd_conv": (
+        "rewrite: 3x3 convolutions by Winograd's F(2x2, 3x3) (own Triton transforms, cuBLAS "
+        "batched GEMM)",
+        "F(2x2, 3x3) needs 16 multiplies per input channel for each 2x2 block of outputs "
+        "instead of 36: 2.25x fewer FLOPs than cuDNN's direct float32 convolution, in one "
+        "batched GEMM between two memory-bound transforms",
+    ),
 }
 
 #: A convolution-heavy forward: cuDNN's calls take at least this share of the time.
@@ -270,7 +284,38 @@ def vendor_choices(ctx: AgentContext, source: str) -> list[tuple[float, str]]:
                 out.append((1.5 + 4 * split, "gemm_bias_operand"))
         elif saving >= MIN_SAVING:
             out.append((2.0 + 12 * saving, "gemm_bias_operand"))
+    if WINOGRAD_MARKER not in source and winograd_calls(source):
+        share = winograd_share(vendor)
+        if share >= CUDNN_SHARE:
+            out.append((2.0 + 4 * share, "winograd_conv"))
     return out
+
+
+def winograd_share(vendor: list[KernelUnit]) -> float:
+    """The share of the forward in convolutions KernelOPT's Winograd convolution takes: 3x3,
+    stride 1, padding 1, one group, at least ``WINOGRAD_MIN_CHANNELS`` channels on each side
+    and ``WINOGRAD_MIN_FLOPS`` of direct convolution (the rest stays with the vendor)."""
+    from kernelopt_jupyter.agents.rewrites.kernels import (
+        WINOGRAD_MIN_CHANNELS,
+        WINOGRAD_MIN_FLOPS,
+    )
+
+    share = 0.0
+    for k in vendor:
+        if len(k.shapes) < 2 or len(k.shapes[0]) != 4 or list(k.shapes[1][2:]) != [3, 3]:
+            continue
+        (n, c, h, w), out_channels = k.shapes[0], k.shapes[1][0]
+        if min(c, out_channels) < WINOGRAD_MIN_CHANNELS:
+            continue
+        if 18 * n * c * h * w * out_channels < WINOGRAD_MIN_FLOPS:
+            continue
+        try:
+            fits = bool(winograd_calls(k.source))
+        except SyntaxError:
+            fits = False
+        if fits:
+            share += k.share or 0.0
+    return share
 
 
 #: A measured vendor choice is offered when it saves at least this fraction of the forward.
