@@ -406,6 +406,17 @@ def _addmm_calls(tree: ast.Module) -> list[ast.Call]:
     ]
 
 
+def _rename_calls(source: str, calls: list[ast.Call], name: str) -> str:
+    """``source`` with the callee of each of ``calls`` (parsed from it) replaced by ``name``."""
+    lines = source.splitlines(keepends=True)
+    text = source
+    for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset), reverse=True):
+        start, end = _span(lines, call.func)
+        text = text[:start] + name + text[end:]
+        lines = text.splitlines(keepends=True)
+    return text
+
+
 def gemm_bias_operand(source: str) -> str:
     """Route every ``torch.addmm`` of a harvested candidate through a helper that hands a 1-D
     bias to cuBLAS as the GEMM's C operand (broadcast, not copied) instead of cuBLASLt's bias
@@ -423,12 +434,7 @@ def gemm_bias_operand(source: str) -> str:
     calls = _addmm_calls(tree)
     if not calls:
         raise TransformError("candidate calls no torch.addmm")
-    lines = source.splitlines(keepends=True)
-    text = source
-    for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset), reverse=True):
-        start, end = _span(lines, call.func)
-        text = text[:start] + "_kernelopt_addmm_c" + text[end:]
-        lines = text.splitlines(keepends=True)
+    text = _rename_calls(source, calls, "_kernelopt_addmm_c")
     return insert_after_imports(text, _GEMM_C_HELPER + "\n\n")
 
 
@@ -485,12 +491,7 @@ def winograd_convolutions(source: str) -> str:
     calls = winograd_calls(source)
     if not calls:
         raise TransformError("candidate has no stride-1, padding-1 torch.convolution call")
-    lines = source.splitlines(keepends=True)
-    text = source
-    for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset), reverse=True):
-        start, end = _span(lines, call.func)
-        text = text[:start] + "kernelopt_winograd_convolution" + text[end:]
-        lines = text.splitlines(keepends=True)
+    text = _rename_calls(source, calls, "kernelopt_winograd_convolution")
     helper = kernel_helper_text("kernelopt_winograd_convolution", "kernelopt_winograd_convolution")
     return insert_after_imports(text, f"{WINOGRAD_MARKER} ---\n{helper}\n\n")
 
