@@ -448,31 +448,33 @@ def _kernelopt_addmm_c(bias, mat1, mat2, **kwargs):
 
 
 #: The keyword arguments of a harvested ``torch.convolution`` that Winograd's F(2x2, 3x3)
-#: can take (the filter's 3x3 size is checked when the call runs).
+#: can take (the filter's 3x3 size is checked when the call runs), each with its allowed
+#: literals.
 _WINOGRAD_KEYWORDS = {
-    "stride": "(1, 1)",
-    "padding": "(1, 1)",
-    "dilation": "(1, 1)",
-    "transposed": "False",
-    "groups": "1",
+    "stride": {"(1, 1)"},
+    "padding": {f"({a}, {b})" for a in range(3) for b in range(3)},
+    "dilation": {"(1, 1)"},
+    "transposed": {"False"},
+    "groups": {"1"},
 }
 
 
 def winograd_calls(source: str) -> list[ast.Call]:
-    """The harvest's ``torch.convolution`` calls with stride 1, padding 1, dilation 1, not
-    transposed and one group: those Winograd's F(2x2, 3x3) can take if the filter is 3x3."""
+    """The harvest's ``torch.convolution`` calls with stride 1, zero padding of 0-2 on each
+    side, dilation 1, not transposed and one group: those Winograd's F(2x2, 3x3) can take if
+    the filter is 3x3."""
     calls = []
     for node in ast.walk(ast.parse(source)):
         if not (isinstance(node, ast.Call) and ast.unparse(node.func) == "torch.convolution"):
             continue
         kw = {k.arg: ast.unparse(k.value) for k in node.keywords if k.arg}
-        if all(kw.get(name) == value for name, value in _WINOGRAD_KEYWORDS.items()):
+        if all(kw.get(name) in allowed for name, allowed in _WINOGRAD_KEYWORDS.items()):
             calls.append(node)
     return calls
 
 
 def winograd_convolutions(source: str) -> str:
-    """Route a harvested candidate's stride-1, padding-1 convolutions through KernelOPT's
+    """Route a harvested candidate's stride-1 convolutions (zero padding 0-2) through KernelOPT's
     Winograd convolution (``kernels.kernelopt_winograd_convolution``), copied into the source.
 
     Faster: F(2x2, 3x3) computes each 2x2 block of outputs with 16 multiplies per input
@@ -490,7 +492,7 @@ def winograd_convolutions(source: str) -> str:
         raise TransformError("candidate already runs its convolutions by Winograd")
     calls = winograd_calls(source)
     if not calls:
-        raise TransformError("candidate has no stride-1, padding-1 torch.convolution call")
+        raise TransformError("candidate has no stride-1 torch.convolution call Winograd can take")
     text = _rename_calls(source, calls, "kernelopt_winograd_convolution")
     helper = kernel_helper_text("kernelopt_winograd_convolution", "kernelopt_winograd_convolution")
     return insert_after_imports(text, f"{WINOGRAD_MARKER} ---\n{helper}\n\n")

@@ -72,7 +72,7 @@ _CHECK = textwrap.dedent(
 
     kernels.WINOGRAD_MIN_FLOPS = 0  # the test's sizes would otherwise go to the vendor
     out = []
-    for n, c, k, h, w, bias, last in json.loads(sys.argv[1]):
+    for n, c, k, h, w, bias, last, pad in json.loads(sys.argv[1]):
         gen = torch.Generator().manual_seed(3)
         x = torch.randn(n, c, h, w, generator=gen)
         weight = torch.randn(k, c, 3, 3, generator=gen) / (9 * c) ** 0.5
@@ -80,7 +80,7 @@ _CHECK = textwrap.dedent(
         if last:
             x = x.to(memory_format=torch.channels_last)
             weight = weight.to(memory_format=torch.channels_last)
-        args = ((1, 1), (1, 1), (1, 1), False, (0, 0), 1)
+        args = ((1, 1), tuple(pad), (1, 1), False, (0, 0), 1)
         got = kernels.kernelopt_winograd_convolution(x, weight, b, *args)
         want = torch.convolution(x, weight, b, *args)
         exact = torch.convolution(
@@ -100,10 +100,13 @@ _CHECK = textwrap.dedent(
 
 def test_the_kernels_equal_the_vendor_convolution_under_the_interpreter() -> None:
     cases = [
-        (2, 16, 24, 7, 9, True, False),  # odd sizes: partial tiles on both edges
-        (2, 16, 24, 7, 9, True, True),
-        (1, 32, 16, 8, 8, False, True),
-        (1, 64, 16, 5, 6, False, False),
+        (2, 16, 24, 7, 9, True, False, (1, 1)),  # odd sizes: partial tiles on both edges
+        (2, 16, 24, 7, 9, True, True, (1, 1)),
+        (1, 32, 16, 8, 8, False, True, (1, 1)),
+        (1, 64, 16, 5, 6, False, False, (1, 1)),
+        (2, 16, 16, 7, 8, True, False, (0, 0)),  # "valid": a smaller output
+        (1, 16, 24, 6, 9, False, True, (2, 1)),  # a larger one, padding differing by side
+        (1, 16, 16, 3, 3, True, False, (0, 0)),  # one output pixel
     ]
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     run = subprocess.run(
@@ -129,6 +132,7 @@ def test_the_kernels_equal_the_vendor_convolution_under_the_interpreter() -> Non
         ((1, 16, 8, 8), (16, 8, 3, 3), (1, 1), (1, 1), 2),  # grouped
         ((1, 3, 8, 8), (16, 3, 3, 3), (1, 1), (1, 1), 1),  # too few channels
         ((1, 16, 8, 8), (16, 16, 3, 3), (1, 1), (1, 1), 1),  # too little work
+        ((1, 16, 8, 8), (16, 16, 3, 3), (1, 1), (3, 3), 1),  # padding past the tile's reach
     ],
 )
 def test_other_convolutions_go_to_the_vendor_call(
@@ -175,9 +179,11 @@ def test_the_transform_routes_stride_one_convolutions_and_passes_the_gates(
     assert "own_winograd_output_kernel" in report.gates[0].detail  # the kernels ran
 
 
-def _unit(shapes: list[list[int]], share: float, stride: str = "(1, 1)") -> KernelUnit:
+def _unit(
+    shapes: list[list[int]], share: float, stride: str = "(1, 1)", padding: str = "(1, 1)"
+) -> KernelUnit:
     call = (
-        f"torch.convolution(buf0, buf1, stride={stride}, padding=(1, 1), dilation=(1, 1), "
+        f"torch.convolution(buf0, buf1, stride={stride}, padding={padding}, dilation=(1, 1), "
         "transposed=False, output_padding=(0, 0), groups=1, bias=None)"
     )
     return KernelUnit(
@@ -194,6 +200,8 @@ def test_the_share_counts_only_the_convolutions_it_takes() -> None:
     assert winograd_share([_unit([[32, 128, 28, 28], [128, 128, 3, 3]], 0.9)]) == 0.0  # 7.4 GFLOP
     assert winograd_share([_unit([[64, 256, 56, 56], [256, 256, 1, 1]], 0.9)]) == 0.0
     assert winograd_share([_unit([[64, 3, 224, 224], [64, 3, 3, 3]], 0.9)]) == 0.0
+    assert winograd_share([_unit(BIG, 0.5, padding="(0, 0)")]) == pytest.approx(0.5)  # "valid"
+    assert winograd_share([_unit(BIG, 0.5, padding="(3, 3)")]) == 0.0
 
 
 def _ctx(kernels: list[KernelUnit]) -> AgentContext:

@@ -303,21 +303,33 @@ def own_winograd_load_row(base, h, w0, H, W, s_h, s_w, ok):
     # Four neighbouring input values of one row of the tiles (zero outside the image).
     row_ok = ok & ((h >= 0) & (h < H))[:, None]
     ptr = base + (h.to(tl.int64) * s_h)[:, None]
-    a = tl.load(ptr + (w0 * s_w)[:, None], mask=row_ok & (w0 >= 0)[:, None], other=0.0)
-    b = tl.load(ptr + ((w0 + 1) * s_w)[:, None], mask=row_ok, other=0.0)
-    c = tl.load(ptr + ((w0 + 2) * s_w)[:, None], mask=row_ok & (w0 + 2 < W)[:, None], other=0.0)
-    d = tl.load(ptr + ((w0 + 3) * s_w)[:, None], mask=row_ok & (w0 + 3 < W)[:, None], other=0.0)
+    a = tl.load(ptr + (w0 * s_w)[:, None], mask=row_ok & own_winograd_in(w0, W), other=0.0)
+    b = tl.load(
+        ptr + ((w0 + 1) * s_w)[:, None], mask=row_ok & own_winograd_in(w0 + 1, W), other=0.0
+    )
+    c = tl.load(
+        ptr + ((w0 + 2) * s_w)[:, None], mask=row_ok & own_winograd_in(w0 + 2, W), other=0.0
+    )
+    d = tl.load(
+        ptr + ((w0 + 3) * s_w)[:, None], mask=row_ok & own_winograd_in(w0 + 3, W), other=0.0
+    )
     return a.to(tl.float32), b.to(tl.float32), c.to(tl.float32), d.to(tl.float32)
 
 
 @triton.jit
+def own_winograd_in(i, size):
+    # Whether column i lies inside the image (a column of zero padding otherwise), as a column.
+    return ((i >= 0) & (i < size))[:, None]
+
+
+@triton.jit
 def own_winograd_input_kernel(
-    x_ptr, v_ptr, C, H, W, TH, TW, P,
+    x_ptr, v_ptr, C, H, W, PH, PW, TH, TW, P,
     s_n, s_c, s_h, s_w, s_xi, s_vc, s_vp,
     BLOCK_P: tl.constexpr, BLOCK_C: tl.constexpr,
 ):  # fmt: skip
     # One program: BLOCK_P tiles x BLOCK_C channels. Each 4x4 input tile (rows and columns
-    # 2i-1 .. 2i+2) becomes V = B^T d B, written as the 16 planes v[xi, c, p].
+    # 2i-P .. 2i-P+3 for padding P) becomes V = B^T d B, written as the 16 planes v[xi, c, p].
     p = tl.program_id(0) * BLOCK_P + tl.arange(0, BLOCK_P)
     c = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
     ok = (p < P)[:, None] & (c < C)[None, :]
@@ -325,8 +337,8 @@ def own_winograd_input_kernel(
     th = (p // TW) % TH
     n = p // (TW * TH)
     base = x_ptr + (n.to(tl.int64) * s_n)[:, None] + (c.to(tl.int64) * s_c)[None, :]
-    h0 = th * 2 - 1
-    w0 = tw * 2 - 1
+    h0 = th * 2 - PH
+    w0 = tw * 2 - PW
     a0, a1, a2, a3 = own_winograd_load_row(base, h0, w0, H, W, s_h, s_w, ok)
     b0, b1, b2, b3 = own_winograd_load_row(base, h0 + 1, w0, H, W, s_h, s_w, ok)
     c0, c1, c2, c3 = own_winograd_load_row(base, h0 + 2, w0, H, W, s_h, s_w, ok)
@@ -432,9 +444,10 @@ WINOGRAD_MIN_FLOPS = 1.6e10
 def kernelopt_winograd_convolution(
     input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
 ):
-    """``torch.convolution`` (same arguments) for a 3x3, stride-1, padding-1 convolution of
-    float32 NCHW images by Winograd's minimal filtering, F(2x2, 3x3); any other convolution
-    goes to the vendor call unchanged, as does one too small to gain (``WINOGRAD_MIN_FLOPS``).
+    """``torch.convolution`` (same arguments) for a float32 3x3, stride-1 convolution (zero
+    padding of 0, 1 or 2 on each side) by Winograd's minimal filtering, F(2x2, 3x3); any other
+    convolution goes to the vendor call unchanged, as does one too small to gain
+    (``WINOGRAD_MIN_FLOPS``).
 
     Each 2x2 block of outputs takes 16 multiplies per input channel instead of 36: the 4x4
     input tile and the 3x3 filter are transformed (Triton kernels), multiplied plane by plane
@@ -444,27 +457,33 @@ def kernelopt_winograd_convolution(
     order: a reassociation, which the float64 referee judges.
     """
     x = input
+    pads = tuple(padding)
     fits = (
         x.dim() == 4
         and weight.dim() == 4
         and tuple(weight.shape[2:]) == (3, 3)
         and tuple(stride) == (1, 1)
-        and tuple(padding) == (1, 1)
+        and len(pads) == 2
+        and all(p in (0, 1, 2) for p in pads)
         and tuple(dilation) == (1, 1)
         and not transposed
         and groups == 1
         and x.dtype == torch.float32
         and weight.dtype == torch.float32
         and min(x.shape[1], weight.shape[0]) >= WINOGRAD_MIN_CHANNELS
-        and 18 * x.numel() * weight.shape[0] >= WINOGRAD_MIN_FLOPS
         and x.device.type != "meta"
     )
+    if fits:
+        h_out, w_out = x.shape[2] + 2 * pads[0] - 2, x.shape[3] + 2 * pads[1] - 2
+        work = 18 * x.shape[0] * x.shape[1] * weight.shape[0] * h_out * w_out
+        fits = h_out > 0 and w_out > 0 and work >= WINOGRAD_MIN_FLOPS
     if not fits:
         return torch.convolution(
             x, weight, bias, stride, padding, dilation, transposed, output_padding, groups
         )
     n, c, h, w = x.shape
     k = weight.shape[0]
+    ph, pw = pads
     # The vendor's output layout: channels-last when the input or the filter is (the harvest
     # hard-codes the strides that the convolution call returns).
     last = any(
@@ -472,10 +491,10 @@ def kernelopt_winograd_convolution(
         for t in (x, weight)
     )
     fmt = torch.channels_last if last else torch.contiguous_format
-    out = torch.empty((n, k, h, w), device=x.device, dtype=x.dtype, memory_format=fmt)
+    out = torch.empty((n, k, h_out, w_out), device=x.device, dtype=x.dtype, memory_format=fmt)
     if out.numel() == 0:
         return out
-    th, tw = (h + 1) // 2, (w + 1) // 2
+    th, tw = (h_out + 1) // 2, (w_out + 1) // 2
     p = n * th * tw
     u = torch.empty((16, k, c), device=x.device, dtype=x.dtype)
     own_winograd_filter_kernel[(triton.cdiv(k * c, 256),)](weight.contiguous(), u, k * c, BLOCK=256)
@@ -489,7 +508,21 @@ def kernelopt_winograd_convolution(
         sv = (c * p, p, 1)
     block_p, block_c = 32, 32
     own_winograd_input_kernel[(triton.cdiv(p, block_p), triton.cdiv(c, block_c))](
-        x, v, c, h, w, th, tw, p, *x.stride(), *sv, BLOCK_P=block_p, BLOCK_C=block_c, num_warps=4
+        x,
+        v,
+        c,
+        h,
+        w,
+        ph,
+        pw,
+        th,
+        tw,
+        p,
+        *x.stride(),
+        *sv,
+        BLOCK_P=block_p,
+        BLOCK_C=block_c,
+        num_warps=4,
     )
     if last:
         m = torch.bmm(v, u.transpose(1, 2))  # (16, P, K)
@@ -502,8 +535,8 @@ def kernelopt_winograd_convolution(
         m if bias is None else bias,
         out,
         k,
-        h,
-        w,
+        h_out,
+        w_out,
         th,
         tw,
         p,
@@ -531,6 +564,7 @@ KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
             own_winograd_rows,
             own_winograd_g,
             own_winograd_store4,
+            own_winograd_in,
             own_winograd_load_row,
             own_winograd_input_kernel,
             own_winograd_filter_kernel,

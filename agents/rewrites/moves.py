@@ -10,6 +10,7 @@ it changes. Ties fall back to the order below; the experience memory adds its sc
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -293,8 +294,9 @@ def vendor_choices(ctx: AgentContext, source: str) -> list[tuple[float, str]]:
 
 def winograd_share(vendor: list[KernelUnit]) -> float:
     """The share of the forward in convolutions KernelOPT's Winograd convolution takes: 3x3,
-    stride 1, padding 1, one group, at least ``WINOGRAD_MIN_CHANNELS`` channels on each side
-    and ``WINOGRAD_MIN_FLOPS`` of direct convolution (the rest stays with the vendor)."""
+    stride 1, zero padding of 0-2, one group, at least ``WINOGRAD_MIN_CHANNELS`` channels on
+    each side and ``WINOGRAD_MIN_FLOPS`` of direct convolution (the rest stays with the
+    vendor)."""
     from kernelopt_jupyter.agents.rewrites.kernels import (
         WINOGRAD_MIN_CHANNELS,
         WINOGRAD_MIN_FLOPS,
@@ -304,16 +306,19 @@ def winograd_share(vendor: list[KernelUnit]) -> float:
     for k in vendor:
         if len(k.shapes) < 2 or len(k.shapes[0]) != 4 or list(k.shapes[1][2:]) != [3, 3]:
             continue
-        (n, c, h, w), out_channels = k.shapes[0], k.shapes[1][0]
-        if min(c, out_channels) < WINOGRAD_MIN_CHANNELS:
-            continue
-        if 18 * n * c * h * w * out_channels < WINOGRAD_MIN_FLOPS:
-            continue
         try:
-            fits = bool(winograd_calls(k.source))
+            calls = winograd_calls(k.source)
         except SyntaxError:
-            fits = False
-        if fits:
+            continue
+        if not calls:
+            continue
+        pads = next(
+            (ast.literal_eval(kw.value) for kw in calls[0].keywords if kw.arg == "padding"),
+            (0, 0),
+        )
+        (n, c, h, w), out_channels = k.shapes[0], k.shapes[1][0]
+        work = 18 * n * c * out_channels * (h + 2 * pads[0] - 2) * (w + 2 * pads[1] - 2)
+        if min(c, out_channels) >= WINOGRAD_MIN_CHANNELS and work >= WINOGRAD_MIN_FLOPS:
             share += k.share or 0.0
     return share
 
