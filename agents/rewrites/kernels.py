@@ -532,7 +532,7 @@ def kernelopt_winograd_convolution(
         sm = (k * p, p, 1)
     own_winograd_output_kernel[(triton.cdiv(p, block_p), triton.cdiv(k, block_c))](
         m,
-        m if bias is None else bias,
+        m if bias is None else bias.contiguous(),
         out,
         k,
         h_out,
