@@ -214,11 +214,17 @@ def test_async_request_from_main_thread_resolves(frontend: FakeFrontend) -> None
     seen = len(frontend.requests)
     frontend.run(
         "_done = []\n"
-        "_f = bridge.request_insert_async('c', 'z', timeout=5,"
+        f"_f = bridge.request_insert_async('c', 'z', timeout={ANSWER_S},"
         " on_done=lambda ok, r: _done.append((ok, r.detail)))"
     )
     frontend.pump_until_answered(seen + 1)
-    assert frontend.run("print(_f.result(5).status, _done)").strip() == "ok [(True, 'fake ok')]"
+    # Short cells until the future is done, as in _threaded: the kernel takes the answer only
+    # between cells. A cell that blocked on `_f.result(5)` kept it out, and on a loaded 2-core
+    # machine the request's 5 s ran out first (a red CI run: the future held None).
+    end = time.monotonic() + ANSWER_S + 5.0
+    while frontend.run("print(_f.done())").strip() != "True" and time.monotonic() < end:
+        frontend.pump(0.1)
+    assert frontend.run("print(_f.result(0).status, _done)").strip() == "ok [(True, 'fake ok')]"
 
 
 def test_probe_from_worker_thread(frontend: FakeFrontend) -> None:
