@@ -451,9 +451,10 @@ def _kernelopt_addmm_c(bias, mat1, mat2, **kwargs):
 #: can take (the filter's 3x3 size is checked when the call runs), each with its allowed
 #: literals.
 _WINOGRAD_KEYWORDS = {
-    "stride": {"(1, 1)"},
-    "padding": {f"({a}, {b})" for a in range(3) for b in range(3)},
-    "dilation": {"(1, 1)"},
+    "stride": {"(1, 1)", "(1, 1, 1)"},
+    "padding": {f"({a}, {b})" for a in range(3) for b in range(3)}
+    | {f"({a}, {b}, {c})" for a in range(3) for b in range(3) for c in range(3)},
+    "dilation": {"(1, 1)", "(1, 1, 1)"},
     "transposed": {"False"},
     "groups": {"1"},
 }
@@ -461,8 +462,8 @@ _WINOGRAD_KEYWORDS = {
 
 def winograd_calls(source: str) -> list[ast.Call]:
     """The harvest's ``torch.convolution`` calls with stride 1, zero padding of 0-2 on each
-    side, dilation 1, not transposed and one group: those Winograd's F(2x2, 3x3) can take if
-    the filter is 3x3."""
+    side, dilation 1, not transposed and one group (2-D or 3-D): those Winograd's F(2x2, 3x3)
+    or F(2x2x2, 3x3x3) can take if the filter is 3x3 or 3x3x3 (checked when the call runs)."""
     calls = []
     for node in ast.walk(ast.parse(source)):
         if not (isinstance(node, ast.Call) and ast.unparse(node.func) == "torch.convolution"):

@@ -60,7 +60,8 @@ def get_init_inputs():
 
 
 def _conv(x, w, b, stride=(1, 1), padding=(1, 1), groups=1):
-    return torch.convolution(x, w, b, stride, padding, (1, 1), False, (0, 0), groups)
+    ones, zeros = (1,) * len(stride), (0,) * len(stride)
+    return torch.convolution(x, w, b, stride, padding, ones, False, zeros, groups)
 
 
 #: Runs in a fresh interpreter with TRITON_INTERPRET=1 (set before Triton decorates anything).
@@ -93,6 +94,24 @@ _CHECK = textwrap.dedent(
                 float((want.double() - exact).abs().max()),
             ]
         )
+    for n, c, k, dhw, bias, pad in json.loads(sys.argv[2]):  # 3-D, F(2x2x2, 3x3x3)
+        gen = torch.Generator().manual_seed(5)
+        x = torch.randn(n, c, *dhw, generator=gen)
+        weight = torch.randn(k, c, 3, 3, 3, generator=gen) / (27 * c) ** 0.5
+        b = torch.randn(k, generator=gen) if bias else None
+        args = ((1, 1, 1), tuple(pad), (1, 1, 1), False, (0, 0, 0), 1)
+        got = kernels.kernelopt_winograd_convolution(x, weight, b, *args)
+        want = torch.convolution(x, weight, b, *args)
+        exact = torch.convolution(
+            x.double(), weight.double(), None if b is None else b.double(), *args
+        )
+        out.append(
+            [
+                got.stride() == want.stride(),
+                float((got.double() - exact).abs().max()),
+                float((want.double() - exact).abs().max()),
+            ]
+        )
     print(json.dumps(out))
     """
 )
@@ -108,16 +127,23 @@ def test_the_kernels_equal_the_vendor_convolution_under_the_interpreter() -> Non
         (1, 16, 24, 6, 9, False, True, (2, 1)),  # a larger one, padding differing by side
         (1, 16, 16, 3, 3, True, False, (0, 0)),  # one output pixel
     ]
+    cases_3d = [
+        (1, 16, 16, (5, 6, 7), True, (1, 1, 1)),  # odd sizes on every axis
+        (2, 16, 24, (4, 5, 5), False, (0, 0, 0)),
+        (1, 16, 16, (3, 4, 5), True, (2, 1, 0)),
+    ]
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     run = subprocess.run(
-        [sys.executable, "-c", _CHECK, json.dumps(cases)],
+        [sys.executable, "-c", _CHECK, json.dumps(cases), json.dumps(cases_3d)],
         capture_output=True,
         text=True,
         env=env,
         timeout=600,
     )
     assert run.returncode == 0, run.stderr[-2000:]
-    for case, (same_strides, err, vendor_err) in zip(cases, json.loads(run.stdout)):
+    results = json.loads(run.stdout)
+    assert len(results) == len(cases) + len(cases_3d)
+    for case, (same_strides, err, vendor_err) in zip(cases + cases_3d, results):
         # the vendor's layout (a harvest's later kernels hard-code its strides), and an error
         # against float64 within the referee's factor of the vendor's own
         assert same_strides, case
@@ -133,17 +159,20 @@ def test_the_kernels_equal_the_vendor_convolution_under_the_interpreter() -> Non
         ((1, 3, 8, 8), (16, 3, 3, 3), (1, 1), (1, 1), 1),  # too few channels
         ((1, 16, 8, 8), (16, 16, 3, 3), (1, 1), (1, 1), 1),  # too little work
         ((1, 16, 8, 8), (16, 16, 3, 3), (1, 1), (3, 3), 1),  # padding past the tile's reach
+        ((1, 16, 6, 6, 6), (16, 16, 3, 3, 3), (2, 2, 2), (1, 1, 1), 1),  # a strided 3-D conv
+        ((1, 16, 6, 6, 6), (16, 16, 3, 3, 3), (1, 1, 1), (1, 1, 1), 1),  # 3-D, too little work
     ],
 )
 def test_other_convolutions_go_to_the_vendor_call(
     shape: tuple[int, ...],
     weight: tuple[int, ...],
-    stride: tuple[int, int],
-    padding: tuple[int, int],
+    stride: tuple[int, ...],
+    padding: tuple[int, ...],
     groups: int,
 ) -> None:
     x, w = torch.randn(shape), torch.randn(weight)
-    got = kernelopt_winograd_convolution(x, w, None, stride, padding, (1, 1), False, (0, 0), groups)
+    ones, zeros = (1,) * len(stride), (0,) * len(stride)
+    got = kernelopt_winograd_convolution(x, w, None, stride, padding, ones, False, zeros, groups)
     assert torch.equal(
         got, _conv(x, w, None, stride, padding, groups)
     )  # the same call, bit for bit
@@ -202,6 +231,9 @@ def test_the_share_counts_only_the_convolutions_it_takes() -> None:
     assert winograd_share([_unit([[64, 3, 224, 224], [64, 3, 3, 3]], 0.9)]) == 0.0
     assert winograd_share([_unit(BIG, 0.5, padding="(0, 0)")]) == pytest.approx(0.5)  # "valid"
     assert winograd_share([_unit(BIG, 0.5, padding="(3, 3)")]) == 0.0
+    volume = [[16, 32, 32, 64, 64], [64, 32, 3, 3, 3]]  # 3-D: 118 GFLOP of direct convolution
+    assert winograd_share([_unit(volume, 0.8, "(1, 1, 1)", "(1, 1, 1)")]) == pytest.approx(0.8)
+    assert winograd_share([_unit(volume, 0.8, "(1, 1, 1)", "(1, 1)")]) == 0.0  # not its rank
 
 
 def _ctx(kernels: list[KernelUnit]) -> AgentContext:

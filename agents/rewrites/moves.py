@@ -293,8 +293,8 @@ def vendor_choices(ctx: AgentContext, source: str) -> list[tuple[float, str]]:
 
 
 def winograd_share(vendor: list[KernelUnit]) -> float:
-    """The share of the forward in convolutions KernelOPT's Winograd convolution takes: 3x3,
-    stride 1, zero padding of 0-2, one group, at least ``WINOGRAD_MIN_CHANNELS`` channels on
+    """The share of the forward in convolutions KernelOPT's Winograd convolution takes: 3x3
+    (or 3x3x3), stride 1, zero padding of 0-2, one group, at least ``WINOGRAD_MIN_CHANNELS`` channels on
     each side and ``WINOGRAD_MIN_FLOPS`` of direct convolution (the rest stays with the
     vendor)."""
     from kernelopt_jupyter.agents.rewrites.kernels import (
@@ -304,7 +304,8 @@ def winograd_share(vendor: list[KernelUnit]) -> float:
 
     share = 0.0
     for k in vendor:
-        if len(k.shapes) < 2 or len(k.shapes[0]) != 4 or list(k.shapes[1][2:]) != [3, 3]:
+        dims = len(k.shapes[0]) - 2 if k.shapes else 0
+        if dims not in (2, 3) or len(k.shapes) < 2 or list(k.shapes[1][2:]) != [3] * dims:
             continue
         try:
             calls = winograd_calls(k.source)
@@ -316,8 +317,12 @@ def winograd_share(vendor: list[KernelUnit]) -> float:
             (ast.literal_eval(kw.value) for kw in calls[0].keywords if kw.arg == "padding"),
             (0, 0),
         )
-        (n, c, h, w), out_channels = k.shapes[0], k.shapes[1][0]
-        work = 18 * n * c * out_channels * (h + 2 * pads[0] - 2) * (w + 2 * pads[1] - 2)
+        if len(pads) != dims:
+            continue
+        (n, c, *space), out_channels = k.shapes[0], k.shapes[1][0]
+        work = 2 * 3**dims * n * c * out_channels
+        for size, pad in zip(space, pads):
+            work *= size + 2 * pad - 2
         if min(c, out_channels) >= WINOGRAD_MIN_CHANNELS and work >= WINOGRAD_MIN_FLOPS:
             share += k.share or 0.0
     return share
