@@ -446,6 +446,13 @@ def own_winograd_slice_in(base, h0, w0, H, W, s_h, s_w, ok):
 
 
 @triton.jit
+def own_winograd_depth_slice(base, z, D, s_d, h0, w0, H, W, s_h, s_w, ok):
+    # B^T d B of the tiles' slice at depth z (zero outside the volume).
+    ptr = base + (z.to(tl.int64) * s_d)[:, None]
+    return own_winograd_slice_in(ptr, h0, w0, H, W, s_h, s_w, ok & own_winograd_in(z, D))
+
+
+@triton.jit
 def own_winograd3d_input_kernel(
     x_ptr, v_ptr, C, D, H, W, PD, PH, PW, TD, TH, TW, P,
     s_n, s_c, s_d, s_h, s_w, s_xi, s_vc, s_vp,
@@ -464,38 +471,17 @@ def own_winograd3d_input_kernel(
     z0 = td * 2 - PD
     h0 = th * 2 - PH
     w0 = tw * 2 - PW
-    a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15 = own_winograd_slice_in(
-        base + (z0.to(tl.int64) * s_d)[:, None], h0, w0, H, W, s_h, s_w, ok & own_winograd_in(z0, D)
+    a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15 = own_winograd_depth_slice(
+        base, z0 + 0, D, s_d, h0, w0, H, W, s_h, s_w, ok
     )
-    b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15 = own_winograd_slice_in(
-        base + ((z0 + 1).to(tl.int64) * s_d)[:, None],
-        h0,
-        w0,
-        H,
-        W,
-        s_h,
-        s_w,
-        ok & own_winograd_in(z0 + 1, D),
+    b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15 = own_winograd_depth_slice(
+        base, z0 + 1, D, s_d, h0, w0, H, W, s_h, s_w, ok
     )
-    c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15 = own_winograd_slice_in(
-        base + ((z0 + 2).to(tl.int64) * s_d)[:, None],
-        h0,
-        w0,
-        H,
-        W,
-        s_h,
-        s_w,
-        ok & own_winograd_in(z0 + 2, D),
+    c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15 = own_winograd_depth_slice(
+        base, z0 + 2, D, s_d, h0, w0, H, W, s_h, s_w, ok
     )
-    d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11, d12, d13, d14, d15 = own_winograd_slice_in(
-        base + ((z0 + 3).to(tl.int64) * s_d)[:, None],
-        h0,
-        w0,
-        H,
-        W,
-        s_h,
-        s_w,
-        ok & own_winograd_in(z0 + 3, D),
+    d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11, d12, d13, d14, d15 = own_winograd_depth_slice(
+        base, z0 + 3, D, s_d, h0, w0, H, W, s_h, s_w, ok
     )
     out = v_ptr + (c.to(tl.int64) * s_vc)[None, :] + (p.to(tl.int64) * s_vp)[:, None]
     t0, t1, t2, t3 = own_winograd_rows(a0, b0, c0, d0)
@@ -859,6 +845,7 @@ KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
             own_winograd_at_column,
             own_winograd_output_kernel,
             own_winograd_slice_in,
+            own_winograd_depth_slice,
             own_winograd3d_input_kernel,
             own_winograd_slice_g,
             own_winograd3d_filter_kernel,
