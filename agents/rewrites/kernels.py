@@ -339,20 +339,14 @@ def own_winograd_input_kernel(
     base = x_ptr + (n.to(tl.int64) * s_n)[:, None] + (c.to(tl.int64) * s_c)[None, :]
     h0 = th * 2 - PH
     w0 = tw * 2 - PW
-    a0, a1, a2, a3 = own_winograd_load_row(base, h0, w0, H, W, s_h, s_w, ok)
-    b0, b1, b2, b3 = own_winograd_load_row(base, h0 + 1, w0, H, W, s_h, s_w, ok)
-    c0, c1, c2, c3 = own_winograd_load_row(base, h0 + 2, w0, H, W, s_h, s_w, ok)
-    d0, d1, d2, d3 = own_winograd_load_row(base, h0 + 3, w0, H, W, s_h, s_w, ok)
+    t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15 = own_winograd_slice_in(
+        base, h0, w0, H, W, s_h, s_w, ok
+    )
     out = v_ptr + (c.to(tl.int64) * s_vc)[None, :] + (p.to(tl.int64) * s_vp)[:, None]
-    # B^T across the rows (row i of B^T d), then along each of those rows.
-    r0, r1, r2, r3 = own_winograd_rows(a0 - c0, a1 - c1, a2 - c2, a3 - c3)
-    own_winograd_store4(out, 0, s_xi, r0, r1, r2, r3, ok)
-    r0, r1, r2, r3 = own_winograd_rows(b0 + c0, b1 + c1, b2 + c2, b3 + c3)
-    own_winograd_store4(out, 4, s_xi, r0, r1, r2, r3, ok)
-    r0, r1, r2, r3 = own_winograd_rows(c0 - b0, c1 - b1, c2 - b2, c3 - b3)
-    own_winograd_store4(out, 8, s_xi, r0, r1, r2, r3, ok)
-    r0, r1, r2, r3 = own_winograd_rows(b0 - d0, b1 - d1, b2 - d2, b3 - d3)
-    own_winograd_store4(out, 12, s_xi, r0, r1, r2, r3, ok)
+    own_winograd_store4(out, 0, s_xi, t0, t1, t2, t3, ok)
+    own_winograd_store4(out, 4, s_xi, t4, t5, t6, t7, ok)
+    own_winograd_store4(out, 8, s_xi, t8, t9, t10, t11, ok)
+    own_winograd_store4(out, 12, s_xi, t12, t13, t14, t15, ok)
 
 
 @triton.jit
@@ -361,28 +355,13 @@ def own_winograd_filter_kernel(w_ptr, u_ptr, KC, BLOCK: tl.constexpr):
     i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     ok = i < KC
     g = w_ptr + i.to(tl.int64) * 9
-    g00 = tl.load(g + 0, mask=ok, other=0.0).to(tl.float32)
-    g01 = tl.load(g + 1, mask=ok, other=0.0).to(tl.float32)
-    g02 = tl.load(g + 2, mask=ok, other=0.0).to(tl.float32)
-    g10 = tl.load(g + 3, mask=ok, other=0.0).to(tl.float32)
-    g11 = tl.load(g + 4, mask=ok, other=0.0).to(tl.float32)
-    g12 = tl.load(g + 5, mask=ok, other=0.0).to(tl.float32)
-    g20 = tl.load(g + 6, mask=ok, other=0.0).to(tl.float32)
-    g21 = tl.load(g + 7, mask=ok, other=0.0).to(tl.float32)
-    g22 = tl.load(g + 8, mask=ok, other=0.0).to(tl.float32)
-    # G g, column by column (a, b, c: the filter's three columns, four rows each) ...
-    a0, a1, a2, a3 = own_winograd_g(g00, g10, g20)
-    b0, b1, b2, b3 = own_winograd_g(g01, g11, g21)
-    c0, c1, c2, c3 = own_winograd_g(g02, g12, g22)
-    # ... then G along each of its rows.
-    t0, t1, t2, t3 = own_winograd_g(a0, b0, c0)
+    t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15 = own_winograd_slice_g(
+        g, ok
+    )
     own_winograd_store4(u_ptr + i, 0, KC, t0, t1, t2, t3, ok)
-    t0, t1, t2, t3 = own_winograd_g(a1, b1, c1)
-    own_winograd_store4(u_ptr + i, 4, KC, t0, t1, t2, t3, ok)
-    t0, t1, t2, t3 = own_winograd_g(a2, b2, c2)
-    own_winograd_store4(u_ptr + i, 8, KC, t0, t1, t2, t3, ok)
-    t0, t1, t2, t3 = own_winograd_g(a3, b3, c3)
-    own_winograd_store4(u_ptr + i, 12, KC, t0, t1, t2, t3, ok)
+    own_winograd_store4(u_ptr + i, 4, KC, t4, t5, t6, t7, ok)
+    own_winograd_store4(u_ptr + i, 8, KC, t8, t9, t10, t11, ok)
+    own_winograd_store4(u_ptr + i, 12, KC, t12, t13, t14, t15, ok)
 
 
 @triton.jit
@@ -407,10 +386,7 @@ def own_winograd_output_kernel(
     k = tl.program_id(1) * BLOCK_K + tl.arange(0, BLOCK_K)
     ok = (p < P)[:, None] & (k < K)[None, :]
     src = m_ptr + (k.to(tl.int64) * s_mk)[None, :] + (p.to(tl.int64) * s_mp)[:, None]
-    top0, bot0 = own_winograd_at_column(src, 0, s_mxi, ok)
-    top1, bot1 = own_winograd_at_column(src, 1, s_mxi, ok)
-    top2, bot2 = own_winograd_at_column(src, 2, s_mxi, ok)
-    top3, bot3 = own_winograd_at_column(src, 3, s_mxi, ok)
+    y00, y01, y10, y11 = own_winograd_slice_out(src, s_mxi, ok)
     bias = tl.zeros((BLOCK_P, BLOCK_K), dtype=tl.float32)
     if HAS_BIAS:
         bias += tl.load(b_ptr + k, mask=k < K, other=0.0).to(tl.float32)[None, :]
@@ -424,11 +400,10 @@ def own_winograd_output_kernel(
     right = (w + 1 < W)[:, None]
     below = (h + 1 < H)[:, None]
     ty = out_ptr.dtype.element_ty
-    # A^T along each of the two rows.
-    tl.store(first, (top0 + top1 + top2 + bias).to(ty), mask=ok)
-    tl.store(first + s_w, (top1 - top2 - top3 + bias).to(ty), mask=ok & right)
-    tl.store(first + s_h, (bot0 + bot1 + bot2 + bias).to(ty), mask=ok & below)
-    tl.store(first + s_h + s_w, (bot1 - bot2 - bot3 + bias).to(ty), mask=ok & below & right)
+    tl.store(first, (y00 + bias).to(ty), mask=ok)
+    tl.store(first + s_w, (y01 + bias).to(ty), mask=ok & right)
+    tl.store(first + s_h, (y10 + bias).to(ty), mask=ok & below)
+    tl.store(first + s_h + s_w, (y11 + bias).to(ty), mask=ok & below & right)
 
 
 @triton.jit
