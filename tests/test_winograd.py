@@ -211,8 +211,9 @@ def test_the_transform_routes_stride_one_convolutions_and_passes_the_gates(
 def _unit(
     shapes: list[list[int]], share: float, stride: str = "(1, 1)", padding: str = "(1, 1)"
 ) -> KernelUnit:
+    ones = stride.replace("2", "1")  # dilation 1, of the call's rank
     call = (
-        f"torch.convolution(buf0, buf1, stride={stride}, padding={padding}, dilation=(1, 1), "
+        f"torch.convolution(buf0, buf1, stride={stride}, padding={padding}, dilation={ones}, "
         "transposed=False, output_padding=(0, 0), groups=1, bias=None)"
     )
     return KernelUnit(

@@ -642,6 +642,33 @@ WINOGRAD_MIN_CHANNELS = 16
 WINOGRAD_MIN_FLOPS = 1.6e10
 
 
+def own_winograd_sizes(x_shape, w_shape, stride, padding, dilation, transposed, groups):
+    """The output's spatial sizes where KernelOPT's Winograd convolution takes a convolution of
+    these shapes and arguments, else None: a 3x3 (or 3x3x3) filter, stride 1, zero padding of
+    0-2, dilation 1, one group, at least ``WINOGRAD_MIN_CHANNELS`` channels on each side and
+    ``WINOGRAD_MIN_FLOPS`` of direct convolution (the dtype is the caller's to check)."""
+    dims = len(x_shape) - 2
+    pads = tuple(padding)
+    if not (
+        dims in (2, 3)
+        and len(w_shape) == len(x_shape)
+        and tuple(w_shape[2:]) == (3,) * dims
+        and tuple(stride) == (1,) * dims
+        and len(pads) == dims
+        and all(p in (0, 1, 2) for p in pads)
+        and tuple(dilation) == (1,) * dims
+        and not transposed
+        and groups == 1
+        and min(x_shape[1], w_shape[0]) >= WINOGRAD_MIN_CHANNELS
+    ):
+        return None
+    sizes = [x_shape[2 + i] + 2 * pads[i] - 2 for i in range(dims)]
+    work = 2 * 3**dims * x_shape[0] * x_shape[1] * w_shape[0]
+    for size in sizes:
+        work *= size
+    return sizes if min(sizes) > 0 and work >= WINOGRAD_MIN_FLOPS else None
+
+
 def kernelopt_winograd_convolution(
     input, weight, bias, stride, padding, dilation, transposed, output_padding, groups
 ):
@@ -661,28 +688,12 @@ def kernelopt_winograd_convolution(
     x = input
     pads = tuple(padding)
     dims = x.dim() - 2
-    fits = (
-        dims in (2, 3)
-        and weight.dim() == x.dim()
-        and tuple(weight.shape[2:]) == (3,) * dims
-        and tuple(stride) == (1,) * dims
-        and len(pads) == dims
-        and all(p in (0, 1, 2) for p in pads)
-        and tuple(dilation) == (1,) * dims
-        and not transposed
-        and groups == 1
-        and x.dtype == torch.float32
-        and weight.dtype == torch.float32
-        and min(x.shape[1], weight.shape[0]) >= WINOGRAD_MIN_CHANNELS
-        and x.device.type != "meta"
-    )
-    if fits:
-        sizes = [x.shape[2 + i] + 2 * pads[i] - 2 for i in range(dims)]
-        work = 2 * 3**dims * x.shape[0] * x.shape[1] * weight.shape[0]
-        for size in sizes:
-            work *= size
-        fits = min(sizes) > 0 and work >= WINOGRAD_MIN_FLOPS
-    if not fits:
+    sizes = None
+    if x.dtype == torch.float32 and weight.dtype == torch.float32 and x.device.type != "meta":
+        sizes = own_winograd_sizes(
+            tuple(x.shape), tuple(weight.shape), stride, padding, dilation, transposed, groups
+        )
+    if sizes is None:
         return torch.convolution(
             x, weight, bias, stride, padding, dilation, transposed, output_padding, groups
         )
@@ -810,6 +821,7 @@ KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     kernelopt_winograd_convolution.__name__: (
         kernelopt_winograd_convolution,
         (
+            own_winograd_sizes,
             own_winograd_rows,
             own_winograd_g,
             own_winograd_store4,

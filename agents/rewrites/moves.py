@@ -293,37 +293,22 @@ def vendor_choices(ctx: AgentContext, source: str) -> list[tuple[float, str]]:
 
 
 def winograd_share(vendor: list[KernelUnit]) -> float:
-    """The share of the forward in convolutions KernelOPT's Winograd convolution takes: 3x3
-    (or 3x3x3), stride 1, zero padding of 0-2, one group, at least ``WINOGRAD_MIN_CHANNELS`` channels on
-    each side and ``WINOGRAD_MIN_FLOPS`` of direct convolution (the rest stays with the
-    vendor)."""
-    from kernelopt_jupyter.agents.rewrites.kernels import (
-        WINOGRAD_MIN_CHANNELS,
-        WINOGRAD_MIN_FLOPS,
-    )
+    """The share of the forward in convolutions KernelOPT's Winograd convolution takes, by the
+    rule its wrapper applies when the call runs (``kernels.own_winograd_sizes``) to each vendor
+    call's recorded shapes and literal arguments."""
+    from kernelopt_jupyter.agents.rewrites.kernels import own_winograd_sizes
 
     share = 0.0
     for k in vendor:
-        dims = len(k.shapes[0]) - 2 if k.shapes else 0
-        if dims not in (2, 3) or len(k.shapes) < 2 or list(k.shapes[1][2:]) != [3] * dims:
-            continue
         try:
             calls = winograd_calls(k.source)
         except SyntaxError:
             continue
-        if not calls:
+        if not calls or len(k.shapes) < 2:
             continue
-        pads = next(
-            (ast.literal_eval(kw.value) for kw in calls[0].keywords if kw.arg == "padding"),
-            (0, 0),
-        )
-        if len(pads) != dims:
-            continue
-        (n, c, *space), out_channels = k.shapes[0], k.shapes[1][0]
-        work = 2 * 3**dims * n * c * out_channels
-        for size, pad in zip(space, pads):
-            work *= size + 2 * pad - 2
-        if min(c, out_channels) >= WINOGRAD_MIN_CHANNELS and work >= WINOGRAD_MIN_FLOPS:
+        kw = {a.arg: ast.literal_eval(a.value) for a in calls[0].keywords if a.arg}
+        args = (kw["stride"], kw["padding"], kw["dilation"], kw["transposed"], kw["groups"])
+        if own_winograd_sizes(k.shapes[0], k.shapes[1], *args) is not None:
             share += k.share or 0.0
     return share
 

@@ -72,12 +72,12 @@ def kernel_helper_text(helper: str, name: str) -> str:
     """A kernel helper's imports, the ``@triton.jit`` kernels it launches and its own text
     (our code, written to be copied), bound to ``name``."""
     wrapper, kernels = KERNEL_HELPERS[helper]
+    # Triton kernels (``@triton.jit``: their source is ``k.fn``'s) and plain helpers alike.
+    texts = [textwrap.dedent(inspect.getsource(getattr(k, "fn", k))).rstrip("\n") for k in kernels]
+    texts.append(textwrap.dedent(inspect.getsource(wrapper)).rstrip("\n"))
     parts = ["import torch\nimport triton\nimport triton.language as tl"]
-    parts += [
-        f"{k} = {v!r}" for k, v in KERNEL_CONSTANTS.items() if k in inspect.getsource(wrapper)
-    ]
-    parts += [textwrap.dedent(inspect.getsource(k.fn)).rstrip("\n") for k in kernels]
-    parts.append(textwrap.dedent(inspect.getsource(wrapper)).rstrip("\n"))
+    parts += [f"{k} = {v!r}" for k, v in KERNEL_CONSTANTS.items() if any(k in t for t in texts)]
+    parts += texts
     if helper != name:
         parts.append(f"{name} = {helper}")
     return "\n\n\n".join(parts) + "\n"
