@@ -214,7 +214,7 @@ class BeamSearch:
         *,
         gate_runner: GateRunner,
         context: AgentContext,
-        root: Candidate,
+        root: Candidate | None,
         control: StepControl | None = None,
         memory: ExperienceMemory | None = None,
         known_verdicts: dict[str, VerifyReport] | None = None,
@@ -237,6 +237,8 @@ class BeamSearch:
         self.ctx = context
         if self.screen_runner is not None:
             context.tune_variants = SCREEN_VARIANTS
+        #: The starting point (the harvest); None until the analysis has answered
+        #: (``start_from``): a candidate may be gated before that (the session's quick start).
         self.root = root
         self.control = control or StepControl(enabled=False)
         self.memory = memory or ExperienceMemory(None)
@@ -255,6 +257,21 @@ class BeamSearch:
         self._replan = False
         self._tokens = 0.0
         self._cost_usd = 0.0
+
+    def start_from(
+        self,
+        context: AgentContext,
+        root: Candidate,
+        *,
+        after_root: Callable[[], object] | None = None,
+    ) -> None:
+        """The analysis's context and starting point, for a search made before they existed
+        (candidates gated before this keep their verdicts; ``run`` starts from ``root``)."""
+        if self.screen_runner is not None:
+            context.tune_variants = SCREEN_VARIANTS
+        self.ctx, self.root = context, root
+        if after_root is not None:
+            self.after_root = after_root
 
     # ------------------------------------------------------------------ helpers
     def new_id(self) -> str:
@@ -497,6 +514,10 @@ class BeamSearch:
         status = "finished"
         notes: list[str] = []
         try:
+            if self.root is None:
+                raise ValueError("the search has no starting point (start_from was not called)")
+            # The first iteration plans from the root alone; a candidate gated before the
+            # analysis answered (the quick start) joins the beam by rank from the next.
             root = self.gate(self.root)
             beam = [root] if root.usable else []
             if not root.usable:

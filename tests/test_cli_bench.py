@@ -93,7 +93,7 @@ def test_search_timeline_reads_where_the_time_went(tmp_path: Path) -> None:
     ]
     events.write_text("\n".join(json.dumps(r) for r in rows) + "\nnot json\n")
     line = search_timeline(events)
-    assert line["analysis_s"] == 14.2 and line["first_verdict_s"] == 45.6
+    assert line["analysis_s"] == 14.1 and line["first_verdict_s"] == 45.6
     assert line["candidate_s"] == [31.4, 7.1] and line["verdicts"] == 2
     assert line["median_candidate_s"] == 31.4 and line["session_s"] == 63.5
     assert line["analysis_steps_s"] == {"baselines": 9.3, "dispatch": 4}
@@ -101,6 +101,21 @@ def test_search_timeline_reads_where_the_time_went(tmp_path: Path) -> None:
     assert line["executor_s"] == 7.2 and line["executor_steps"] == 2
     assert line["executor_no_candidate_s"] == 7.1 and line["executor_no_candidate_steps"] == 1
     assert search_timeline(tmp_path / "missing.jsonl") == {}
+    # A quick-start candidate gated while the analysis ran: its verdict is the first, and
+    # the analysis still ends at the profile event (not at the first candidate).
+    rows = [
+        {"type": "session_started", "t": 0.0, "data": {}},
+        {"type": "candidate", "t": 1.5, "data": {"id": "c1"}},
+        {"type": "verdict", "t": 6.5, "data": {"candidate": "c1"}},
+        {"type": "profile", "t": 12.0, "data": {"step_seconds": {"dispatch": 9}}},
+        {"type": "candidate", "t": 12.1, "data": {"id": "c0"}},
+        {"type": "verdict", "t": 18.1, "data": {"candidate": "c0"}},
+        {"type": "profile", "t": 30.0, "data": {"candidate": "c0", "step_seconds": {}}},
+    ]
+    events.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    line = search_timeline(events)
+    assert line["analysis_s"] == 12.0 and line["first_verdict_s"] == 6.5
+    assert line["candidate_s"] == [5.0, 6.0] and line["analysis_steps_s"] == {"dispatch": 9}
 
 
 def test_rows_carry_what_verification_cost() -> None:

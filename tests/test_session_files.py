@@ -227,3 +227,95 @@ def test_the_state_keeps_a_row_that_a_duplicate_names() -> None:
     log.emit("decision", kind="cancelled", candidate="c1", reason="time limit")
     assert state.candidates["c0"].decision == "best" and state.best == "c0"
     assert state.candidates["c1"].decision == "cancelled" and state.candidates["c1"].verdict is None
+
+
+QUICK = (
+    "import torch\nclass ModelNew(torch.nn.Module):\n    pass  # stands in for the quick start\n"
+)
+
+
+def test_the_quick_start_is_gated_while_the_analysis_runs(
+    tmp_path: Path, stand_ins: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The quick-start candidate's gates run while the analysis is still working (the
+    analysis here waits to see them begin), its verdict comes first, and the search then
+    starts from the harvest as before."""
+    began = threading.Event()
+    instant = pipeline.analyse
+
+    def analysis_that_waits(*args: Any, **kw: Any) -> AnalysisFacts:
+        began.wait(timeout=30)  # never set if the quick start waited for the analysis
+        return instant(*args, **kw)
+
+    monkeypatch.setattr(pipeline, "analyse", analysis_that_waits)
+    session = _session(tmp_path, stand_ins, budget=4)
+    gate = session._gate
+
+    def gate_and_say(problem: Problem, candidate: Candidate, baselines: Any = ()) -> Any:
+        if candidate.source == QUICK:
+            began.set()
+        return gate(problem, candidate, baselines)
+
+    session._gate = gate_and_say
+
+    def quick_start() -> Candidate:
+        assert session._search is not None
+        return Candidate(session._search.new_id(), QUICK, None, "quickstart", None, True, "q")
+
+    monkeypatch.setattr(session, "_quick_start", quick_start)
+    result = session.run()
+    assert began.is_set()
+    events = read_events(tmp_path / "events.jsonl")
+    kinds = [(e.type, e.data.get("candidate") or e.data.get("id")) for e in events]
+    first_verdict = kinds.index(("verdict", "c1"))
+    assert first_verdict < [k for k, _ in kinds].index("profile")
+    assert ("decision", "c1") in kinds[:first_verdict]
+    assert stand_ins[:2] == [QUICK, ROOT]  # the quick start, then the harvest (c0)
+    ids = [g.candidate.id for g in result.candidates]
+    assert ids[:2] == ["c1", "c0"] and len(ids) == len(set(ids)) == 4
+    saved = json.loads((tmp_path / "result.json").read_text())
+    assert [c["id"] for c in saved["candidates"]][:2] == ["c1", "c0"]
+
+
+def test_when_there_is_a_quick_start_and_when_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kernelopt_jupyter.analysis.cache import AnalysisCache
+
+    def session_on(device: str, budget: int = 16, **opts: Any) -> OptimizationSession:
+        problem = problem_from_source(PROBLEM, "bn_relu.py", validate=False)
+        options = SearchOptions(
+            device="cpu",
+            out_dir=tmp_path / "run",
+            memory_path=None,
+            budget=budget,
+            cache_dir=tmp_path / "cache",
+            **opts,
+        )
+        session = OptimizationSession(problem, options)
+        session.device = device  # type: ignore[assignment]  # as resolved on a GPU machine
+        session._search = optimization.BeamSearch(
+            session.problem,
+            Scripted(),  # type: ignore[arg-type]
+            session.log,
+            optimization.SearchConfig(device=device),
+            gate_runner=session._gate,
+            context=session._empty_context(),
+            root=None,
+        )
+        return session
+
+    assert session_on("cpu")._quick_start() is None  # no graphs on the CPU
+    assert session_on("cuda", budget=3)._quick_start() is None  # too small a budget
+    quick = session_on("cuda")._quick_start()
+    assert quick is not None and quick.id == "c1" and quick.agent == "quickstart"
+    assert quick.dispatch_only and "torch.cuda.CUDAGraph()" in quick.source
+    assert "class _ModelNewEager(torch.nn.Module)" in quick.source  # the reference's own ops
+    # With the analysis cached there is no wait to fill.
+    cached = session_on("cuda")
+    cache = AnalysisCache(tmp_path / "cache")
+    key = cache.key(cached.problem, "cuda")
+    assert key is not None
+    cache.store(key, {"baselines": {}, "profile": {}})
+    assert cached._quick_start() is None
+    assert session_on("cuda", analysis_cache=False)._quick_start() is not None

@@ -19,11 +19,13 @@ import pickle
 import signal
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
+from kernelopt_jupyter.device import GpuLock
 from kernelopt_jupyter.verify import wire
 from kernelopt_jupyter.verify.compare import (
     Comparison,
@@ -160,22 +162,32 @@ class _Clock:
     the requests, seconds and bytes moved (the children's counters run across candidates, so
     the differences from the start are kept)."""
 
-    def __init__(self, *children: Child) -> None:
+    def __init__(
+        self, *children: Child, memory: Callable[[], dict[str, int]] | None = None
+    ) -> None:
         self.children = children
         self.start = self.last = time.monotonic()
         self.before = {c.name: {k: list(v) for k, v in c.spent.items()} for c in children}
         self.stages: dict[str, float] = {}
+        #: Device bytes at most so far, per process, as each stage ended (GPU only): the stage
+        #: whose row first shows a process's peak is where that peak came from.
+        self.memory = memory
+        self.peaks: dict[str, dict[str, int]] = {}
 
     def lap(self, stage: str) -> None:
         now = time.monotonic()
         self.stages[stage] = round(self.stages.get(stage, 0.0) + now - self.last, 3)
-        self.last = now
+        if self.memory is not None:
+            self.peaks[stage] = self.memory()
+        self.last = time.monotonic()
 
     def report(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "seconds": round(time.monotonic() - self.start, 3),
             "stages": self.stages,
         }
+        if self.peaks:
+            out["peak_bytes_by_stage"] = self.peaks
         for child in self.children:
             was = self.before.get(child.name, {})
             rows = {}
@@ -255,7 +267,9 @@ class Checker:
     def run(self) -> dict[str, dict[str, Any]]:
         """All phases; a candidate failure ends the run with that gate's verdict."""
         phases = self.record.phases
-        self._clock = _Clock(self.ref, self.cand)
+        self._clock = _Clock(
+            self.ref, self.cand, memory=self._peaks_so_far if self.device == "cuda" else None
+        )
         if self.device == "cuda" and torch.cuda.is_initialized():
             torch.cuda.reset_peak_memory_stats()  # a service's checker serves many candidates
         self.ref.deadline = time.monotonic() + self.limit
@@ -1111,6 +1125,18 @@ class Checker:
             )
         self.taken = (specs if isinstance(specs, list) else [], spec_errors, peak)
 
+    def _peaks_so_far(self) -> dict[str, int]:
+        """This process's and the reference's device bytes at most since the verification
+        began (staging buffers included), for the timings' ``peak_bytes_by_stage``."""
+        out: dict[str, int] = {}
+        if torch.cuda.is_initialized():
+            staged = self.staging.nbytes() if self.staging is not None else 0
+            out["checker"] = int(torch.cuda.max_memory_allocated()) + staged
+        with contextlib.suppress(OSError, wire.WireError, TimeoutError):
+            stats, _ = self.ref.ask({"cmd": "stats"})
+            out["reference"] = int(stats.get("peak_bytes") or 0)
+        return out
+
     def _finish(self) -> None:
         memory: dict[str, Any] = {"footprint_bytes": self.footprint}
         specs: list[Any] = []
@@ -1183,10 +1209,21 @@ def _check_one(
         "cuda_graphs": spec["cuda_graphs"],
         "performance": spec.get("performance", settings.get("performance")),
     }
+    # On the GPU the whole verification holds the device's timing lock: a search's analysis
+    # profiling beside its first gate (``session.optimization``) waits for it, and the reverse.
+    lock = GpuLock()
     try:
+        if settings["device"] == "cuda":
+            lock.acquire()
         phases = Checker(kwargs, ref, cand).run()
     finally:
+        lock.release()
         cand.stop()
+    if settings["device"] == "cuda" and isinstance(phases.get("timings"), dict):
+        phases["timings"]["gpu_lock"] = {
+            "waited_s": round(lock.waited_s, 3),
+            "shared": lock.shared,
+        }
     # Which processes judged it (a search's candidates share the reference's, never their own).
     phases["processes"] = {"candidate_pid": pid, "reference_pid": ref.pid}
     return phases

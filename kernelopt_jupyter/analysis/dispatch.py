@@ -19,6 +19,7 @@ from typing import Any
 from kernelopt_jupyter.analysis.codegen import VENDOR_OPS
 from kernelopt_jupyter.analysis.harvest import Harvest
 from kernelopt_jupyter.analysis.roofline import compute_peak, place
+from kernelopt_jupyter.device import GPU_LOCK
 from kernelopt_jupyter.problem import Problem
 
 SCHEMA = 1
@@ -536,6 +537,12 @@ def profile_task(source: str, path: str, ncu: bool = False) -> dict[str, Any]:
     clock.mark("load")
     harvest = build_harvest(loaded, model, inputs, device, variants=True)
     clock.mark("harvest")
+    if device == "cuda":
+        # What follows times the reference's ops: not beside a verification on this GPU (a
+        # search gates its first candidate while this harvest compiles). Released by the
+        # analysis worker's step loop (``pipeline.analysis_task``).
+        GPU_LOCK.acquire()
+        clock.mark("lock")
     dmap = DispatchMap(path, device, versions=versions, harvest=harvest, seconds=clock.seconds)
     if not harvest.ok:
         dmap.ok = False

@@ -17,6 +17,7 @@ from typing import Any
 from kernelopt_jupyter.analysis.baselines import Baselines, emit_baseline
 from kernelopt_jupyter.analysis.cache import AnalysisCache
 from kernelopt_jupyter.candidate import eager_dispatch_source
+from kernelopt_jupyter.device import GPU_LOCK
 from kernelopt_jupyter.events import Event, EventLog
 from kernelopt_jupyter.problem import Problem
 
@@ -417,10 +418,14 @@ def analysis_task(
         if steps is not None and name not in steps:
             continue
         started = clock.monotonic()
+        if device == "cuda" and name != "dispatch":
+            GPU_LOCK.acquire()  # the dispatch step takes it once its harvest has compiled
         try:
             out[name] = step()
         except Exception as exc:
             out[name] = {"step_error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+        finally:
+            GPU_LOCK.release()
         out["seconds"][name] = round(clock.monotonic() - started, 2)
         torch._dynamo.reset()
         gc.collect()

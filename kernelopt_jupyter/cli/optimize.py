@@ -362,7 +362,7 @@ def search_timeline(events: Path) -> dict[str, Any]:
     under a configuration that generated the default code)."""
     from kernelopt_jupyter.events import EventError, read_events
 
-    first_candidate = first_verdict = last = peers_t = None
+    first_candidate = first_verdict = last = peers_t = analysed = None
     steps: dict[str, Any] = {}
     proposed: dict[str, float] = {}
     per_candidate: list[float] = []
@@ -378,9 +378,10 @@ def search_timeline(events: Path) -> dict[str, Any]:
         if event.type == "candidate":
             first_candidate = t if first_candidate is None else first_candidate
             proposed[str(data.get("id"))] = t
-        elif event.type == "profile" and isinstance(data.get("step_seconds"), dict):
-            if not data.get("cached"):  # a cached analysis's steps are another run's
-                steps = steps or dict(data["step_seconds"])  # the analysis's, not a winner's
+        elif event.type == "profile" and "candidate" not in data:  # not a winner's timeline
+            analysed = t if analysed is None else analysed
+            if isinstance(data.get("step_seconds"), dict) and not data.get("cached"):
+                steps = steps or dict(data["step_seconds"])  # a cached one's are another run's
         elif event.type == "baseline":
             peers_t = t
         elif event.type == "agent_started" and data.get("agent") == "executor":
@@ -403,7 +404,13 @@ def search_timeline(events: Path) -> dict[str, Any]:
                 per_candidate.append(round(t - start, 1))
     ordered = sorted(per_candidate)
     return {
-        "analysis_s": round(first_candidate, 1) if first_candidate is not None else None,
+        # The analysis ends with its profile event (a quick-start candidate may be gated
+        # before: the first candidate no longer marks it); a log without one, at the first.
+        "analysis_s": (
+            round(analysed, 1)
+            if analysed is not None
+            else (round(first_candidate, 1) if first_candidate is not None else None)
+        ),
         "analysis_steps_s": steps or None,
         "first_verdict_s": round(first_verdict, 1) if first_verdict is not None else None,
         # On the GPU the baselines are timed after the first verdict: how long that took

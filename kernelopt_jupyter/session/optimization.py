@@ -40,6 +40,8 @@ from kernelopt_jupyter.session.gating import verify_before
 from kernelopt_jupyter.verify.report import GATE_PASS, VerifyReport
 
 RESULT_SCHEMA = 1
+#: The least candidate budget a search spends one candidate of on its quick start.
+QUICK_START_MIN_BUDGET = 4
 
 
 class SessionError(Exception):
@@ -282,19 +284,6 @@ class OptimizationSession:
         status = "failed"
         try:
             self._prepare_in_background()
-            context, root = self._analyse()
-            left = self._time_left()
-            if left is not None and left <= 0:
-                self.result = SearchResult(
-                    status="finished",
-                    baselines=context.baselines,
-                    candidates=[],
-                    best=None,
-                    library_dominated=context.library_dominated,
-                    notes=["time limit reached during the analysis; no candidate was gated"],
-                )
-                status = self.result.status
-                return self.result
             config = SearchConfig(
                 device=self.device,
                 iterations=self.options.iterations,
@@ -316,13 +305,30 @@ class OptimizationSession:
                 self.log,
                 config,
                 gate_runner=self._gate,
-                context=context,
-                root=root,
+                context=self._empty_context(),
+                root=None,
                 control=self.control,
                 memory=self.memory,
                 known_verdicts=known,
                 on_verdict=self._checkpoint,
                 screen_runner=self._screen if self.device == "cuda" else None,
+            )
+            context, root = self._analyse_beside_quick_start(self._search)
+            left = self._time_left()
+            if left is not None and left <= 0 and not self._search.gated:
+                self.result = SearchResult(
+                    status="finished",
+                    baselines=context.baselines,
+                    candidates=[],
+                    best=None,
+                    library_dominated=context.library_dominated,
+                    notes=["time limit reached during the analysis; no candidate was gated"],
+                )
+                status = self.result.status
+                return self.result
+            self._search.start_from(
+                context,
+                root,
                 after_root=self._deferred.measure if self._deferred is not None else None,
             )
             self.result = self._search.run()
@@ -341,6 +347,94 @@ class OptimizationSession:
             raise
         finally:
             self._finish(status)
+
+    def _empty_context(self) -> AgentContext:
+        """The agents' context before the analysis has answered (the quick start's gate)."""
+        return AgentContext(
+            problem=self.problem,
+            device=self.device,
+            baselines={},
+            kernels=[],
+            library_dominated=False,
+            dispatch_variants=[],
+            memory=[],
+        )
+
+    def _quick_start(self) -> Candidate | None:
+        """The candidate gated while the analysis runs, or None where there is none to gate.
+
+        On the GPU the analysis of a problem not seen before spends most of its time in
+        Inductor compiling the harvest (7.7 s of 12.3 s on the squeeze-excite block, the
+        twenty-first session), and the first verdict waited for it. This candidate needs no
+        compile: the reference's own ops (the vendor libraries) replayed as one CUDA graph,
+        the move the Planner offers a launch-bound problem anyway (its plan then finds this
+        verdict: the same source is never gated twice). Its performance gate races eager, so
+        the search also knows eager's time before the analysis ends. Not on the CPU (no
+        graphs), not when resuming, not with the analysis cached (no wait to fill), and not
+        under a budget too small to spend a candidate on it."""
+        if self.device != "cuda" or self._resume is not None or self.problem.kind != "module":
+            return None
+        if self.options.budget < QUICK_START_MIN_BUDGET:
+            return None
+        if self.options.analysis_cache:
+            from kernelopt_jupyter.analysis.cache import AnalysisCache
+
+            cache = AnalysisCache(self.options.cache_dir)
+            key = cache.key(self.problem, self.device)
+            if key is not None and cache.load(key) is not None:
+                return None
+        from kernelopt_jupyter.agents.transforms import TransformError, wrap_cuda_graph
+        from kernelopt_jupyter.candidate import eager_dispatch_source
+
+        try:
+            source = wrap_cuda_graph(eager_dispatch_source(self.problem))
+        except (ValueError, TransformError, SyntaxError):
+            return None
+        assert self._search is not None
+        return Candidate(
+            self._search.new_id(),
+            source,
+            None,
+            "quickstart",
+            None,
+            True,
+            "dispatch: vendor libraries (eager) in a CUDA graph",
+        )
+
+    def _analyse_beside_quick_start(self, search: BeamSearch) -> tuple[AgentContext, Candidate]:
+        """The analysis, with the quick-start candidate (``_quick_start``) gated meanwhile in
+        this thread. The two share the GPU: the verification holds the device's timing lock
+        for its whole run and the analysis for its profiling (``device.GpuLock``), so only
+        the harvest's compile (host work) overlaps the gate."""
+        early = self._quick_start()
+        if early is None:
+            return self._analyse()
+        box: dict[str, Any] = {}
+
+        def analysis() -> None:
+            try:
+                box["facts"] = self._analyse()
+            except BaseException as exc:  # re-raised in the search's thread below
+                box["error"] = exc
+
+        thread = threading.Thread(target=analysis, name="kernelopt-analysis", daemon=True)
+        thread.start()
+        self.log.emit(
+            "decision",
+            kind="quick_start",
+            candidate=early.id,
+            reason=f"{early.id} ({early.note}) needs no compile: gated while the analysis "
+            "compiles the harvest",
+        )
+        try:
+            search.gate(early)
+        except (DeadlineReached, BudgetExhausted):
+            pass  # nothing decided; the analysis still gives the search what it has
+        finally:
+            thread.join()
+        if "error" in box:
+            raise box["error"]
+        return box["facts"]
 
     def _analyse(self) -> tuple[AgentContext, Candidate]:
         """Baselines, dispatch map and harvest: from the log when resuming, else from the
