@@ -231,6 +231,27 @@ def test_host_steps_inside_a_chunk_change_no_figure(monkeypatch: pytest.MonkeyPa
         assert p99 == pytest.approx(w_p99, rel=1e-12, abs=0)
 
 
+def test_device_steps_are_a_fraction_of_the_tensors_and_divide_the_chunk() -> None:
+    """Off the host a step is at most about 1/16 of the largest tensor walked (its float64
+    temporaries then stay a fraction of the outputs: a 19M-element output was walked whole,
+    7.6x its problem's footprint in the checker), never below 1M elements, never above the
+    chunk, and always a divisor of it (per-chunk figures, as the host steps above show, do not
+    depend on the step)."""
+    from kernelopt_jupyter.verify import compare
+
+    def step(*sizes: int, chunk: int = compare.CHUNK) -> int:
+        return compare._step(chunk, *[torch.empty(n, device="meta") for n in sizes])
+
+    assert step(19_000_000) == 1 << 21  # 2M: 16 steps of it cover the output
+    assert step(1000) == compare.DEVICE_MIN_STEP
+    assert step(1_600_000_000) == compare.CHUNK  # large outputs: the chunk, as before
+    assert step(40_000_000, 1000) == 1 << 22
+    for n in (1, 5_000_000, 19_000_000, 300_000_000):
+        s = step(n)
+        assert compare.CHUNK % s == 0 and compare.DEVICE_MIN_STEP <= s <= compare.CHUNK
+    assert step(19_000_000, chunk=3_000_000) == 3_000_000  # no power of two divides it
+
+
 def _kth_largest_by_sort(values: torch.Tensor, m: int) -> float:
     return float(torch.sort(values, descending=True).values[m - 1])
 

@@ -15,6 +15,7 @@ import torch
 
 from kernelopt_jupyter.agents.base import AgentContext, AgentIO, KernelUnit
 from kernelopt_jupyter.agents.offline import OfflinePolicy
+from kernelopt_jupyter.agents.rewrites import kernels
 from kernelopt_jupyter.agents.rewrites.kernels import (
     WINOGRAD_MIN_FLOPS,
     kernelopt_winograd_convolution,
@@ -72,6 +73,7 @@ _CHECK = textwrap.dedent(
     import kernelopt_jupyter.agents.rewrites.kernels as kernels
 
     kernels.WINOGRAD_MIN_FLOPS = 0  # the test's sizes would otherwise go to the vendor
+    kernels.WINOGRAD_3D = True  # off by default (its workspace); the kernels are still checked
     out = []
     for n, c, k, h, w, bias, last, pad in json.loads(sys.argv[1]):
         gen = torch.Generator().manual_seed(3)
@@ -224,7 +226,7 @@ def _unit(
 BIG = [[64, 256, 56, 56], [256, 256, 3, 3]]  # 237 GFLOP of direct convolution
 
 
-def test_the_share_counts_only_the_convolutions_it_takes() -> None:
+def test_the_share_counts_only_the_convolutions_it_takes(monkeypatch: pytest.MonkeyPatch) -> None:
     assert winograd_share([_unit(BIG, 0.9)]) == pytest.approx(0.9)
     assert winograd_share([_unit(BIG, 0.9, stride="(2, 2)")]) == 0.0
     assert winograd_share([_unit([[32, 128, 28, 28], [128, 128, 3, 3]], 0.9)]) == 0.0  # 7.4 GFLOP
@@ -233,6 +235,8 @@ def test_the_share_counts_only_the_convolutions_it_takes() -> None:
     assert winograd_share([_unit(BIG, 0.5, padding="(0, 0)")]) == pytest.approx(0.5)  # "valid"
     assert winograd_share([_unit(BIG, 0.5, padding="(3, 3)")]) == 0.0
     volume = [[16, 32, 32, 64, 64], [64, 32, 3, 3, 3]]  # 3-D: 118 GFLOP of direct convolution
+    assert winograd_share([_unit(volume, 0.8, "(1, 1, 1)", "(1, 1, 1)")]) == 0.0  # 3-D is off
+    monkeypatch.setattr(kernels, "WINOGRAD_3D", True)
     assert winograd_share([_unit(volume, 0.8, "(1, 1, 1)", "(1, 1, 1)")]) == pytest.approx(0.8)
     assert winograd_share([_unit(volume, 0.8, "(1, 1, 1)", "(1, 1)")]) == 0.0  # not its rank
 

@@ -110,13 +110,14 @@ def _linear_parts(out: Any, pos: Any, neg: Any) -> bool:
     return seen
 
 
-def _add(a: Any, b: Any) -> Any:
+def _add(a: Any, b: Any, *, into: bool = False) -> Any:
+    """``a + b`` leaf by leaf; ``into``: into ``a``'s tensors (no third copy held)."""
     if isinstance(a, torch.Tensor):
-        return a + b
+        return a.add_(b) if into else a + b
     if isinstance(a, list | tuple):
-        return type(a)(_add(x, y) for x, y in zip(a, b))
+        return type(a)(_add(x, y, into=into) for x, y in zip(a, b))
     if isinstance(a, dict):
-        return {k: _add(a[k], b[k]) for k in a}
+        return {k: _add(a[k], b[k], into=into) for k in a}
     return a
 
 
@@ -394,8 +395,12 @@ class Reference:
         out64, reason = self._referee(in64, dtypes)
         del in64
         if out64 is not None:
-            message.add("out64", out64, secret=True)
+            # The bound first, then both staged: its float64 evaluations do not run beside
+            # out64's staged copy (on small problems they were most of this process's peak).
             bound = self._linear_bound(inputs, out64) if inputs is not None else None
+            del inputs
+            message.add("out64", out64, secret=True)
+            del out64
             if bound is not None:
                 message.add("bound64", bound, secret=True)
             del bound
@@ -622,7 +627,8 @@ class Reference:
 
         try:
             with torch.no_grad():
-                pos, neg = fn(*part(1.0)), fn(*part(-1.0))
+                pos = fn(*part(1.0))
+                neg = fn(*part(-1.0))
                 if not _linear_parts(out64, pos, neg):
                     return None
                 params = [
@@ -631,7 +637,8 @@ class Reference:
                     if t.is_floating_point()
                 ]
                 if not any(bool((t < 0).any()) for t in params):
-                    return _add(pos, neg)
+                    return _add(pos, neg, into=True)
+                del pos, neg  # not needed by the evaluation on absolute values
                 absolute = copy.deepcopy(fn)
                 for t in absolute.state_dict().values():
                     if t.is_floating_point():

@@ -640,6 +640,12 @@ WINOGRAD_MIN_CHANNELS = 16
 #: won 1.2-4x at 22-237 GFLOP and lost 2.3x at 7.4 GFLOP (a 28x28 map, where cuDNN ran at
 #: 56 TFLOP/s and the four launches and the transforms' traffic dominate).
 WINOGRAD_MIN_FLOPS = 1.6e10
+#: Whether 3x3x3 convolutions are taken (F(2x2x2, 3x3x3)). Off: on the H200 (twenty-second
+#: session, ``conv3d_volume``'s 8x32x32x96x96 by 64x32x3x3x3, TF32 off) it ran 6.11 ms against
+#: cuDNN's 6.50 ms alone (1.06x) and 0.998x eager in the search, while its 64-plane transforms
+#: took the candidate's peak memory to 9.4 GB, 10x the problem's footprint (cuDNN's: 2.2 GB).
+#: The kernels stay, tested under the interpreter, for a tiled form that bounds the workspace.
+WINOGRAD_3D = False
 
 
 def own_winograd_sizes(x_shape, w_shape, stride, padding, dilation, transposed, groups):
@@ -650,7 +656,7 @@ def own_winograd_sizes(x_shape, w_shape, stride, padding, dilation, transposed, 
     dims = len(x_shape) - 2
     pads = tuple(padding)
     if not (
-        dims in (2, 3)
+        (dims == 2 or (dims == 3 and WINOGRAD_3D))
         and len(w_shape) == len(x_shape)
         and tuple(w_shape[2:]) == (3,) * dims
         and tuple(stride) == (1,) * dims
