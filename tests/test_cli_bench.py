@@ -423,3 +423,18 @@ def test_the_cli_starts_the_gpu_workers_before_it_reads_the_problem(
         with pytest.raises(ProblemError):
             optimize.optimize_one("p.py", opts, quiet=True)
         assert order == want
+
+
+def test_a_winning_quick_start_names_its_move() -> None:
+    """The quick start (no parent, not the harvest) is a move of its own; the harvest is none."""
+    from kernelopt_jupyter.cli.optimize import move_chain
+
+    links = {
+        "c0": (None, "Inductor harvest"),
+        "c1": (None, "dispatch: vendor libraries (eager) in a CUDA graph"),
+        "c2": ("c0", "CUDA graph"),
+        "c3": ("c2", "tune k: XBLOCK 64->128"),
+    }
+    assert move_chain(links, "c1") == ["dispatch: vendor libraries (eager) in a CUDA graph"]
+    assert move_chain(links, "c3") == ["CUDA graph", "tune k: XBLOCK 64->128"]
+    assert move_chain(links, "c0") == [] and move_chain(links, None) == []

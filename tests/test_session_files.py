@@ -267,9 +267,11 @@ def test_the_quick_start_is_gated_while_the_analysis_runs(
     assert began.is_set()
     events = read_events(tmp_path / "events.jsonl")
     kinds = [(e.type, e.data.get("candidate") or e.data.get("id")) for e in events]
-    first_verdict = kinds.index(("verdict", "c1"))
-    assert first_verdict < [k for k, _ in kinds].index("profile")
-    assert ("decision", "c1") in kinds[:first_verdict]
+    # Its gate began before the analysis ended (the analysis waited for it); the order of its
+    # verdict and the analysis's profile event after that is the threads' business.
+    assert kinds.index(("candidate", "c1")) < [k for k, _ in kinds].index("profile")
+    assert kinds.index(("decision", "c1")) < kinds.index(("verdict", "c1"))
+    assert kinds.index(("verdict", "c1")) < kinds.index(("candidate", "c0"))
     assert stand_ins[:2] == [QUICK, ROOT]  # the quick start, then the harvest (c0)
     ids = [g.candidate.id for g in result.candidates]
     assert ids[:2] == ["c1", "c0"] and len(ids) == len(set(ids)) == 4

@@ -297,12 +297,19 @@ def winner_moves(candidates: list[Any], best: str | None) -> list[str]:
 
 
 def move_chain(links: dict[str, tuple[str | None, str]], best: str | None) -> list[str]:
-    """Notes from the root's child down to ``best``, given each candidate's (parent, note)."""
+    """Notes from the root's child down to ``best``, given each candidate's (parent, note).
+    A chain that starts at a candidate with no parent other than the harvest (``c0``: the
+    quick start, or a fallback root) starts with that candidate's own note: it was a move."""
     chain: list[str] = []
     cid = best
-    while cid in links and links[cid][0] is not None and len(chain) < 64:
-        chain.append(str(links[cid][1] or ""))
-        cid = links[cid][0]
+    while cid in links and len(chain) < 64:
+        parent, note = links[cid]
+        if parent is None and cid == "c0":
+            break
+        chain.append(str(note or ""))
+        if parent is None:
+            break
+        cid = parent
     return list(reversed(chain))
 
 
