@@ -321,3 +321,20 @@ def test_when_there_is_a_quick_start_and_when_not(
     cache.store(key, {"baselines": {}, "profile": {}})
     assert cached._quick_start() is None
     assert session_on("cuda", analysis_cache=False)._quick_start() is not None
+
+
+def test_a_stop_during_the_quick_start_ends_the_search_as_stopped(
+    tmp_path: Path, stand_ins: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = _session(tmp_path, stand_ins, budget=4)
+
+    def quick_start() -> Candidate:
+        assert session._search is not None
+        session.stop()  # a person pressed Stop as the search began
+        return Candidate(session._search.new_id(), QUICK, None, "quickstart", None, True, "q")
+
+    monkeypatch.setattr(session, "_quick_start", quick_start)
+    result = session.run()
+    assert result.status == "stopped" and stand_ins == []
+    assert not [e for e in read_events(tmp_path / "events.jsonl") if e.type == "error"]
+    assert json.loads((tmp_path / "result.json").read_text())["status"] == "stopped"

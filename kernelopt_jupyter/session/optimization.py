@@ -27,6 +27,7 @@ from kernelopt_jupyter.agents.search import (
     GatedCandidate,
     SearchConfig,
     SearchResult,
+    SearchStopped,
     source_key,
 )
 from kernelopt_jupyter.agents.stepping import StepControl
@@ -368,10 +369,9 @@ class OptimizationSession:
         twenty-first session), and the first verdict waited for it. This candidate needs no
         compile: the reference's own ops (the vendor libraries) replayed as one CUDA graph,
         the move the Planner offers a launch-bound problem anyway (its plan then finds this
-        verdict: the same source is never gated twice). Its performance gate races eager, so
-        the search also knows eager's time before the analysis ends. Not on the CPU (no
-        graphs), not when resuming, not with the analysis cached (no wait to fill), and not
-        under a budget too small to spend a candidate on it."""
+        verdict: the same source is never gated twice). Not on the CPU (no graphs), not when
+        resuming, not with the analysis cached (no wait to fill), and not under a budget too
+        small to spend a candidate on it."""
         if self.device != "cuda" or self._resume is not None or self.problem.kind != "module":
             return None
         if self.options.budget < QUICK_START_MIN_BUDGET:
@@ -428,10 +428,11 @@ class OptimizationSession:
         )
         try:
             search.gate(early)
-        except (DeadlineReached, BudgetExhausted):
-            pass  # nothing decided; the analysis still gives the search what it has
-        finally:
-            thread.join()
+        except (DeadlineReached, BudgetExhausted, SearchStopped):
+            # Nothing decided; the analysis still gives the search what it has (a stop is
+            # seen again at the search's first gate). Ctrl-C is not waited out here.
+            pass
+        thread.join()
         if "error" in box:
             raise box["error"]
         return box["facts"]
