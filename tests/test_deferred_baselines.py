@@ -394,3 +394,27 @@ def test_the_analysis_service_answers_a_task_that_raises_with_its_error() -> Non
     assert reply["ok"] is False and reply["error_type"] == "TypeError"
     ours.close()
     theirs.close()
+
+
+def test_after_the_quick_start_verdict_the_heartbeat_says_the_analysis_goes_on() -> None:
+    """The quick start's verdict comes while the analysis still runs: the phase named is the
+    analysis again, not the gate that has ended."""
+    import io
+    import time
+
+    from kernelopt_jupyter.session.progress import TextProgress
+
+    out = io.StringIO()
+    progress = TextProgress(out, heartbeat_s=0.05)
+    log = EventLog(None)
+    log.subscribe(progress)
+    log.emit("session_started", problem="p.py", kind="module", device="cuda", agents="offline")
+    log.emit("candidate", id="c1", parent=None, agent="quickstart", source="x")
+    log.emit("verdict", candidate="c1", verdict="fail")
+    for _ in range(200):  # wait for the line, however slow the machine (no timing asserted)
+        if "still analysing" in out.getvalue():
+            break
+        time.sleep(0.02)
+    progress.close()
+    text = out.getvalue()
+    assert "still analysing" in text.split("c1: ")[-1], text  # said after the verdict's line

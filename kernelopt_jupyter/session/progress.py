@@ -31,6 +31,7 @@ class TextProgress:
         self._phase = ""
         self._phase_since = time.monotonic()
         self._peers_pending = False  # a GPU search times its baselines after the first verdict
+        self._analysed = False  # the analysis's profile event seen (a quick start comes before)
         self._last_line = time.monotonic()
         self._t_offset = 0.0  # session time of the last event, minus the local clock then
         self._done = threading.Event()
@@ -61,13 +62,17 @@ class TextProgress:
             "candidate": f"gating {d.get('id')}",
             "agent_started": f"{d.get('agent')} step {d.get('step')}",
         }.get(event.type)
-        if event.type == "profile" and d.get("baselines_deferred"):
-            self._peers_pending = True
+        if event.type == "profile":
+            self._analysed = True
+            self._peers_pending = bool(d.get("baselines_deferred"))
         elif event.type == "baseline":
             self._peers_pending = False
         elif event.type == "verdict" and self._peers_pending:
             # the peers are timed after the first verdict (analysis.pipeline.DeferredBaselines)
             phase = "timing the baselines (eager, torch.compile default, max-autotune, CUDA graphs)"
+        elif event.type == "verdict" and not self._analysed:
+            # the quick start's verdict came while the analysis still runs
+            phase = "analysing (dispatch map, harvest)"
         if event.type == "session_finished":
             self._done.set()
         elif phase is not None and phase != self._phase:
