@@ -451,3 +451,31 @@ def test_the_linearity_check_walks_chunks_and_sees_the_last_one(
     out.view(-1)[-3] = float("inf")
     assert not reference._linear_parts(out, pos, neg)
     assert not reference._linear_parts((linear(x), 1), (pos,), (neg,))  # structures differ
+
+
+def test_the_linear_bound_goes_as_float32_rounded_up() -> None:
+    """Never below the float64 bound, at most one float32 step above it, whatever the step
+    the conversion walks in; an out-of-range bound becomes infinite (which
+    ``within_linear_bound`` refuses, leaving the referee to judge); trees keep their shape."""
+    from kernelopt_jupyter.verify import compare
+    from kernelopt_jupyter.verify.reference import _float32_up
+
+    torch.manual_seed(5)
+    exact = torch.rand(10_007, dtype=torch.float64) * 10.0 ** torch.randint(-30, 30, (10_007,))
+    exact[:3] = torch.tensor([0.0, 1.0, 1e39], dtype=torch.float64)
+    for step in (1000, 1 << 20):
+        up = _float32_up(exact, step)
+        assert up.dtype == torch.float32 and up.shape == exact.shape
+        finite = exact < 3e38
+        assert bool((up.double()[finite] >= exact[finite]).all())
+        gap = torch.nextafter(up, torch.zeros_like(up)).double()  # one float32 step down
+        assert bool((gap[finite & (exact > 0)] < exact[finite & (exact > 0)]).all())
+        assert float(up[1]) == 1.0 and float(up[0]) == 0.0 and math.isinf(float(up[2]))
+    tree = _float32_up({"a": [exact[:4], torch.arange(3)], "b": 2.5})
+    assert tree["a"][0].dtype == torch.float32 and tree["a"][1].dtype == torch.int64
+    assert tree["b"] == 2.5
+    # A candidate exactly at the float64 result is within the bound; an infinite bound refuses.
+    ref64 = torch.tensor([1.0, -2.0, 3.0], dtype=torch.float64)
+    out = ref64.float()
+    assert compare.within_linear_bound(out, ref64, _float32_up(ref64.abs()))
+    assert not compare.within_linear_bound(out, ref64, _float32_up(ref64.abs() * 1e300))

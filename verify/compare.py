@@ -711,10 +711,12 @@ def within_linear_bound(
     For a problem linear in its inputs (a sum, a mean, a scan, a matmul without bias), the
     rounding error of any honest evaluation order in the output's dtype is at most a small
     multiple of ``eps * sum(|c_i| |x_i|)``, which is the problem's float64 output on absolute
-    inputs (and weights): ``bound64``. The float64 referee's ratio against the fp32 reference's
-    own error is unfair there when the reference accumulates in double (ATen's CPU reductions
-    and scans do), so a candidate inside this bound everywhere is accepted. A lower-precision
-    format (fp16, bf16, TF32: 2^10 times coarser and more) is far outside it.
+    inputs (and weights): ``bound64`` (carried as float32 rounded up,
+    ``reference._float32_up``: a bound needs no more digits, and any dtype is walked in float64
+    here). The float64 referee's ratio against the fp32 reference's own error is unfair there
+    when the reference accumulates in double (ATen's CPU reductions and scans do), so a
+    candidate inside this bound everywhere is accepted. A lower-precision format (fp16, bf16,
+    TF32: 2^10 times coarser and more) is far outside it.
     """
     outs, refs, bounds = flatten(out), flatten(ref64), flatten(bound64)
     if not (len(outs) == len(refs) == len(bounds)) or not outs:
