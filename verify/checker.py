@@ -1129,7 +1129,7 @@ class Checker:
         """This process's and the reference's device bytes at most since the verification
         began (staging buffers included), for the timings' ``peak_bytes_by_stage``."""
         out: dict[str, int] = {}
-        if torch.cuda.is_initialized():
+        if self.device == "cuda" and torch.cuda.is_initialized():
             staged = self.staging.nbytes() if self.staging is not None else 0
             out["checker"] = int(torch.cuda.max_memory_allocated()) + staged
         with contextlib.suppress(OSError, wire.WireError, TimeoutError):
@@ -1141,18 +1141,17 @@ class Checker:
         memory: dict[str, Any] = {"footprint_bytes": self.footprint}
         specs: list[Any] = []
         spec_errors: dict[str, str] = {}
-        with contextlib.suppress(OSError, wire.WireError):
-            stats, _ = self.ref.ask({"cmd": "stats"})
-            memory["reference_peak_bytes"] = int(stats.get("peak_bytes") or 0)
+        now = self._peaks_so_far()
+        if "reference" in now:
+            memory["reference_peak_bytes"] = now["reference"]
         if self.taken is None and self.cand.sock.fileno() >= 0:
             self._take_records()
         if self.taken is not None:
             specs, spec_errors, peak = self.taken
             if peak:
                 memory["candidate_peak_bytes"] = peak
-        if self.device == "cuda" and torch.cuda.is_initialized():
-            staged = self.staging.nbytes() if self.staging is not None else 0
-            memory["checker_peak_bytes"] = int(torch.cuda.max_memory_allocated()) + staged
+        if "checker" in now:
+            memory["checker_peak_bytes"] = now["checker"]
         if self.footprint and self.device == "cuda":
             peaks = [memory.get("reference_peak_bytes", 0), memory.get("candidate_peak_bytes", 0)]
             memory["peak_over_footprint"] = max(peaks) / self.footprint

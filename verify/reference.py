@@ -120,10 +120,8 @@ def _float32_up(value: Any, step: int = LINEAR_CHECK_CHUNK) -> Any:
     if isinstance(value, torch.Tensor):
         if value.dtype != torch.float64:
             return value
-        flat = value.detach().reshape(-1)
-        out = torch.empty(flat.shape, dtype=torch.float32, device=flat.device)
-        for start in range(0, flat.numel(), step):
-            part = flat[start : start + step]
+        out = torch.empty(value.numel(), dtype=torch.float32, device=value.device)
+        for start, part in _chunks(value, step, value.device.type):
             low = part.to(torch.float32)
             up = torch.nextafter(low, torch.full_like(low, math.inf))
             out[start : start + step] = torch.where(low.to(torch.float64) < part, up, low)

@@ -172,6 +172,7 @@ class OptimizationSession:
         self._service: Any = None  # verify.service.VerifyService, made at the first gate
         self._deadline: float | None = None
         self._deferred: Any = None  # analysis.pipeline.DeferredBaselines, timed after c0
+        self._cache: Any = None  # analysis.cache.AnalysisCache, made at first use
         # Checkpoints come from the search thread and from a person's submit threads.
         self._files_lock = threading.Lock()
         self._policy: Policy | None = None
@@ -361,6 +362,17 @@ class OptimizationSession:
             memory=[],
         )
 
+    def _analysis_cache(self) -> Any:
+        """The session's one ``AnalysisCache`` (its key, computed once, serves the quick
+        start's check and the analysis), or None when the cache is off."""
+        if not self.options.analysis_cache:
+            return None
+        if self._cache is None:
+            from kernelopt_jupyter.analysis.cache import AnalysisCache
+
+            self._cache = AnalysisCache(self.options.cache_dir)
+        return self._cache
+
     def _quick_start(self) -> Candidate | None:
         """The candidate gated while the analysis runs, or None where there is none to gate.
 
@@ -376,10 +388,8 @@ class OptimizationSession:
             return None
         if self.options.budget < QUICK_START_MIN_BUDGET:
             return None
-        if self.options.analysis_cache:
-            from kernelopt_jupyter.analysis.cache import AnalysisCache
-
-            cache = AnalysisCache(self.options.cache_dir)
+        cache = self._analysis_cache()
+        if cache is not None:
             key = cache.key(self.problem, self.device)
             if key is not None and cache.load(key) is not None:
                 return None
@@ -440,12 +450,11 @@ class OptimizationSession:
     def _analyse(self) -> tuple[AgentContext, Candidate]:
         """Baselines, dispatch map and harvest: from the log when resuming, else from the
         on-disk analysis cache, else measured (within the deadline)."""
-        from kernelopt_jupyter.analysis.cache import AnalysisCache
         from kernelopt_jupyter.analysis.pipeline import analyse, analysis_from_events
 
         facts = analysis_from_events(self._resume) if self._resume else None
         if facts is None:
-            cache = AnalysisCache(self.options.cache_dir) if self.options.analysis_cache else None
+            cache = self._analysis_cache()
             # On the GPU the peers are timed after the first verdict (DeferredBaselines): the
             # first candidate needs none of them, and they are most of the analysis.
             facts = analyse(
