@@ -227,6 +227,26 @@ def test_async_request_from_main_thread_resolves(frontend: FakeFrontend) -> None
     assert frontend.run("print(_f.result(0).status, _done)").strip() == "ok [(True, 'fake ok')]"
 
 
+def test_a_reply_before_the_handlers_would_be_set_is_not_lost(frontend: FakeFrontend) -> None:
+    """The thread that sends a request is held up right after the comm's open is published
+    (as a loaded machine may deschedule it): the reply, taken in by the idle kernel meanwhile,
+    still reaches the request. Before, the handlers were set after the open, and such a reply
+    was dropped (the request then waited out its timeout: a red CI run)."""
+    frontend.run(
+        "import comm.base_comm as _cb\n"
+        "_open = _cb.BaseComm.open\n"
+        "def _slow_open(self, *a, **k):\n"
+        "    _open(self, *a, **k)\n"
+        "    time.sleep(1.0)\n"
+        "_cb.BaseComm.open = _slow_open\n"
+        "import time"
+    )
+    try:
+        assert _threaded(frontend, f"bridge.probe(timeout={ANSWER_S})") == "[True]"
+    finally:
+        frontend.run("_cb.BaseComm.open = _open")
+
+
 def test_probe_from_worker_thread(frontend: FakeFrontend) -> None:
     assert _threaded(frontend, f"bridge.probe(timeout={ANSWER_S})") == "[True]"
     assert frontend.requests[0]["data"]["action"] == "ping"

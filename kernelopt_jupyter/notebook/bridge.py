@@ -197,10 +197,15 @@ class _Request:
         if no reply came (a reply closes the comm the normal way)."""
         from comm import create_comm
 
-        comm = create_comm(target_name=COMM_TARGET, data=self.data)
+        # Made unopened, its handlers set, then opened: a reply that came back between the
+        # open and the handlers' registration (a thread descheduled there, on a loaded
+        # machine) was dropped, and the request waited out its whole timeout.
+        comm = create_comm(target_name=COMM_TARGET, primary=False)
         self._comm = comm
         comm.on_msg(self._handle)
         comm.on_close(self._on_close)
+        comm.primary = True
+        comm.open(data=self.data)
         timer = threading.Timer(listen_s, self._release)
         timer.daemon = True
         timer.start()
