@@ -61,9 +61,18 @@ class _FakeMappings:
     def __init__(self, source: torch.Tensor) -> None:
         self.source = source
         self.opened = 0
+        self.host: list[bool] = []
 
-    def tensor(self, spec: dict[str, Any], dtype: torch.dtype, shape: list[int], stride: list[int]):
+    def tensor(
+        self,
+        spec: dict[str, Any],
+        dtype: torch.dtype,
+        shape: list[int],
+        stride: list[int],
+        host: bool = False,
+    ):
         self.opened += 1
+        self.host.append(host)
         return self.source.clone().as_strided(shape, stride)
 
 
@@ -87,7 +96,11 @@ def test_localize_leaves_nothing_pointing_into_another_process() -> None:
     mappings = _FakeMappings(value)
     local = wire.localize(shared, blobs, wire.Bulk(mappings=mappings))
     assert not wire.has_bulk(local)
-    assert mappings.opened == 2
+    assert mappings.opened == 2 and mappings.host == [False, False]
+    # Where the receiver keeps what it only reads in host memory, every copy is made there.
+    again = _FakeMappings(value)
+    wire.localize(shared, [], wire.Bulk(mappings=again, host=True))
+    assert again.host == [True, True]
     got = wire.unwrap(wire.decode(local, blobs, trusted=True))
     assert torch.equal(got[0], value) and got[1] == 3 and torch.equal(got[2]["k"], value)
 

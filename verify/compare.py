@@ -174,10 +174,11 @@ def compare_tensors(
             error=f"{label} has dtype {out.dtype}, the reference {ref.dtype} "
             "(return the reference's dtype)"
         )
-    if out.device.type != ref.device.type:
+    if out.device.type != ref.device.type and WORK_DEVICE is None:
         # Where the two arrived is the transport's business (bytes through the host, or
         # device to device), not the candidate's: the declared device was checked on the
-        # leaves (``compare_outputs``). Compared where the candidate's output is.
+        # leaves (``compare_outputs``). Compared where the candidate's output is (with a
+        # work device, each step goes there on its own: ``_chunks``).
         ref = ref.to(out.device)
     if not (ref.is_floating_point() or ref.is_complex()):
         wrong = 0

@@ -114,6 +114,17 @@ def span_bytes(shape: list[int], stride: list[int], itemsize: int) -> int:
     return (sum((s - 1) * st for s, st in zip(shape, stride)) + 1) * itemsize
 
 
+def copy_out(src: torch.Tensor, host: bool) -> torch.Tensor:
+    """A contiguous copy of a device tensor in this process's own memory: on the device, or
+    in page-locked host memory (``host``: the checker's answer key and its copy of a
+    candidate's output, which it only reads in steps; ``wire.Bulk.host``)."""
+    if not host:
+        return src.clone(memory_format=torch.contiguous_format)
+    out = torch.empty(tuple(src.shape), dtype=src.dtype, pin_memory=True)
+    out.copy_(src)
+    return out
+
+
 def view(raw: torch.Tensor, dtype: torch.dtype, shape: list[int], stride: list[int]) -> Any:
     """Typed, strided view of a byte tensor (element offset 0)."""
     itemsize = torch.empty((), dtype=dtype).element_size()
@@ -150,9 +161,15 @@ class Mappings:
         return base, _range(base)[1]
 
     def tensor(
-        self, leaf: dict[str, Any], dtype: torch.dtype, shape: list[int], stride: list[int]
+        self,
+        leaf: dict[str, Any],
+        dtype: torch.dtype,
+        shape: list[int],
+        stride: list[int],
+        host: bool = False,
     ) -> torch.Tensor:
-        """A copy, in this process's memory, of the tensor a leaf's handle points at."""
+        """A copy, in this process's memory (its host memory where ``host``), of the tensor a
+        leaf's handle points at."""
         base, extent = self.base(str(leaf.get("handle")))
         offset = leaf.get("offset")
         itemsize = torch.empty((), dtype=dtype).element_size()
@@ -162,7 +179,7 @@ class Mappings:
         if offset + span > extent:
             raise IpcError("the tensor runs past its allocation")
         src = view(bytes_at(base + offset, span), dtype, shape, stride)
-        out = src.clone(memory_format=torch.contiguous_format)
+        out = copy_out(src, host)
         torch.cuda.synchronize()
         return out
 

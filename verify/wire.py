@@ -188,10 +188,13 @@ def _encode(value: Any, out: Encoded, allow_pickle: bool, share: Share | None = 
 class Bulk:
     """What a receiver accepts besides bytes: ``mappings`` (a ``verify.ipc.Mappings``) opens
     CUDA IPC handles, from a sender this receiver trusts with its handles; ``slots`` are this
-    receiver's own staging buffers (byte tensors) a sender filled."""
+    receiver's own staging buffers (byte tensors) a sender filled. ``host``: the copies are
+    made in this process's page-locked host memory instead of on the device (what it only
+    reads, in steps: ``compare.WORK_DEVICE``)."""
 
     mappings: Any = None
     slots: list[torch.Tensor] | None = None
+    host: bool = False
 
 
 def decode(
@@ -357,14 +360,16 @@ def _decode_bulk(
         raw = bulk.slots[slot]
         if nbytes > raw.numel():
             raise WireError(f"a tensor of {nbytes} bytes in a slot of {raw.numel()}")
-        return ipc.view(raw[:nbytes], dtype, shape, _contiguous_strides(shape)).clone()
+        return ipc.copy_out(
+            ipc.view(raw[:nbytes], dtype, shape, _contiguous_strides(shape)), bulk.host
+        )
     if bulk is None or bulk.mappings is None:
         raise WireError("a device handle from a sender whose handles are not accepted")
     spec = tree.get("ipc")
     if not isinstance(spec, dict):
         raise WireError("malformed device handle")
     try:
-        return bulk.mappings.tensor(spec, dtype, shape, _contiguous_strides(shape))
+        return bulk.mappings.tensor(spec, dtype, shape, _contiguous_strides(shape), bulk.host)
     except ipc.IpcError as exc:
         raise WireError(f"the device handle could not be opened ({exc})") from None
 
