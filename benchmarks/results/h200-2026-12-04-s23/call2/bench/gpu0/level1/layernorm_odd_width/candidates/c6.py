@@ -1,0 +1,156 @@
+"""Harvested from torch.compile (Inductor) for problem 'layernorm_odd_width'.
+
+Editable candidate: each Triton kernel below is Inductor's generated code as a plain
+@triton.jit function; vendor-library calls (cuBLAS/cuDNN) are kept and labelled.
+Shapes are static: the code is specialised to the problem's input shapes.
+Harvested on cuda (torch 2.11.0+cu130, triton 3.6.0).
+"""
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+aten = torch.ops.aten
+
+# Launch configurations (block sizes, warps, stages) per kernel: the Tuner edits
+# only this dict; grids follow the block sizes through `meta`.
+LAUNCH_CONFIGS = {
+    'triton_red_fused_native_layer_norm_0': {'XBLOCK': 4, 'R0_BLOCK': 8192, 'num_warps': 16, 'num_stages': 1},
+}
+
+
+# ---- helpers the kernels call (plain tl, NaN- and tie-exact as Inductor's)
+@triton.jit
+def _h_welford_combine(mean_1, m2_1, weight_1, mean_2, m2_2, weight_2):
+    # Merge two partial (mean, M2, count) triples; an empty side contributes nothing.
+    delta = mean_2 - mean_1
+    new_weight = weight_1 + weight_2
+    frac = tl.where(new_weight == 0.0, 0.0, weight_2 / new_weight)
+    return (
+        mean_1 + delta * frac,
+        m2_1 + m2_2 + delta * delta * weight_1 * frac,
+        new_weight,
+    )
+
+
+@triton.jit
+def _h_welford(mean, m2, weight, dim):
+    return tl.reduce((mean, m2, weight), dim, _h_welford_combine)
+
+
+@triton.jit
+def _h_welford_reduce(value, mean, m2, weight, first_iteration):
+    # One more sample per lane: Welford's running mean and sum of squared deviations.
+    if first_iteration:
+        new_weight = tl.full(weight.shape, 1, weight.dtype)
+        new_mean = value
+        new_m2 = tl.zeros_like(m2)
+    else:
+        delta = value - mean
+        new_weight = weight + 1
+        new_mean = mean + delta / new_weight
+        new_m2 = m2 + delta * (value - new_mean)
+    return new_mean, new_m2, new_weight
+
+
+# ---- Triton kernel triton_red_fused_native_layer_norm_0 <- aten.native_layer_norm
+@triton.jit
+def triton_red_fused_native_layer_norm_0(in_ptr0, in_ptr1, in_ptr2, out_ptr2, xnumel, r0_numel, XBLOCK: tl.constexpr, R0_BLOCK: tl.constexpr):
+    xnumel = 16384
+    r0_numel = 4097
+    rnumel = r0_numel
+    RBLOCK: tl.constexpr = R0_BLOCK
+    xoffset = tl.program_id(0) * XBLOCK
+    xindex = xoffset + tl.arange(0, XBLOCK)[:, None]
+    xmask = tl.full([XBLOCK], True, tl.int1)[:, None]
+    r0_base = tl.arange(0, R0_BLOCK)[None, :]
+    rbase = r0_base
+    x0 = xindex
+    tmp2_mean = tl.zeros([XBLOCK, R0_BLOCK], tl.float32)
+    tmp2_m2 = tl.zeros([XBLOCK, R0_BLOCK], tl.float32)
+    tmp2_weight = tl.zeros([XBLOCK, R0_BLOCK], tl.float32)
+    for r0_offset in tl.range(0, r0_numel, R0_BLOCK):
+        r0_index = r0_offset + r0_base
+        r0_mask = r0_index < r0_numel
+        roffset = r0_offset
+        rindex = r0_index
+        r0_1 = r0_index
+        tmp0 = tl.load(in_ptr0 + (r0_1 + 4097 * x0), r0_mask, eviction_policy='evict_last', other=0.0)
+        tmp1 = tl.broadcast_to(tmp0, [XBLOCK, R0_BLOCK])
+        tmp2_mean_next, tmp2_m2_next, tmp2_weight_next = _h_welford_reduce(tmp1, tmp2_mean, tmp2_m2, tmp2_weight, roffset == 0)
+        tmp2_mean = tl.where(r0_mask, tmp2_mean_next, tmp2_mean)
+        tmp2_m2 = tl.where(r0_mask, tmp2_m2_next, tmp2_m2)
+        tmp2_weight = tl.where(r0_mask, tmp2_weight_next, tmp2_weight)
+    tmp3, tmp4, tmp5 = _h_welford(tmp2_mean, tmp2_m2, tmp2_weight, 1)
+    tmp2 = tmp3[:, None]
+    tmp6 = tmp4[:, None]
+    tmp7 = tmp5[:, None]
+    for r0_offset in tl.range(0, r0_numel, R0_BLOCK):
+        r0_index = r0_offset + r0_base
+        r0_mask = r0_index < r0_numel
+        roffset = r0_offset
+        rindex = r0_index
+        r0_1 = r0_index
+        tmp8 = tl.load(in_ptr0 + (r0_1 + 4097 * x0), r0_mask, eviction_policy='evict_first', other=0.0)
+        tmp16 = tl.load(in_ptr1 + r0_1, r0_mask, eviction_policy='evict_last', other=0.0)
+        tmp18 = tl.load(in_ptr2 + r0_1, r0_mask, eviction_policy='evict_last', other=0.0)
+        tmp9 = tmp8 - tmp2
+        tmp10 = tl.full([1, 1], 4097.0, tl.float32)
+        tmp11 = tmp6 / tmp10
+        tmp12 = tl.full([1, 1], 1e-05, tl.float32)
+        tmp13 = tmp11 + tmp12
+        tmp14 = libdevice.rsqrt(tmp13)
+        tmp15 = tmp9 * tmp14
+        tmp17 = tmp15 * tmp16
+        tmp19 = tmp17 + tmp18
+        tl.store(out_ptr2 + (r0_1 + 4097 * x0), tmp19, r0_mask)
+
+
+def reinterpret_tensor(tensor, size, stride, offset=0):
+    """A view of ``tensor``'s storage with the given size, stride and extra offset."""
+    return tensor.as_strided(size, stride, tensor.storage_offset() + offset)
+
+
+def _declare(module, key, shape, dtype, parameter):
+    """Register ``key`` (dotted, like the reference's state_dict) as a zero tensor."""
+    *path, leaf = key.split(".")
+    for part in path:
+        child = module._modules.get(part)
+        if child is None:
+            child = nn.Module()
+            module.add_module(part, child)
+        module = child
+    tensor = torch.zeros(shape, dtype=dtype)
+    if parameter:
+        module.register_parameter(leaf, nn.Parameter(tensor, requires_grad=False))
+    else:
+        module.register_buffer(leaf, tensor)
+
+
+def _harvested_forward(args):
+    """Inductor's call(), rewritten with plain launches and torch calls."""
+    arg0_1, arg1_1, arg2_1, = args
+    _device = arg2_1.device
+    buf3 = torch.empty_strided((16384, 4097), (4097, 1), dtype=torch.float32, device=_device)
+    # Triton kernel triton_red_fused_native_layer_norm_0 <- aten.native_layer_norm
+    triton_red_fused_native_layer_norm_0[lambda meta: (triton.cdiv(16384, meta['XBLOCK']),)](arg2_1, arg0_1, arg1_1, buf3, 16384, 4097, **LAUNCH_CONFIGS['triton_red_fused_native_layer_norm_0'])
+    del arg0_1
+    del arg1_1
+    del arg2_1
+    return (buf3,)
+
+
+class ModelNew(nn.Module):
+    """The harvested model: the reference's parameters, Inductor's kernels."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__()
+        _declare(self, 'norm.weight', (4097,), torch.float32, True)
+        _declare(self, 'norm.bias', (4097,), torch.float32, True)
+
+    def forward(self, x):
+        with torch.no_grad():
+            outs = _harvested_forward([self.norm.weight, self.norm.bias, x])
+        return outs[0]
