@@ -1,16 +1,19 @@
 """The performance gate's wall-clock figures on two GPU test verifications (a fused kernel at
 8192x8191, a candidate that reads one row), run REPEAT times: the twenty-third session's
-second call saw both tests fail on a wall-clock gap; this says whether the gap repeats."""
+second call saw both tests fail on a wall-clock gap; this says whether the gap repeats. Run from the checkout after
+``python3 -m pip install --no-deps --no-build-isolation -e .`` (the third call used a bare
+``pip`` of another interpreter, and the script found no ``kernelopt_jupyter``):
+``python3 benchmarks/results/h200-2026-12-04-s23/scripts/perf_gap.py LABEL REPEAT``."""
 
 import json
 import sys
 import time
 
 sys.path.insert(0, "tests")
-from _verify_corpus import DATA, verify_on  # noqa: E402
+from _verify_corpus import DATA, verify_on
 
-from kernelopt_jupyter.problem import problem_from_source  # noqa: E402
-from kernelopt_jupyter.verify import VerifyOptions, verify_candidate  # noqa: E402
+from kernelopt_jupyter.problem import problem_from_source
+from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
 
 KEYS = ("speedup", "overhead_ms", "wall_gap_ms", "own_median_ms", "wall_median_ms", "warm_calls")
 
