@@ -28,6 +28,20 @@ def test_a_slot_leaf_is_read_from_the_receivers_own_buffer() -> None:
     assert torch.equal(got.tensor, value)
 
 
+def test_a_slot_leaf_kept_in_host_memory_is_its_own_copy() -> None:
+    """Where the receiver keeps what it only reads on the host (``Bulk.host``: the checker's
+    copy of a candidate's output), the copy is taken at once, in host memory (page-locked
+    where the host allows; here, without a GPU, ordinary pages), and later writes to the slot
+    change nothing."""
+    value = torch.randn(5, 7)
+    slot = torch.zeros(256, dtype=torch.uint8)
+    slot[:140].copy_(value.reshape(-1).view(torch.uint8))
+    got = wire.decode(_leaf(value, slot=0), [], bulk=wire.Bulk(slots=[slot], host=True))
+    slot.fill_(255)
+    assert got.tensor.device.type == "cpu" and torch.equal(got.tensor, value)
+    assert got.tensor.data_ptr() != slot.data_ptr()
+
+
 @pytest.mark.parametrize(
     ("leaf_extra", "bulk", "why"),
     [

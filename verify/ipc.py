@@ -120,7 +120,10 @@ def copy_out(src: torch.Tensor, host: bool) -> torch.Tensor:
     candidate's output, which it only reads in steps; ``wire.Bulk.host``)."""
     if not host:
         return src.clone(memory_format=torch.contiguous_format)
-    out = torch.empty(tuple(src.shape), dtype=src.dtype, pin_memory=True)
+    try:
+        out = torch.empty(tuple(src.shape), dtype=src.dtype, pin_memory=True)
+    except RuntimeError:  # the host would not lock that much: ordinary pages, copied slower
+        out = torch.empty(tuple(src.shape), dtype=src.dtype)
     out.copy_(src)
     return out
 
