@@ -143,6 +143,13 @@ def test_performance_verdicts() -> None:
     # 1 GB moved in 0.01 ms would be 100 TB/s: implausible on the GPU.
     fast = judge({"candidate": [0.01] * 30, "eager": [1.0] * 30}, 10**9, "cuda")
     assert fast["status"] == "fail" and fast["implausible"] and "implausible" in fast["detail"]
+    # Its own clock claims the impossible, and the wall clock's noise raised it past the
+    # roofline (1 GB: 0.23 ms): still implausible, and the detail says which clock said so.
+    raised = judge({"candidate": [0.3] * 30, "eager": [1.0] * 30}, 10**9, "cuda", own_ms=0.01)
+    assert raised["status"] == "fail" and raised["implausible"]
+    assert "0.01 ms (its own clock; 0.3 ms after the wall-clock bound)" in raised["detail"]
+    honest = judge({"candidate": [0.3] * 30, "eager": [1.0] * 30}, 10**9, "cuda", own_ms=0.29)
+    assert honest["status"] == "pass" and not honest["implausible"]
     assert roofline_ms(4_300_000_000, 4.3e12) == pytest.approx(1.0)
 
 

@@ -53,7 +53,8 @@ def test_reading_less_than_the_inputs_is_flagged_implausible() -> None:
     assert_caught_by(report, "performance", "implausible")
     perf = report.gate("performance")
     assert perf is not None and perf.metrics["implausible"] is True
-    assert perf.metrics["candidate_ms"] < perf.metrics["roofline_ms"]
+    own = perf.metrics["own_median_ms"]["candidate"]  # before any wall-clock raise
+    assert min(perf.metrics["candidate_ms"], own) < perf.metrics["roofline_ms"]
 
 
 def test_compile_baseline_is_timed_alongside_eager() -> None:

@@ -451,7 +451,7 @@ def run_gate(checker: Any, baselines: list[str], budget_s: float = BUDGET_S) -> 
         )
     times = {"candidate": candidate, **{n: own[n] for _, n in names if n != "candidate"}}
     moved = int(checker.moved)  # not the footprint: a workspace is no traffic a candidate owes
-    result = judge(times, moved, checker.device, notes)
+    result = judge(times, moved, checker.device, notes, own_ms=_median(own["candidate"]))
     result.update(
         overhead_ms=overhead,
         wall_gap_ms=gap,

@@ -175,9 +175,20 @@ class _Timer:
 
 
 def judge(
-    times: dict[str, list[float]], moved_bytes: int, device: str, notes: list[str] | None = None
+    times: dict[str, list[float]],
+    moved_bytes: int,
+    device: str,
+    notes: list[str] | None = None,
+    own_ms: float | None = None,
 ) -> dict[str, Any]:
-    """The performance verdict from per-round times (ms) of ``candidate`` and each baseline."""
+    """The performance verdict from per-round times (ms) of ``candidate`` and each baseline.
+
+    ``own_ms`` is the candidate's own clock's median before the wall-clock bound raised it
+    (``perf.bounded_by_wall``). A candidate is implausible where either is faster than the
+    roofline: a raise for the wall clock's noise (0.25 ms after a 2.2 ms protocol overhead,
+    once on the H200) must not make a claim of moving less than its inputs pass. No honest
+    candidate's own median came within 0.9x of the roofline in 605 gated searches' verdicts
+    on the H200 (sixteenth to twenty-third sessions; the nearest, a layout copy, at 1.1x)."""
     notes = list(notes or [])
     times = dict(times)
     cand = times.pop("candidate")
@@ -192,7 +203,8 @@ def judge(
     primary = min(medians, key=lambda k: medians[k])
     speedup, low, high = bootstrap_ratio(cand, times[primary])
     floor = roofline_ms(moved_bytes)
-    implausible = device == "cuda" and cand_ms < ROOFLINE_SLACK * floor
+    claimed = min(cand_ms, own_ms) if own_ms is not None else cand_ms
+    implausible = device == "cuda" and claimed < ROOFLINE_SLACK * floor
     metrics.update(
         speedup=speedup,
         ci_low=low,
@@ -211,8 +223,13 @@ def judge(
     if notes:
         summary += "; " + "; ".join(notes)
     if implausible:
+        said = (
+            f"{claimed:.4g} ms (its own clock; {cand_ms:.4g} ms after the wall-clock bound)"
+            if claimed < cand_ms
+            else f"{cand_ms:.4g} ms"
+        )
         detail = (
-            f"implausible: {cand_ms:.4g} ms is faster than moving {moved_bytes} bytes once at "
+            f"implausible: {said} is faster than moving {moved_bytes} bytes once at "
             f"peak HBM bandwidth ({floor:.4g} ms); the candidate skips work or escapes the timer "
             f"({summary})"
         )
