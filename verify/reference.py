@@ -260,6 +260,7 @@ class Reference:
         #: every such forward, the footprint is the same for every candidate of a search
         #: (it was 53 MB for the first and 19 MB for the rest on ``tabular_mlp_tower``).
         self.cold_forward_peak = 0
+        self.cold_for: Any = None  # the problem (source, mode, device) it was measured for
 
     def setup(self, header: dict[str, Any], blobs: list[Any]) -> tuple[dict[str, Any], list[Any]]:
         """Build the reference; answer with the constructor arguments and weights. A process
@@ -282,6 +283,9 @@ class Reference:
 
             install_interpreter_shims()
         self.loaded = materialize(problem)
+        problem_key = (problem.digest(), problem.mode, header.get("device"))
+        if problem_key != self.cold_for:  # another problem: its own first forward
+            self.cold_for, self.cold_forward_peak = problem_key, 0
         self.model = self.loaded.make_model(self.device, seed=int(header.get("weights_seed", 0)))
         fields, blobs_out = wire.pack(
             [("init", self.loaded.init_inputs()), ("state", dict(self.model.state_dict()))],
