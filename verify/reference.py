@@ -283,7 +283,7 @@ class Reference:
 
             install_interpreter_shims()
         self.loaded = materialize(problem)
-        problem_key = (problem.digest(), problem.mode, header.get("device"))
+        problem_key = (problem.digest, problem.mode, header.get("device"))
         if problem_key != self.cold_for:  # another problem: its own first forward
             self.cold_for, self.cold_forward_peak = problem_key, 0
         self.model = self.loaded.make_model(self.device, seed=int(header.get("weights_seed", 0)))
