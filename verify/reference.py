@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from kernelopt_jupyter.problem import LoadedProblem, ProblemError, materialize
+from kernelopt_jupyter.problem import LoadedProblem, Problem, ProblemError, materialize
 from kernelopt_jupyter.verify import perf, wire
 from kernelopt_jupyter.verify.compare import (
     _chunks,
@@ -276,6 +276,8 @@ class Reference:
         self.peak = 0
         self.pending = None
         problem = wire.decode(header["problem"], blobs, trusted=True)
+        if not isinstance(problem, Problem):  # typed from here on (the checker sends one)
+            raise ProblemError(f"setup sent {type(problem).__name__}, not a Problem")
         self.device = header["device"]
         if self.device == "cpu":
             torch.set_num_threads(1)
