@@ -610,8 +610,8 @@ class Checker:
         from kernelopt_jupyter.verify import ipc
 
         mappings = ipc.Mappings()
-        if isinstance(reply, dict) and isinstance(reply.get("out"), dict):
-            self.key_host = wire.nbytes(reply["out"]) <= HOST_KEY_BYTES
+        if isinstance(reply.get("out"), dict):
+            self.key_host = _key_on_host(reply["out"])
         on_device = wire.Bulk(mappings=mappings)
         on_host = wire.Bulk(mappings=mappings, host=self.key_host)
         try:
@@ -698,7 +698,7 @@ class Checker:
             slots.append({"handle": buf.handle, "extent": buf.nbytes})
             raws.append(buf.raw)
         torch.cuda.synchronize()
-        self.reply_bulk = wire.Bulk(slots=raws, host=sum(sizes) <= HOST_KEY_BYTES)
+        self.reply_bulk = wire.Bulk(slots=raws, host=_key_on_host(out_tree))
         return slots
 
     def _judge(
@@ -1179,6 +1179,12 @@ class Checker:
         phases = self.record.phases
         phases["memory"] = memory
         phases["specs"] = {"specs": specs, "errors": spec_errors}
+
+
+def _key_on_host(out_tree: Any) -> bool:
+    """Whether an output of this tree's size, its answer key and the candidate's copy of it
+    wait in this process's host memory (``HOST_KEY_BYTES``)."""
+    return wire.nbytes(out_tree) <= HOST_KEY_BYTES
 
 
 def _drop_device_blobs(tree: Any, blobs: list[Any]) -> None:

@@ -389,7 +389,7 @@ class Reference:
             "state_changed_names": changed,
             "fp64_reason": None,
             "fp64_note": self.fp64_note,
-            "forward_peak": int(max(forward_peak, 0)),
+            "forward_peak": int(forward_peak),
         }
         if header.get("referee"):
             # Its own command, once the checker has copied this one's parts and they are
