@@ -486,3 +486,52 @@ def test_the_linear_bound_goes_as_float32_rounded_up() -> None:
     out = ref64.float()
     assert compare.within_linear_bound(out, ref64, _float32_up(ref64.abs()))
     assert not compare.within_linear_bound(out, ref64, _float32_up(ref64.abs() * 1e300))
+
+
+def test_a_call_walks_each_key_tensor_once_per_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checker's answer key waits in host memory and every step of a walk is moved to the
+    device: the scales taken where the key arrived on the device (``note_scale``) and the fp32
+    reference refereed as a side and as ``own`` in one walk. Per refereed call the fp32
+    reference is walked twice (compare, referee), the float64 one once, the candidate's
+    output twice; the figures are those of the walks without the noted scales."""
+    from kernelopt_jupyter.verify import compare
+
+    torch.manual_seed(3)
+    ref64 = torch.randn(20000, dtype=torch.float64) * 3
+    ref32 = ref64.float()
+    out = ref32 * (1 + 1e-6)
+    plain_cmp = compare.compare_outputs(out, ref32, chunk=4096)
+    plain_ref = compare.referee_sides([out, ref32], ref64, own=ref32, chunk=4096)
+
+    walked: dict[int, int] = {}
+    real = compare._chunks
+
+    def counting(t: torch.Tensor, chunk: int, device: str | None = None):  # type: ignore[no-untyped-def]
+        for start, part in real(t, chunk, device):
+            walked[id(t)] = walked.get(id(t), 0) + part.numel()
+            yield start, part
+
+    monkeypatch.setattr(compare, "_chunks", counting)
+    for key_part in (ref32, ref64):
+        compare.note_scale(key_part, key_part.clone())  # the device copy it arrived as
+    walked.clear()
+    cmp = compare.compare_outputs(out, ref32, chunk=4096)
+    sides = compare.referee_sides([out, ref32], ref64, own=ref32, chunk=4096)
+    assert walked == {id(ref32): 2 * 20000, id(ref64): 20000, id(out): 2 * 20000}
+    assert (cmp.scale, cmp.max_abs_err, cmp.strict_ok) == (
+        plain_cmp.scale,
+        plain_cmp.max_abs_err,
+        plain_cmp.strict_ok,
+    )
+    assert sides == plain_ref
+
+    # A noted scale holds only for the tensor it was taken for, unchanged.
+    ref32.mul_(2)
+    walked.clear()
+    assert compare.compare_outputs(ref32.clone(), ref32, chunk=4096).scale == pytest.approx(
+        2 * plain_cmp.scale
+    )
+    assert walked[id(ref32)] == 2 * 20000  # its scale walked again: it changed in place
+    key = id(ref64)
+    del ref64, key_part, sides, plain_ref
+    assert key not in compare._KNOWN_SCALES
