@@ -172,6 +172,10 @@ class ModelNew(_ModelNewEager):
         )
 
     def _capture(self, inputs, key):
+        # The previous signature's graph, its pool and static buffers go first: held during
+        # the new capture they were one more forward's memory at its peak.
+        self._graph = self._graph_key = self._static_output = None
+        self._static_inputs = []
         self._static_inputs = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
         # Two eager calls first: they compile the Triton kernels and create library handles,
         # neither of which may happen during capture.

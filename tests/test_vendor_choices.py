@@ -373,3 +373,38 @@ def test_call_forms_are_timed_for_an_addmm_with_a_1d_bias_only() -> None:
     assert plain.alternatives == {} and two_d.alternatives == {}
     # The agents see them (the KernelUnit seam).
     assert KernelUnit(**head.unit()).alternatives == head.alternatives
+
+
+def test_a_new_input_signature_drops_the_old_graph_before_capturing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The CUDA-graph wrapper re-captures on a new input signature (the correctness gate's
+    derived batch): the previous graph, its static input copies and its output (the graph's
+    pool) are let go first, so the capture does not hold two forwards' memory. Run with the
+    capture machinery replaced (this machine has no GPU): each object's lifetime is what is
+    checked, at the moment the new graph is captured."""
+    import contextlib
+    import weakref
+
+    alive: weakref.WeakSet[object] = weakref.WeakSet()
+    seen: list[int] = []
+
+    class Graph:
+        def __init__(self) -> None:
+            alive.add(self)
+
+    @contextlib.contextmanager
+    def capture(graph: object):  # type: ignore[no-untyped-def]
+        seen.append(len(alive))  # graphs alive while this one is captured
+        yield
+
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", Graph)
+    monkeypatch.setattr(torch.cuda, "graph", capture)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    model = _load(wrap_cuda_graph(CONV_MODEL_NEW))["ModelNew"]()  # type: ignore[operator]
+    model._capture([torch.randn(4, 3, 8, 8)], "first")
+    old = [weakref.ref(model._static_output), weakref.ref(model._static_inputs[0])]
+    model._capture([torch.randn(3, 3, 8, 8)], "second")
+    assert seen == [1, 1]  # the first graph was gone when the second was captured
+    assert all(r() is None for r in old)
+    assert model._graph_key == "second" and tuple(model._static_output.shape) == (3, 8, 8, 8)
