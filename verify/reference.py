@@ -84,6 +84,58 @@ class _KeepFloat64(torch.overrides.TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+class _InFloat64:
+    """The reference model itself in float64 for the referee, and back exactly afterwards.
+
+    A float64 copy kept beside the float32 model (the way before) held three times the
+    weights on the device for the whole search, and the referee ran beside all three: on a
+    problem whose weights are most of its footprint (an MLP, an LSTM) that alone was two
+    footprints. Here each floating parameter's data is converted in place and converted
+    back (float32, float16 and bfloat16 go to float64 and back exactly); each buffer is
+    replaced by a copy (floating ones in float64) and the original tensor itself put back, so
+    what the referee's forward writes into a buffer (a BatchNorm's running statistics and
+    its count of batches, in training) never reaches the float32 model. ``restore`` may be called early (the host
+    fallback); it undoes the conversion once."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        self.params: list[tuple[torch.nn.Parameter, torch.dtype]] = []
+        self.buffers: list[tuple[torch.nn.Module, str, torch.Tensor]] = []
+        self.modules = list(model.modules())
+        try:
+            for module in self.modules:
+                for p in module._parameters.values():
+                    if p is not None and p.is_floating_point() and p.dtype != torch.float64:
+                        self.params.append((p, p.dtype))
+                        p.data = p.data.to(torch.float64)
+                for name, b in module._buffers.items():
+                    if b is not None:  # a counter too (a BatchNorm's batches seen)
+                        self.buffers.append((module, name, b))
+                        floating = b.is_floating_point()
+                        module._buffers[name] = (
+                            b.to(torch.float64, copy=True) if floating else b.clone()
+                        )
+            self._reflatten()
+        except BaseException:
+            self.restore()
+            raise
+
+    def _reflatten(self) -> None:
+        # What ``Module._apply`` does after converting an RNN's weights (its flat view).
+        for module in self.modules:
+            init = getattr(module, "_init_flat_weights", None)
+            if callable(init):
+                init()
+
+    def restore(self) -> None:
+        params, buffers, self.params, self.buffers = self.params, self.buffers, [], []
+        for p, dtype in params:
+            p.data = p.data.to(dtype)
+        for module, name, b in buffers:
+            module._buffers[name] = b
+        if params or buffers:
+            self._reflatten()
+
+
 def _linear_parts(out: Any, pos: Any, neg: Any) -> bool:
     """``out == pos - neg`` to float64 rounding, on every floating leaf (and there is one)."""
     a, b, c = _leaves(out), _leaves(pos), _leaves(neg)
@@ -247,7 +299,11 @@ class Reference:
         self.device = "cpu"
         self.loaded: LoadedProblem | None = None
         self.model: Any = None
-        self.model64: Any = None
+        self.model64: Any = None  # the float64 model on the host (device memory was short)
+        self.in64: _InFloat64 | None = None  # the model converted for the referee, if it is
+        #: A parameter the forward changed in place (a case said so): the referee then runs a
+        #: float64 copy (``_model64``), since converting back would carry the change over.
+        self.params_change = False
         self.fp64_note = ""
         self.perf: Any = None  # the performance gate's timing state (verify.perf)
         self.staging: Any = None  # verify.ipc.Staging: what this process shares, and only that
@@ -269,6 +325,7 @@ class Reference:
         so it does not add to this candidate's peak memory."""
         self.perf = None
         self.model = self.model64 = None
+        self.params_change = False
         self.scrub()
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.empty_cache()
@@ -378,6 +435,9 @@ class Reference:
         # What forward changed (a BatchNorm's running statistics in training), by name: the
         # checker holds the candidate's to these where both ran the same calls.
         changed = [k for k, v in state_after.items() if state_before.get(k) != v]
+        if changed and not self.params_change:
+            names = {name for name, _ in self.model.named_parameters()}
+            self.params_change = any(k in names for k in changed)
         if changed:
             message.add("state_after", {k: state[k] for k in changed}, secret=True, host=True)
         reply: dict[str, Any] = {
@@ -430,13 +490,18 @@ class Reference:
         in64 = _to_fp64(_clone_float64(inputs))
         if not small:
             inputs = None  # the float64 copies are all the referee needs
-        out64, reason = self._referee(in64, dtypes)
-        del in64
-        if out64 is not None:
+        bound = None
+        try:
+            out64, reason = self._referee(in64, dtypes)
+            del in64
             # The bound first, then both staged: its float64 evaluations do not run beside
             # out64's staged copy (on small problems they were most of this process's peak).
-            bound = self._linear_bound(inputs, out64) if inputs is not None else None
-            del inputs
+            if out64 is not None and inputs is not None:
+                bound = self._linear_bound(inputs, out64)
+        finally:
+            self._float32_again()  # the model back before anything is staged
+        del inputs
+        if out64 is not None:
             message.add("out64", out64, secret=True)
             del out64
             if bound is not None:
@@ -696,10 +761,23 @@ class Reference:
             if fn is None:
                 return f"the {self.loaded.problem.kind} problem defines no reference() function"
             return fn
+        if device is None and not self.params_change:
+            if self.in64 is None:
+                self.in64 = _InFloat64(self.model)
+            return self.model
+        # A float64 copy: on the host (device memory was short), or of a model whose forward
+        # changes its parameters (converted back, they would carry the referee's change).
         if self.model64 is None or device is not None:
+            self._float32_again()
             model = copy.deepcopy(self.model)
             self.model64 = model.to(device or self.device).to(torch.float64)
         return self.model64
+
+    def _float32_again(self) -> None:
+        """The model as the float32 cases run it (``_InFloat64.restore``), if converted."""
+        in64, self.in64 = self.in64, None
+        if in64 is not None:
+            in64.restore()
 
 
 def serve(sock: socket.socket) -> None:
