@@ -83,22 +83,48 @@ def digest(value: Any) -> str:
     return h.hexdigest()
 
 
-#: Bytes of a device tensor checksummed per step: its int64 temporaries are 16x this (two of
-#: them at once). At 16 MiB a step they were 384 MiB, more than the whole footprint of a
-#: small problem, in every process that fingerprints (measured on the H200, seventeenth
-#: session: the candidate's peak was 4.3-5.3x a 0.3 GB footprint).
+#: 32-bit words of a device tensor checksummed per step (8 MB of its bytes): the step's int64
+#: copy and the weights are 16 MB each. The sum was taken byte by byte before, at 2 MB a step
+#: (the same temporaries: a byte widened to int64 is 8 of them): four times the steps and
+#: kernel launches for the same bytes, in every fingerprint of every call. (At 16 MiB of bytes
+#: a step the temporaries were 384 MiB, more than the whole footprint of a small problem:
+#: measured on the H200, seventeenth session, the candidate's peak was 4.3-5.3x a 0.3 GB
+#: footprint.)
 CHECKSUM_STEP = 1 << 21
+_CHECKSUM_K = 2654435761
+
+
+def _int64(value: int) -> int:
+    """``value`` modulo 2**64 as a signed 64-bit integer (a scalar torch multiplies by)."""
+    value %= 1 << 64
+    return value - (1 << 64) if value >= 1 << 63 else value
 
 
 def _device_checksum(raw: torch.Tensor) -> str:
-    """A position-weighted sum of ``raw``'s bytes on its device, modulo 2**61: every step's
-    product wraps in int64 (deterministically), the total is taken on the host once."""
+    """A position-weighted sum of ``raw``'s bytes, read as little-endian signed 32-bit words
+    (the last ``numel % 4`` bytes one by one), modulo 2**61: word ``i`` is weighted by
+    ``(2 i + 1) K``, an odd number, so any change of one word changes the sum. Every step's
+    products wrap in int64 (deterministically), the total is taken on the host once; the
+    figure does not depend on the step or on where ``raw`` starts in its allocation."""
+    n = raw.numel()
+    words = n // 4
     total = torch.zeros((), dtype=torch.int64, device=raw.device)
-    for start in range(0, raw.numel(), CHECKSUM_STEP):
-        part = raw[start : start + CHECKSUM_STEP].to(torch.int64)
-        weights = torch.arange(start, start + part.numel(), device=raw.device, dtype=torch.int64)
-        total += part.mul_(weights.mul_(2654435761).add_(97)).sum()
-    return f"{raw.numel()}:{int(total) % (1 << 61)}"
+    base: torch.Tensor | None = None
+    for start in range(0, words, CHECKSUM_STEP):
+        count = min(CHECKSUM_STEP, words - start)
+        data = raw[4 * start : 4 * (start + count)]
+        if data.storage_offset() % 4:
+            data = data.clone()  # a word view needs an aligned start: this step copied
+        part = data.view(torch.int32).to(torch.int64)
+        if base is None:  # (2 j + 1) K for j < count: the first step is the longest
+            base = torch.arange(1, 2 * count, 2, dtype=torch.int64, device=raw.device)
+            base.mul_(_CHECKSUM_K)
+        # sum part_j (2 (start + j) + 1) K = sum part_j (2 j + 1) K + 2 start K sum part_j
+        total += part.sum() * _int64(2 * start * _CHECKSUM_K)
+        total += part.mul_(base[:count]).sum()
+    for j in range(4 * words, n):  # at most three bytes
+        total += raw[j].to(torch.int64) * _int64((2 * (j - 3 * words) + 1) * _CHECKSUM_K)
+    return f"{n}:{int(total) % (1 << 61)}"
 
 
 def _tensor_leaves(value: Any) -> list[torch.Tensor]:
