@@ -32,6 +32,20 @@ def test_correct_candidate_passes_every_gate_that_runs(problem: str, candidate: 
     assert all(c["status"] == "pass" for c in static.metrics["compile"])
     correctness = report.gate("correctness")
     assert correctness is not None and correctness.metrics["strict"] is True
+    # Where the checked calls' time went, per process (the candidate's and the reference's
+    # own reports, and the checker's), summed over the calls.
+    parts = correctness.metrics["timings"]["call_parts_s"]
+    for part in (
+        "candidate forward",
+        "candidate fingerprints",
+        "candidate output",
+        "reference forward",
+        "reference float64 referee",
+        "checker compare",
+        "checker referee",
+    ):
+        assert parts.get(part, -1.0) >= 0.0, (part, parts)
+    assert sum(parts.values()) < correctness.metrics["timings"]["seconds"]
     perf = report.gate("performance")
     assert perf is not None and perf.detail == "no GPU" and report.speedup is None
     assert not report.dispatch_only
@@ -75,3 +89,20 @@ def test_no_referee_means_fp64_skipped_with_a_reason_and_one_seed_option() -> No
     assert len(data["gates"][1]["seeds"]) == 1 and isinstance(data["seed"], int)
     assert data["gates"][1]["metrics"]["seed"] == data["seed"]
     assert data["gates"][2]["err_ratio"] is None
+
+
+def test_call_parts_from_a_process_are_taken_as_figures_only() -> None:
+    """A candidate's process reports its call's parts (``phases_s``): whatever it sends, the
+    checker keeps only named, finite, non-negative seconds, a bounded number of them."""
+    from kernelopt_jupyter.verify.checker import PARTS_MAX, _Clock
+
+    clock = _Clock()
+    clock.add("candidate", {"forward": 0.5, "x" * 99: 1.0, "neg": -1.0, "nan": float("nan")})
+    clock.add("candidate", {"forward": 0.25, 3: 1.0, "s": "1", "big": 1e9})
+    clock.add("candidate", ["forward", 1.0])
+    clock.add("candidate", {f"p{i}": 1.0 for i in range(100)})
+    parts = clock.report()["call_parts_s"]
+    assert parts["candidate forward"] == 0.75
+    assert parts["candidate " + "x" * 40] == 1.0
+    assert not any(k.endswith(("neg", "nan", " s", "big")) for k in parts)
+    assert sum(k.startswith("candidate p") for k in parts) == PARTS_MAX

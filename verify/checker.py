@@ -164,6 +164,10 @@ _STATE_WORDS = {
 }
 
 
+#: Parts of a call a serving process may report (``_Clock.add``).
+PARTS_MAX = 12
+
+
 class _Clock:
     """Where one verification's time went: wall seconds per stage, and per child and command
     the requests, seconds and bytes moved (the children's counters run across candidates, so
@@ -180,6 +184,20 @@ class _Clock:
         #: whose row first shows a process's peak is where that peak came from.
         self.memory = memory
         self.peaks: dict[str, dict[str, int]] = {}
+        #: Seconds of the checked calls' parts, summed over the calls: the candidate's and
+        #: the reference's as their processes report them (``phases_s``: figures only, for
+        #: the report; nothing is decided on them) and the checker's own.
+        self.parts: dict[str, float] = {}
+
+    def add(self, side: str, phases: Any) -> None:
+        """Fold a call's ``{part: seconds}`` into ``parts`` under ``side`` (bad entries left
+        out: a candidate's process sends these)."""
+        if not isinstance(phases, dict):
+            return
+        for name, seconds in list(phases.items())[:PARTS_MAX]:
+            if isinstance(name, str) and isinstance(seconds, int | float) and 0 <= seconds < 1e6:
+                key = f"{side} {name[:40]}"
+                self.parts[key] = self.parts.get(key, 0.0) + float(seconds)
 
     def lap(self, stage: str) -> None:
         now = time.monotonic()
@@ -195,6 +213,8 @@ class _Clock:
         }
         if self.peaks:
             out["peak_bytes_by_stage"] = self.peaks
+        if self.parts:
+            out["call_parts_s"] = {k: round(v, 3) for k, v in sorted(self.parts.items())}
         for child in self.children:
             was = self.before.get(child.name, {})
             rows = {}
@@ -596,6 +616,10 @@ class Checker:
                             case[name] = more[name]
                     case["fp64_reason"] = more.get("fp64_reason")
                     case["fp64_note"] = more.get("fp64_note") or case.get("fp64_note")
+                    if isinstance(case.get("phases_s"), dict) and isinstance(
+                        more.get("phases_s"), dict
+                    ):
+                        case["phases_s"] = {**case["phases_s"], **more["phases_s"]}
                     blobs = blobs + more_blobs
             if case is not None:
                 return case, blobs
@@ -618,10 +642,13 @@ class Checker:
             # The inputs (a case's, the timing pool) are lent to the candidate from the
             # device; the answer key is only read, in steps, so it waits in host memory
             # where it is not large.
+            started = time.monotonic()
             local = {
                 k: wire.localize(v, blobs, on_device if k in ("inputs", "pool") else on_host)
                 for k, v in reply.items()
             }
+            if header.get("cmd") in ("case", "referee"):
+                self._clock.add("checker", {"key copy": time.monotonic() - started})
             return local, blobs
         except (wire.WireError, ipc.IpcError, RuntimeError) as exc:  # RuntimeError: torch, OOM
             self.ipc = False
@@ -721,13 +748,20 @@ class Checker:
             self.first_launches = int(reply.get("launches") or 0)
             self.kernels = {str(k): int(v) for k, v in (reply.get("kernels") or {}).items()}
         # From here on the call ran under the rules: what is wrong now is a wrong answer.
+        self._clock.add("candidate", reply.get("phases_s"))
+        self._clock.add("reference", case.get("phases_s"))
+        started = time.monotonic()
         try:
             out = wire.decode(reply["out"], got, bulk=self.reply_bulk)
         except wire.WireError as exc:
             raise CandidateFailure(
                 f"{label}: the output could not be taken as data ({exc})"
             ) from None
+        decoded = time.monotonic()
         cmp = compare_outputs(out, ref_out, magnitude=call.kind == "stress", device=self.device)
+        self._clock.add(
+            "checker", {"output copy": decoded - started, "compare": time.monotonic() - decoded}
+        )
         self.last_strict = (cmp.strict_ok, cmp.worst)
         reordered = (
             f" (this call ran every launch's programs in {call.order} order, with fresh "
@@ -787,6 +821,7 @@ class Checker:
                 }
             )
         if "out64" in case:
+            started = time.monotonic()
             ref64 = wire.decode(case["out64"], blobs, trusted=True)
             bound_ok = "bound64" in case and within_linear_bound(
                 out, ref64, wire.decode(case["bound64"], blobs, trusted=True)
@@ -816,6 +851,7 @@ class Checker:
                         "bound_ok": bound_ok,
                     }
                 )
+            self._clock.add("checker", {"referee": time.monotonic() - started})
         elif case.get("fp64_reason") and self.fp64_reason is None:
             self.fp64_reason = str(case["fp64_reason"])
         if case.get("fp64_note"):

@@ -299,6 +299,7 @@ class Sandbox:
                         "detail": f"forward raised {_one_line(exc)} on call {k + 1} of a run of "
                         f"{burst} back-to-back calls",
                     }, []
+        t0 = time.monotonic()
         try:
             sent = self._receive_inputs(header, blobs)
         except wire.WireError as exc:
@@ -311,7 +312,9 @@ class Sandbox:
             v.tensor if isinstance(v, wire.Sent) else None
             for v in (sent if isinstance(sent, list | tuple) else [sent])
         ]
+        t_inputs = time.monotonic()
         state_before = digest(self._state_tensors())
+        fingerprints = time.monotonic() - t_inputs
         launches_before = self.recorder.total
         kernels_before = dict(self.recorder.kernels)
         replays_before = self.graph_replays
@@ -329,6 +332,7 @@ class Sandbox:
         except BaseException as exc:  # SystemExit from a candidate is its failure too
             return {"ok": False, "detail": f"forward raised {_one_line(exc)}"}, []
         seconds = time.monotonic() - start
+        t_checks = time.monotonic()
         launches = self.recorder.total - launches_before
         kernels = {
             k: v - kernels_before.get(k, 0)
@@ -352,17 +356,24 @@ class Sandbox:
             )
         previous_changed = False
         shared_with_previous = False
+        t_kept = time.monotonic()
         for old_out, old_digest, old_storages in self.kept:
             previous_changed = previous_changed or digest(old_out) != old_digest
             shared = (storages & old_storages) - self.weight_storages
             shared_with_previous = shared_with_previous or bool(shared)
+        t_output = time.monotonic()
+        fingerprints += t_output - t_kept
         encoded = self._encode_output(out, header.get("slots"))
+        t_digest = time.monotonic()
         out_digest = digest(out)
         # Earlier outputs stay alive, as a caller's would: their memory cannot be reused, and
         # they must not change (a few of them, so alternating result buffers show too).
         size = sum(t.numel() * t.element_size() for t in leaves)
         keep = KEEP_OUTPUTS if size * KEEP_OUTPUTS <= KEEP_BYTES else 1
         self.kept = [(out, out_digest, storages), *self.kept][:keep]
+        input_digests = [digest(v) for v in inputs]
+        state_after = digest(self._state_tensors())
+        done = time.monotonic()
         reply = {
             "ok": True,
             "out": encoded.tree,
@@ -374,16 +385,24 @@ class Sandbox:
             "op_classes": dict(self.accounting.classes),
             "provenance": provenance,
             "graph_replays": self.graph_replays - replays_before,
-            "input_digests": [digest(v) for v in inputs],
+            "input_digests": input_digests,
             "inputs_after": self._mutated_inputs(header, inputs),
             "state_before": state_before,
-            "state_after": digest(self._state_tensors()),
+            "state_after": state_after,
             "previous_changed": previous_changed,
             "shared_with_previous": shared_with_previous,
             "stream_violations": list(self.recorder.stream_violations),
             "changes": self.guard.changes()
             + self.accounting.take_registry_changes()
             + self._process_changes(forks_before, children_before),
+            # Where this call's time went in this process (reported, never judged on).
+            "phases_s": {
+                "inputs": t_inputs - t0,
+                "forward": seconds,
+                "checks": t_kept - t_checks,
+                "fingerprints": fingerprints + done - t_digest,
+                "output": t_digest - t_output,
+            },
         }
         blobs_out = list(encoded.blobs)
         if reply["inputs_after"] is not None:
