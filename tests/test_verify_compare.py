@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import pytest
 import torch
@@ -535,3 +536,71 @@ def test_a_call_walks_each_key_tensor_once_per_check(monkeypatch: pytest.MonkeyP
     key = id(ref64)
     del ref64, key_part, sides, plain_ref
     assert key not in compare._KNOWN_SCALES
+
+
+def _fused_cases() -> list[tuple[Any, Any, Any]]:
+    torch.manual_seed(11)
+    n = 9000
+    ref64 = torch.randn(n, dtype=torch.float64) * torch.logspace(-6, 1, n, dtype=torch.float64)
+    ref32 = ref64.float()
+    near = (ref64 * (1 + 1e-6 * torch.randn(n, dtype=torch.float64))).float()
+    far = ref32 * 1.01
+    holes = near.clone()
+    ref_holes = ref32.clone()
+    for t in (holes, ref_holes):
+        t[17], t[4000] = float("nan"), float("inf")
+    nan_moved = near.clone()
+    nan_moved[18] = float("nan")
+    second = torch.randn(30, 7, dtype=torch.float64)
+    return [
+        (near, ref32, ref64),  # a single tensor
+        (far, ref32, ref64),  # outside the loose tolerance
+        (holes, ref_holes, ref64),  # NaN and inf at the reference's places
+        (nan_moved, ref32, ref64),  # a NaN where the reference has none
+        ((near, second.float() * 1.001), (ref32, second.float()), (ref64, second)),  # a tuple
+        ({"a": near}, {"a": ref32}, {"a": ref64}),  # a dict: not walked together
+        (near[:100], ref32, ref64),  # a wrong shape
+        ((near, 2.5), (ref32, 2.5), (ref64, 2.5)),  # a number leaf
+    ]
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_compared_and_refereed_together_as_each_alone(case: int) -> None:
+    """The checker compares and referees a call in one walk where the leaves line up: every
+    figure is the one the two walks give apart, and where they do not line up (a dict, a
+    wrong shape, a number) or the comparison fails, the referee's rows are left to
+    ``referee_sides``."""
+    from kernelopt_jupyter.verify import compare
+
+    out, ref, ref64 = _fused_cases()[case]
+    for stress in (False, True):
+        alone = compare.compare_outputs(out, ref, chunk=4096, magnitude=stress)
+        rows_alone = compare.referee_sides([out, ref], ref64, own=ref, chunk=4096)
+        together, rows = compare.compare_and_referee(out, ref, ref64, chunk=4096, magnitude=stress)
+        assert together == alone
+        if case in (0, 1, 2, 4):
+            assert rows == rows_alone
+        else:
+            assert rows is None  # not shared (a dict, a shape, a number) or a failed comparison
+
+
+def test_compared_and_refereed_in_one_walk_moves_each_step_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kernelopt_jupyter.verify import compare
+
+    out, ref32, ref64 = _fused_cases()[0]
+    for key_part in (ref32, ref64):
+        compare.note_scale(key_part, key_part.clone())
+    walked: dict[int, int] = {}
+    real = compare._chunks
+
+    def counting(t: torch.Tensor, chunk: int, device: str | None = None):  # type: ignore[no-untyped-def]
+        for start, part in real(t, chunk, device):
+            walked[id(t)] = walked.get(id(t), 0) + part.numel()
+            yield start, part
+
+    monkeypatch.setattr(compare, "_chunks", counting)
+    _, rows = compare.compare_and_referee(out, ref32, ref64, chunk=4096)
+    assert rows is not None
+    assert walked == {id(out): out.numel(), id(ref32): out.numel(), id(ref64): out.numel()}

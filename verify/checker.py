@@ -29,6 +29,7 @@ from kernelopt_jupyter.device import GpuLock
 from kernelopt_jupyter.verify import wire
 from kernelopt_jupyter.verify.compare import (
     Comparison,
+    compare_and_referee,
     compare_outputs,
     leaf_floor,
     mid_floor,
@@ -758,7 +759,17 @@ class Checker:
                 f"{label}: the output could not be taken as data ({exc})"
             ) from None
         decoded = time.monotonic()
-        cmp = compare_outputs(out, ref_out, magnitude=call.kind == "stress", device=self.device)
+        stress = call.kind == "stress"
+        ref64 = rows = None
+        if "out64" in case:
+            # Compared and refereed in one walk: the candidate's output and the fp32
+            # reference wait in host memory on a GPU, and each step goes to the device once.
+            ref64 = wire.decode(case["out64"], blobs, trusted=True)
+            cmp, rows = compare_and_referee(
+                out, ref_out, ref64, magnitude=stress, device=self.device
+            )
+        else:
+            cmp = compare_outputs(out, ref_out, magnitude=stress, device=self.device)
         self._clock.add(
             "checker", {"output copy": decoded - started, "compare": time.monotonic() - decoded}
         )
@@ -820,15 +831,15 @@ class Checker:
                     "scaled_err": norm,
                 }
             )
-        if "out64" in case:
+        if ref64 is not None:
             started = time.monotonic()
-            ref64 = wire.decode(case["out64"], blobs, trusted=True)
             bound_ok = "bound64" in case and within_linear_bound(
                 out, ref64, wire.decode(case["bound64"], blobs, trusted=True)
             )
             # One record per output leaf, each with its own floor (its magnitude, its dtype).
-            # The candidate and the fp32 reference against the referee, in one walk.
-            leaves = referee_sides([out, ref_out], ref64, own=ref_out)
+            # The candidate and the fp32 reference against the referee, in one walk (the
+            # comparison's, where the leaves lined up simply).
+            leaves = rows if rows is not None else referee_sides([out, ref_out], ref64, own=ref_out)
             for leaf, (cand_err, ref_err) in enumerate(leaves):
                 if cand_err is None or ref_err is None:
                     continue

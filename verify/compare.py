@@ -185,12 +185,14 @@ def compare_tensors(
     *,
     chunk: int = CHUNK,
     magnitude: bool = False,
+    tap: Any = None,
 ) -> Comparison:
     """Compare one tensor with its reference: shape, dtype, device, NaN/Inf pattern, values.
 
     ``magnitude`` scales the absolute tolerance with the output's RMS above 1 too (the stress
     case: inputs of large magnitude make every honest rounding error proportionally larger).
-    Chunked; the result is the same for any chunk size (tested).
+    Chunked; the result is the same for any chunk size (tested). ``tap(start, a, b)`` gets
+    every floating step of the two, as walked (``compare_and_referee``).
     """
     if tuple(out.shape) != tuple(ref.shape):
         return Comparison(
@@ -237,7 +239,9 @@ def compare_tensors(
     loose_pair = (0.0, 0.0)
     finite_count = 0
     step = _step(chunk, out, ref)
-    for (_, a), (_, b) in zip(_chunks(out, step), _chunks(ref, step)):
+    for (start, a), (_, b) in zip(_chunks(out, step), _chunks(ref, step)):
+        if tap is not None:
+            tap(start, a, b)
         a64, b64 = a.to(torch.float64), b.to(torch.float64)
         na, nb = torch.isnan(a64), torch.isnan(b64)
         nan_out += int(na.sum())
@@ -342,6 +346,7 @@ def compare_outputs(
     chunk: int = CHUNK,
     magnitude: bool = False,
     device: str | None = None,
+    taps: dict[int, Any] | None = None,
 ) -> Comparison:
     """Compare a whole output with the reference's, structure first.
 
@@ -354,7 +359,7 @@ def compare_outputs(
     says nothing); without it the reference's sent device is the rule.
     """
     total = Comparison()
-    _compare(out, ref, "output", total, chunk, magnitude, device)
+    _compare(out, ref, "output", total, chunk, magnitude, device, taps or {})
     if total.error is not None:
         total.strict_ok = total.loose_ok = False
     return total
@@ -368,7 +373,9 @@ def _compare(
     chunk: int,
     magnitude: bool = False,
     device: str | None = None,
+    taps: dict[int, Any] | None = None,
 ) -> None:
+    taps = taps or {}
     if total.error is not None:
         return
     if isinstance(ref, list | tuple):
@@ -382,14 +389,14 @@ def _compare(
             total.error = f"returned {len(out)} value(s) in {label}, the reference {len(ref)}"
             return
         for i, (o, r) in enumerate(zip(out, ref)):
-            _compare(o, r, f"{label}[{i}]", total, chunk, magnitude, device)
+            _compare(o, r, f"{label}[{i}]", total, chunk, magnitude, device, taps)
         return
     if isinstance(ref, dict):
         if not isinstance(out, dict) or sorted(map(str, out)) != sorted(map(str, ref)):
             total.error = f"{label} is not a dict with the reference's keys {sorted(ref)}"
             return
         for key in ref:
-            _compare(out[key], ref[key], f"{label}[{key!r}]", total, chunk, magnitude, device)
+            _compare(out[key], ref[key], f"{label}[{key!r}]", total, chunk, magnitude, device, taps)
         return
     r, r_meta = _leaf(ref)
     o, o_meta = _leaf(out)
@@ -414,7 +421,8 @@ def _compare(
                     f"{r_meta.stride} (return a contiguous tensor)"
                 )
                 return
-        total.merge(compare_tensors(o, r, label, chunk=chunk, magnitude=magnitude))
+        tap = taps.get(id(r))
+        total.merge(compare_tensors(o, r, label, chunk=chunk, magnitude=magnitude, tap=tap))
         return
     if isinstance(r, int | float) and not isinstance(r, bool):
         if isinstance(o, torch.Tensor) and o.numel() == 1:
@@ -595,39 +603,62 @@ def _referee_leaf(
     sides: list[torch.Tensor | None], r: torch.Tensor, w: torch.Tensor | None, chunk: int
 ) -> list[RefereeErrors | None]:
     """One leaf's errors of each output in ``sides`` (None: not refereed) against ``r``."""
-    live = [i for i, o in enumerate(sides) if o is not None]
-    found: list[RefereeErrors | None] = [None] * len(sides)
-    if not live:
-        return found
-    scale = _scale(r, chunk)
-    small = scale * SMALL_FRACTION
-    leaves = {
-        i: RefereeErrors(dtype=o.dtype if o.is_floating_point() else None)
-        for i, o in enumerate(sides)
-        if o is not None
-    }
-    rel_sums = dict.fromkeys(live, 0.0)
-    step = _step(chunk, *[sides[i] for i in live], r, w)
-    # The mid-range quantile is taken per chunk (the largest over chunks), walked in steps
-    # whose candidate values are kept (``_Quantile``): the same figure for any step.
-    blocks = {i: _Quantile(MID_QUANTILE, chunk, step) for i in live}
-    walks = [_chunks(sides[i], step) for i in live]  # type: ignore[arg-type]
+    walk = _RefereeWalk(sides, r, w, chunk)
+    if not walk.live:
+        return walk.finish()
+    walks = [_chunks(sides[i], walk.step) for i in walk.live]  # type: ignore[arg-type]
     # ``own`` is usually one of the sides too (the checker refers the fp32 reference): its
     # steps are that side's, not moved to the work device a second time.
-    own_side = next((k for k, i in enumerate(live) if sides[i] is w), None)
+    own_side = next((k for k, i in enumerate(walk.live) if sides[i] is w), None)
     own_parts: Any = (
-        _chunks(w, step) if w is not None and own_side is None else itertools.repeat((None, None))
+        _chunks(w, walk.step)
+        if w is not None and own_side is None
+        else itertools.repeat((None, None))
     )
-    for (start, b), (_, c), *parts in zip(_chunks(r, step), own_parts, *walks):
+    for (start, b), (_, c), *parts in zip(_chunks(r, walk.step), own_parts, *walks):
         if own_side is not None:
             c = parts[own_side][1]
+        walk.add(start, b, c, [part for _, part in parts])
+    return walk.finish()
+
+
+class _RefereeWalk:
+    """``_referee_leaf``'s figures, fed one step at a time: the referee's part ``b``, the
+    fp32 reference's ``c`` (or None) and each live side's part, all already where the work
+    runs (``_chunks``). ``compare_and_referee`` feeds it from the comparison's own steps."""
+
+    def __init__(
+        self, sides: list[torch.Tensor | None], r: torch.Tensor, w: torch.Tensor | None, chunk: int
+    ) -> None:
+        self.sides, self.chunk = sides, chunk
+        self.live = [i for i, o in enumerate(sides) if o is not None]
+        self.found: list[RefereeErrors | None] = [None] * len(sides)
+        self.next_start = 0  # the start of the step expected next (a walk cut short shows)
+        if not self.live:
+            return
+        self.small = _scale(r, chunk) * SMALL_FRACTION
+        self.leaves = {
+            i: RefereeErrors(dtype=o.dtype if o.is_floating_point() else None)
+            for i, o in enumerate(sides)
+            if o is not None
+        }
+        self.rel_sums = dict.fromkeys(self.live, 0.0)
+        self.step = _step(chunk, *[sides[i] for i in self.live], r, w)
+        # The mid-range quantile is taken per chunk (the largest over chunks), walked in steps
+        # whose candidate values are kept (``_Quantile``): the same figure for any step.
+        self.blocks = {i: _Quantile(MID_QUANTILE, chunk, self.step) for i in self.live}
+
+    def add(
+        self, start: int, b: torch.Tensor, c: torch.Tensor | None, parts: list[torch.Tensor]
+    ) -> None:
+        self.next_start = start + b.numel()
         b64 = b.to(torch.float64)
         b_finite = torch.isfinite(b64)
         magnitude = b64.abs()
         well: torch.Tensor | None = None  # made when a side first has tiny values
-        for i, (_, a) in zip(live, parts):
-            leaf, block = leaves[i], blocks[i]
-            if start % chunk == 0:
+        for i, a in zip(self.live, parts):
+            leaf, block = self.leaves[i], self.blocks[i]
+            if start % self.chunk == 0:
                 leaf.mid_rel_p99 = max(leaf.mid_rel_p99, block.close())
             a64 = a.to(torch.float64)
             finite = torch.isfinite(a64) & b_finite
@@ -640,25 +671,95 @@ def _referee_leaf(
                 continue
             leaf.max_abs = max(leaf.max_abs, float(diff.max()))
             leaf.magnitude = max(leaf.magnitude, float(mag.max()))
-            tiny = (mag > 0) & (mag < small)
+            tiny = (mag > 0) & (mag < self.small)
             if c is not None and bool(tiny.any()):
                 if well is None:
                     # NaN (a non-finite reference value) compares False: left out as well.
                     well = (c.to(torch.float64) - b64).abs() <= ILL_CONDITIONED * magnitude
                 tiny &= well if whole else well[finite]
             if bool(tiny.any()):
-                rel_sums[i] += float((diff[tiny] / mag[tiny]).sum())
+                self.rel_sums[i] += float((diff[tiny] / mag[tiny]).sum())
                 leaf.small_count += int(tiny.sum())
-            mid = mag >= small
+            mid = mag >= self.small
             if bool(mid.any()):
                 block.add(diff[mid] / mag[mid])
-    for i in live:
-        leaf = leaves[i]
-        leaf.mid_rel_p99 = max(leaf.mid_rel_p99, blocks[i].close())
-        if leaf.small_count:
-            leaf.small_rel = rel_sums[i] / leaf.small_count
-        found[i] = leaf
-    return found
+
+    def finish(self) -> list[RefereeErrors | None]:
+        for i in self.live:
+            leaf = self.leaves[i]
+            leaf.mid_rel_p99 = max(leaf.mid_rel_p99, self.blocks[i].close())
+            if leaf.small_count:
+                leaf.small_rel = self.rel_sums[i] / leaf.small_count
+            self.found[i] = leaf
+        return self.found
+
+
+def compare_and_referee(
+    out: Any,
+    ref: Any,
+    ref64: Any,
+    *,
+    magnitude: bool = False,
+    device: str | None = None,
+    chunk: int = CHUNK,
+) -> tuple[Comparison, list[list[RefereeErrors | None]] | None]:
+    """``compare_outputs(out, ref)`` and ``referee_sides([out, ref], ref64, own=ref)`` in one
+    walk, where the leaves line up simply: every leaf of ``ref`` a floating tensor in lists
+    and tuples (no dict), ``out``'s the same shape and dtype, ``ref64``'s the same shape. The
+    referee then takes each step of the candidate's output and of the fp32 reference from the
+    comparison (they wait in host memory on a GPU: each step is moved to the device once, not
+    twice). The figures are those of the two calls; the referee's rows are None where the
+    walk could not be shared or was cut short (a failed comparison): then the caller asks
+    ``referee_sides``."""
+    outs, refs, refs64 = flatten(out), flatten(ref), flatten(ref64)
+    simple = (
+        not _has_dict(ref)
+        and len(outs) == len(refs) == len(refs64)
+        and all(
+            isinstance(o, torch.Tensor)
+            and isinstance(r, torch.Tensor)
+            and isinstance(r64, torch.Tensor)
+            and r.is_floating_point()
+            and r64.is_floating_point()
+            and o.dtype == r.dtype
+            and o.shape == r.shape == r64.shape
+            for o, r, r64 in (
+                (_leaf(a)[0], _leaf(b)[0], _leaf(c)[0]) for a, b, c in zip(outs, refs, refs64)
+            )
+        )
+    )
+    if not simple:
+        return compare_outputs(out, ref, chunk=chunk, magnitude=magnitude, device=device), None
+    walks: list[_RefereeWalk] = []
+    taps: dict[int, Any] = {}
+    for o_leaf, r_leaf, r64_leaf in zip(outs, refs, refs64):
+        o, r, r64 = _leaf(o_leaf)[0], _leaf(r_leaf)[0], _leaf(r64_leaf)[0]
+        walk = _RefereeWalk([o, r], r64, r, chunk)
+        if walk.step != _step(chunk, o, r):
+            return compare_outputs(out, ref, chunk=chunk, magnitude=magnitude, device=device), None
+        walks.append(walk)
+        steps64 = _chunks(r64, walk.step)
+
+        def tap(
+            start: int, a: torch.Tensor, b: torch.Tensor, walk: Any = walk, steps: Any = steps64
+        ) -> None:
+            _, b64 = next(steps)
+            walk.add(start, b64, b, [a, b])
+
+        taps[id(r)] = tap
+    cmp = compare_outputs(out, ref, chunk=chunk, magnitude=magnitude, device=device, taps=taps)
+    done = all(walk.next_start == _leaf(r)[0].numel() for walk, r in zip(walks, refs))
+    if cmp.error is not None or not done:
+        return cmp, None
+    return cmp, [walk.finish() for walk in walks]
+
+
+def _has_dict(value: Any) -> bool:
+    if isinstance(value, dict):
+        return True
+    if isinstance(value, list | tuple):
+        return any(_has_dict(v) for v in value)
+    return False
 
 
 def _number(value: Any) -> float | None:
