@@ -133,7 +133,16 @@ def test_rows_carry_what_verification_cost() -> None:
         gates = [
             GateResult("static", "pass", ""),
             GateResult(
-                "correctness", "pass", "", {"memory": memory, "timings": {"seconds": checks}}
+                "correctness",
+                "pass",
+                "",
+                {
+                    "memory": memory,
+                    "timings": {
+                        "seconds": checks,
+                        "call_parts_s": {"candidate forward": checks / 10, "bad": "x"},
+                    },
+                },
             ),
             GateResult("performance", "pass", "", {"seconds": 4.0}),
         ]
@@ -147,7 +156,12 @@ def test_rows_carry_what_verification_cost() -> None:
     assert mem["reference_peak_bytes"] == 2500 and mem["footprint_bytes"] == 1000
     # medians of (5, 9, 7) s of checks and 4 s of timing
     assert costs["verify_seconds"] == {"checks": 7.0, "timing": 4.0}
-    assert verification_costs([]) == {"memory": None, "verify_seconds": None}
+    assert costs["verify_parts_s"] == {"candidate forward": 0.7}  # a figure's median, per part
+    assert verification_costs([]) == {
+        "memory": None,
+        "verify_seconds": None,
+        "verify_parts_s": None,
+    }
 
 
 def test_markdown_shows_memory_per_problem() -> None:

@@ -332,9 +332,12 @@ def verification_costs(candidates: list[Any]) -> dict[str, Any]:
     of each process (reference, candidate, checker) over the reference's footprint, and the
     median seconds of a verification's checked calls (correctness and fp64: the checker's
     clock) and of its timing (performance); the rest of a candidate's seconds (its
-    ``timeline``) is loading, compiling and the worker."""
+    ``timeline``) is loading, compiling and the worker. ``verify_parts_s``: the median over
+    the verifications of each part of their checked calls (``call_parts_s``: the
+    candidate's, the reference's and the checker's seconds, part by part)."""
     memory: dict[str, Any] = {}
     split: dict[str, list[float]] = {"checks": [], "timing": []}
+    parts: dict[str, list[float]] = {}
     for gated in candidates:
         report = gated.report
         checks = timing = 0.0
@@ -344,6 +347,10 @@ def verification_costs(candidates: list[Any]) -> dict[str, Any]:
                 clock = metrics.get("timings")
                 if isinstance(clock, dict) and isinstance(clock.get("seconds"), (int, float)):
                     checks = float(clock["seconds"])
+                called = clock.get("call_parts_s") if isinstance(clock, dict) else None
+                for part, seconds in called.items() if isinstance(called, dict) else ():
+                    if isinstance(seconds, (int, float)):
+                        parts.setdefault(str(part), []).append(float(seconds))
                 mem = metrics.get("memory")
                 for key, value in mem.items() if isinstance(mem, dict) else ():
                     if not isinstance(value, (int, float)):
@@ -358,7 +365,12 @@ def verification_costs(candidates: list[Any]) -> dict[str, Any]:
             split["checks"].append(checks)
             split["timing"].append(timing)
     medians = {k: round(sorted(v)[len(v) // 2], 2) for k, v in split.items() if v}
-    return {"memory": memory or None, "verify_seconds": medians or None}
+    by_part = {k: round(sorted(v)[len(v) // 2], 3) for k, v in sorted(parts.items())}
+    return {
+        "memory": memory or None,
+        "verify_seconds": medians or None,
+        "verify_parts_s": by_part or None,
+    }
 
 
 def search_timeline(events: Path) -> dict[str, Any]:
