@@ -573,15 +573,34 @@ def test_compared_and_refereed_together_as_each_alone(case: int) -> None:
     from kernelopt_jupyter.verify import compare
 
     out, ref, ref64 = _fused_cases()[case]
+    # A linear problem's bound: tight (most outputs miss it) and loose (the near ones pass).
+    tight = compare.flatten(ref64)
+    bounds = [
+        type(ref64)(b.abs().float() if isinstance(b, torch.Tensor) else b for b in tight)
+        if isinstance(ref64, tuple)
+        else (ref64.abs().float() * scale if isinstance(ref64, torch.Tensor) else None)
+        for scale in (1.0, 1e6)
+    ]
     for stress in (False, True):
         alone = compare.compare_outputs(out, ref, chunk=4096, magnitude=stress)
         rows_alone = compare.referee_sides([out, ref], ref64, own=ref, chunk=4096)
-        together, rows = compare.compare_and_referee(out, ref, ref64, chunk=4096, magnitude=stress)
-        assert together == alone
+        together, rows, bound_ok = compare.compare_and_referee(
+            out, ref, ref64, chunk=4096, magnitude=stress
+        )
+        assert together == alone and bound_ok is None
         if case in (0, 1, 2, 4):
             assert rows == rows_alone
         else:
             assert rows is None  # not shared (a dict, a shape, a number) or a failed comparison
+        for bound in bounds:
+            if bound is None:
+                continue
+            _, rows_b, bound_ok = compare.compare_and_referee(
+                out, ref, ref64, bound64=bound, chunk=4096, magnitude=stress
+            )
+            assert rows_b == rows
+            if rows is not None:
+                assert bound_ok == compare.within_linear_bound(out, ref64, bound, chunk=4096)
 
 
 def test_compared_and_refereed_in_one_walk_moves_each_step_once(
@@ -601,6 +620,11 @@ def test_compared_and_refereed_in_one_walk_moves_each_step_once(
             yield start, part
 
     monkeypatch.setattr(compare, "_chunks", counting)
-    _, rows = compare.compare_and_referee(out, ref32, ref64, chunk=4096)
+    _, rows, _ = compare.compare_and_referee(out, ref32, ref64, chunk=4096)
     assert rows is not None
     assert walked == {id(out): out.numel(), id(ref32): out.numel(), id(ref64): out.numel()}
+    bound = ref64.abs().float() * 1e6
+    walked.clear()
+    _, rows, bound_ok = compare.compare_and_referee(out, ref32, ref64, bound64=bound, chunk=4096)
+    assert rows is not None and bound_ok is True
+    assert set(walked.values()) == {out.numel()} and len(walked) == 4  # the bound once too

@@ -760,13 +760,16 @@ class Checker:
             ) from None
         decoded = time.monotonic()
         stress = call.kind == "stress"
-        ref64 = rows = None
+        ref64 = rows = bound64 = bound_ok = None
         if "out64" in case:
-            # Compared and refereed in one walk: the candidate's output and the fp32
-            # reference wait in host memory on a GPU, and each step goes to the device once.
+            # Compared and refereed in one walk (a linear problem's bound too): the
+            # candidate's output and the key wait in host memory on a GPU, and each step
+            # goes to the device once.
             ref64 = wire.decode(case["out64"], blobs, trusted=True)
-            cmp, rows = compare_and_referee(
-                out, ref_out, ref64, magnitude=stress, device=self.device
+            if "bound64" in case:
+                bound64 = wire.decode(case["bound64"], blobs, trusted=True)
+            cmp, rows, bound_ok = compare_and_referee(
+                out, ref_out, ref64, bound64=bound64, magnitude=stress, device=self.device
             )
         else:
             cmp = compare_outputs(out, ref_out, magnitude=stress, device=self.device)
@@ -833,9 +836,8 @@ class Checker:
             )
         if ref64 is not None:
             started = time.monotonic()
-            bound_ok = "bound64" in case and within_linear_bound(
-                out, ref64, wire.decode(case["bound64"], blobs, trusted=True)
-            )
+            if bound_ok is None:  # not taken in the comparison's walk
+                bound_ok = bound64 is not None and within_linear_bound(out, ref64, bound64)
             # One record per output leaf, each with its own floor (its magnitude, its dtype).
             # The candidate and the fp32 reference against the referee, in one walk (the
             # comparison's, where the leaves lined up simply).

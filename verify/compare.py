@@ -699,10 +699,11 @@ def compare_and_referee(
     ref: Any,
     ref64: Any,
     *,
+    bound64: Any = None,
     magnitude: bool = False,
     device: str | None = None,
     chunk: int = CHUNK,
-) -> tuple[Comparison, list[list[RefereeErrors | None]] | None]:
+) -> tuple[Comparison, list[list[RefereeErrors | None]] | None, bool | None]:
     """``compare_outputs(out, ref)`` and ``referee_sides([out, ref], ref64, own=ref)`` in one
     walk, where the leaves line up simply: every leaf of ``ref`` a floating tensor in lists
     and tuples (no dict), ``out``'s the same shape and dtype, ``ref64``'s the same shape. The
@@ -710,8 +711,11 @@ def compare_and_referee(
     comparison (they wait in host memory on a GPU: each step is moved to the device once, not
     twice). The figures are those of the two calls; the referee's rows are None where the
     walk could not be shared or was cut short (a failed comparison): then the caller asks
-    ``referee_sides``."""
+    ``referee_sides``. With a linear problem's ``bound64``, ``within_linear_bound`` is taken
+    in the same walk (its figure, or None where the bound's leaves do not line up: then the
+    caller asks ``within_linear_bound``)."""
     outs, refs, refs64 = flatten(out), flatten(ref), flatten(ref64)
+    bounds = flatten(bound64) if bound64 is not None else []
     simple = (
         not _has_dict(ref)
         and len(outs) == len(refs) == len(refs64)
@@ -729,29 +733,48 @@ def compare_and_referee(
         )
     )
     if not simple:
-        return compare_outputs(out, ref, chunk=chunk, magnitude=magnitude, device=device), None
+        cmp = compare_outputs(out, ref, chunk=chunk, magnitude=magnitude, device=device)
+        return cmp, None, None
+    with_bound = len(bounds) == len(outs) and all(
+        isinstance(_leaf(b)[0], torch.Tensor) and _leaf(b)[0].shape == _leaf(o)[0].shape
+        for b, o in zip(bounds, outs)
+    )
+    within = [True]  # every step of every leaf inside the bound so far
     walks: list[_RefereeWalk] = []
     taps: dict[int, Any] = {}
-    for o_leaf, r_leaf, r64_leaf in zip(outs, refs, refs64):
+    for index, (o_leaf, r_leaf, r64_leaf) in enumerate(zip(outs, refs, refs64)):
         o, r, r64 = _leaf(o_leaf)[0], _leaf(r_leaf)[0], _leaf(r64_leaf)[0]
         walk = _RefereeWalk([o, r], r64, r, chunk)
         if walk.step != _step(chunk, o, r):
-            return compare_outputs(out, ref, chunk=chunk, magnitude=magnitude, device=device), None
+            cmp = compare_outputs(out, ref, chunk=chunk, magnitude=magnitude, device=device)
+            return cmp, None, None
         walks.append(walk)
         steps64 = _chunks(r64, walk.step)
+        bound_steps = _chunks(_leaf(bounds[index])[0], walk.step) if with_bound else None
+        scale = LINEAR_BOUND_ULPS * torch.finfo(o.dtype).eps
 
         def tap(
-            start: int, a: torch.Tensor, b: torch.Tensor, walk: Any = walk, steps: Any = steps64
+            start: int,
+            a: torch.Tensor,
+            b: torch.Tensor,
+            walk: Any = walk,
+            steps: Any = steps64,
+            bound_steps: Any = bound_steps,
+            scale: float = scale,
         ) -> None:
             _, b64 = next(steps)
             walk.add(start, b64, b, [a, b])
+            if bound_steps is not None:
+                _, m = next(bound_steps)
+                if within[0]:
+                    within[0] = _within_bound_step(a, b64, m, scale)
 
         taps[id(r)] = tap
     cmp = compare_outputs(out, ref, chunk=chunk, magnitude=magnitude, device=device, taps=taps)
     done = all(walk.next_start == _leaf(r)[0].numel() for walk, r in zip(walks, refs))
     if cmp.error is not None or not done:
-        return cmp, None
-    return cmp, [walk.finish() for walk in walks]
+        return cmp, None, None
+    return cmp, [walk.finish() for walk in walks], (within[0] if with_bound else None)
 
 
 def _has_dict(value: Any) -> bool:
@@ -868,13 +891,19 @@ def within_linear_bound(
         eps = torch.finfo(o.dtype).eps
         step = _step(chunk, o, r, b)
         for (_, a), (_, e), (_, m) in zip(_chunks(o, step), _chunks(r, step), _chunks(b, step)):
-            a64, e64, m64 = a.to(torch.float64), e.to(torch.float64), m.to(torch.float64)
-            if not (bool(torch.isfinite(e64).all()) and bool(torch.isfinite(m64).all())):
-                return False
-            if not bool(torch.isfinite(a64).all()):
-                return False
-            limit = ulps * eps * m64.abs() + 1e-300
-            if bool(((a64 - e64).abs() > limit).any()):
+            if not _within_bound_step(a, e, m, eps * ulps):
                 return False
         checked = True
     return checked
+
+
+def _within_bound_step(a: torch.Tensor, e: torch.Tensor, m: torch.Tensor, scale: float) -> bool:
+    """One step of ``within_linear_bound``: output ``a``, float64 output ``e``, bound ``m``;
+    ``scale`` is the ulps times the output dtype's epsilon."""
+    a64, e64, m64 = a.to(torch.float64), e.to(torch.float64), m.to(torch.float64)
+    if not (bool(torch.isfinite(e64).all()) and bool(torch.isfinite(m64).all())):
+        return False
+    if not bool(torch.isfinite(a64).all()):
+        return False
+    limit = scale * m64.abs() + 1e-300
+    return not bool(((a64 - e64).abs() > limit).any())

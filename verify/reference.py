@@ -326,6 +326,7 @@ class Reference:
         so it does not add to this candidate's peak memory."""
         self.perf = None
         self.model = self.model64 = None
+        self.in64 = None  # (restored after every referee: a model of the last setup, if any)
         self.params_change = False
         self.scrub()
         if torch.cuda.is_available() and torch.cuda.is_initialized():
