@@ -533,7 +533,9 @@ class Service:
             frame = recv_frame(self.sock)
             reply = pickle.loads(frame) if trusted else load_plain(frame)
         except TimeoutError:
-            self.close()
+            # Busy past its time (a deadline, a hang): it would not read a request to end,
+            # and waiting for that was 3 s more of every deadline-cut search.
+            self.close(kill=True)
             raise ServiceTimeout(f"no reply within {timeout_s:.0f} s") from None
         except (OSError, ServiceError, pickle.UnpicklingError, EOFError) as exc:
             tail = self.stderr()
@@ -550,18 +552,22 @@ class Service:
         except (OSError, ValueError):
             return ""
 
-    def close(self) -> None:
-        """Ask the task to end, then take the worker's whole tree down; idempotent."""
+    def close(self, *, kill: bool = False) -> None:
+        """Ask the task to end, then take the worker's whole tree down; idempotent. ``kill``
+        takes it down at once (a worker busy past its time)."""
         if self.closed:
             return
         self.closed = True
-        with contextlib.suppress(OSError, ServiceError):
-            self.sock.settimeout(2.0)
-            send_frame(self.sock, pickle.dumps(None))
+        if not kill:
+            with contextlib.suppress(OSError, ServiceError):
+                self.sock.settimeout(2.0)
+                send_frame(self.sock, pickle.dumps(None))
         with contextlib.suppress(OSError):
             self.sock.close()
+        if kill:
+            kill_tree(self.proc.pid)
         try:
-            self.proc.wait(timeout=3.0)
+            self.proc.wait(timeout=0.5 if kill else 3.0)
         except subprocess.TimeoutExpired:
             stop_process_tree(self.proc)
         kill_tree(self.proc.pid)
