@@ -561,15 +561,16 @@ def _fused_cases() -> list[tuple[Any, Any, Any]]:
         ({"a": near}, {"a": ref32}, {"a": ref64}),  # a dict: not walked together
         (near[:100], ref32, ref64),  # a wrong shape
         ((near, 2.5), (ref32, 2.5), (ref64, 2.5)),  # a number leaf
+        ((near, near), (ref32, ref32), (ref64, ref64)),  # one reference tensor twice
     ]
 
 
-@pytest.mark.parametrize("case", range(8))
+@pytest.mark.parametrize("case", range(9))
 def test_compared_and_refereed_together_as_each_alone(case: int) -> None:
     """The checker compares and referees a call in one walk where the leaves line up: every
     figure is the one the two walks give apart, and where they do not line up (a dict, a
-    wrong shape, a number) or the comparison fails, the referee's rows are left to
-    ``referee_sides``."""
+    wrong shape, a number, one tensor twice) or the comparison fails, the referee's rows are
+    left to ``referee_sides``."""
     from kernelopt_jupyter.verify import compare
 
     out, ref, ref64 = _fused_cases()[case]

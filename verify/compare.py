@@ -719,6 +719,7 @@ def compare_and_referee(
     simple = (
         not _has_dict(ref)
         and len(outs) == len(refs) == len(refs64)
+        and len({id(_leaf(r)[0]) for r in refs}) == len(refs)  # one walk per reference leaf
         and all(
             isinstance(o, torch.Tensor)
             and isinstance(r, torch.Tensor)
