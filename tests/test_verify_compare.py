@@ -489,6 +489,23 @@ def test_the_linear_bound_goes_as_float32_rounded_up() -> None:
     assert not compare.within_linear_bound(out, ref64, _float32_up(ref64.abs() * 1e300))
 
 
+def _count_walks(monkeypatch: pytest.MonkeyPatch) -> dict[int, int]:
+    """Elements walked per tensor (by id) from now on: every step ``compare._chunks`` yields,
+    each of which goes to the work device once on a GPU."""
+    from kernelopt_jupyter.verify import compare
+
+    walked: dict[int, int] = {}
+    real = compare._chunks
+
+    def counting(t: torch.Tensor, chunk: int, device: str | None = None) -> Any:
+        for start, part in real(t, chunk, device):
+            walked[id(t)] = walked.get(id(t), 0) + part.numel()
+            yield start, part
+
+    monkeypatch.setattr(compare, "_chunks", counting)
+    return walked
+
+
 def test_a_call_walks_each_key_tensor_once_per_check(monkeypatch: pytest.MonkeyPatch) -> None:
     """The checker's answer key waits in host memory and every step of a walk is moved to the
     device: the scales taken where the key arrived on the device (``note_scale``) and the fp32
@@ -504,15 +521,7 @@ def test_a_call_walks_each_key_tensor_once_per_check(monkeypatch: pytest.MonkeyP
     plain_cmp = compare.compare_outputs(out, ref32, chunk=4096)
     plain_ref = compare.referee_sides([out, ref32], ref64, own=ref32, chunk=4096)
 
-    walked: dict[int, int] = {}
-    real = compare._chunks
-
-    def counting(t: torch.Tensor, chunk: int, device: str | None = None):  # type: ignore[no-untyped-def]
-        for start, part in real(t, chunk, device):
-            walked[id(t)] = walked.get(id(t), 0) + part.numel()
-            yield start, part
-
-    monkeypatch.setattr(compare, "_chunks", counting)
+    walked = _count_walks(monkeypatch)
     for key_part in (ref32, ref64):
         compare.note_scale(key_part, key_part.clone())  # the device copy it arrived as
     walked.clear()
@@ -612,15 +621,7 @@ def test_compared_and_refereed_in_one_walk_moves_each_step_once(
     out, ref32, ref64 = _fused_cases()[0]
     for key_part in (ref32, ref64):
         compare.note_scale(key_part, key_part.clone())
-    walked: dict[int, int] = {}
-    real = compare._chunks
-
-    def counting(t: torch.Tensor, chunk: int, device: str | None = None):  # type: ignore[no-untyped-def]
-        for start, part in real(t, chunk, device):
-            walked[id(t)] = walked.get(id(t), 0) + part.numel()
-            yield start, part
-
-    monkeypatch.setattr(compare, "_chunks", counting)
+    walked = _count_walks(monkeypatch)
     _, rows, _ = compare.compare_and_referee(out, ref32, ref64, chunk=4096)
     assert rows is not None
     assert walked == {id(out): out.numel(), id(ref32): out.numel(), id(ref64): out.numel()}

@@ -95,8 +95,8 @@ class _InFloat64:
     back (float32, float16 and bfloat16 go to float64 and back exactly); each buffer is
     replaced by a copy (floating ones in float64) and the original tensor itself put back, so
     what the referee's forward writes into a buffer (a BatchNorm's running statistics and
-    its count of batches, in training) never reaches the float32 model. ``restore`` may be called early (the host
-    fallback); it undoes the conversion once."""
+    its count of batches, in training) never reaches the float32 model. ``restore`` may be
+    called early (the host fallback); it undoes the conversion once."""
 
     def __init__(self, model: torch.nn.Module) -> None:
         self.params: list[tuple[torch.nn.Parameter, torch.dtype]] = []
