@@ -185,9 +185,9 @@ class _Clock:
         #: whose row first shows a process's peak is where that peak came from.
         self.memory = memory
         self.peaks: dict[str, dict[str, int]] = {}
-        #: Seconds of the calls' parts (checked and reported), summed over the calls: the candidate's and
-        #: the reference's as their processes report them (``phases_s``: figures only, for
-        #: the report; nothing is decided on them) and the checker's own.
+        #: Seconds of the calls' parts (checked and reported), summed over the calls: the
+        #: candidate's and the reference's as their processes report them (``phases_s``:
+        #: figures only, for the report; nothing is decided on them) and the checker's own.
         self.parts: dict[str, float] = {}
 
     def add(self, side: str, phases: Any) -> None:
