@@ -168,7 +168,12 @@ class BudgetExhausted(Exception):
 
 class DeadlineReached(BudgetExhausted):
     """The whole-search deadline passed; a gate runner raises it for a verification it cut off
-    (that candidate is not decided, so it is not listed)."""
+    (that candidate is not decided, so it is not listed), or did not begin (``begun`` False:
+    too little time was left for it to end)."""
+
+    def __init__(self, message: str, *, begun: bool = True) -> None:
+        super().__init__(message)
+        self.begun = begun
 
 
 class SearchStopped(Exception):
@@ -413,12 +418,16 @@ class BeamSearch:
         if report is None:
             try:
                 report = self.gate_runner(self.problem, candidate)
-            except DeadlineReached:
+            except DeadlineReached as exc:
                 self.log.emit(
                     "decision",
                     kind="cancelled",
                     candidate=candidate.id,
-                    reason="the time limit was reached during its gates; not decided",
+                    reason=(
+                        "the time limit was reached during its gates; not decided"
+                        if exc.begun
+                        else f"not gated: {exc}"
+                    ),
                 )
                 raise
         gated = self._record(candidate, report, reused=reused)

@@ -122,3 +122,59 @@ def test_left_running_counts_what_the_test_started_not_a_helper_of_an_older_proc
         for proc in (ours, older):
             kill_tree(proc.pid)
             proc.wait(timeout=10)
+
+
+def test_a_verification_that_could_not_end_before_the_deadline_is_not_begun(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With less time left than the caller's estimate of the quickest verification, nothing
+    starts and the search is told why; with enough, the verification runs."""
+    import kernelopt_jupyter.verify as verify
+    from kernelopt_jupyter.verify.report import VerifyReport
+
+    problem = problem_from_source(PROBLEM, "double.py")
+    options = VerifyOptions(device="cpu", seeds=1)
+    ran: list[str] = []
+
+    def verify_now(_p: object, source: str, _o: object, _path: str, **_kw: object) -> object:
+        ran.append(source)
+        return VerifyReport("double.py", "<c>", "cpu", [])
+
+    monkeypatch.setattr(verify, "verify_candidate", verify_now)
+    deadline = time.monotonic() + 6.0
+    with pytest.raises(DeadlineReached, match=r"a verification takes about 9\.0 s") as cut:
+        verify_before(problem, "a", options, "<c>", device="cpu", deadline=deadline, min_s=9.0)
+    assert not cut.value.begun  # the search says "not gated", not "cut during its gates"
+    verify_before(problem, "b", options, "<c>", device="cpu", deadline=deadline, min_s=3.0)
+    assert ran == ["b"]
+
+
+def test_the_session_holds_back_what_its_quickest_verification_could_not_finish(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
+    """The search's gate runner passes 0.8x its quickest verification so far as the least
+    time a new one needs (none before the first)."""
+    from pathlib import Path
+
+    import kernelopt_jupyter.session.optimization as optimization
+    from kernelopt_jupyter.candidate import Candidate
+    from kernelopt_jupyter.verify.report import VerifyReport
+
+    asked: list[float] = []
+    clock = [100.0]
+
+    def fake_verify(*_args: object, min_s: float = 0.0, **_kw: object) -> VerifyReport:
+        asked.append(min_s)
+        clock[0] += 5.0 if len(asked) == 1 else 4.0  # two verifications of 5 s and 4 s
+        return VerifyReport("double.py", "<c>", "cpu", [])
+
+    monkeypatch.setattr(optimization, "verify_before", fake_verify)
+    monkeypatch.setattr(optimization.time, "monotonic", lambda: clock[0])
+    problem = problem_from_source(PROBLEM, "double.py")
+    options = optimization.SearchOptions(device="cpu", out_dir=Path(str(tmp_path)))
+    session = optimization.OptimizationSession(problem, options)
+    session._deadline = 1000.0
+    monkeypatch.setattr(session, "_verify_service", lambda *_a: None)
+    for n in range(3):
+        session._gate(problem, Candidate(id=f"c{n}", source=HANGS, agent="executor"))
+    assert asked == [0.0, pytest.approx(4.0), pytest.approx(3.2)]

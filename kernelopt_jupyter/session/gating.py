@@ -29,8 +29,11 @@ def verify_before(
     device: Device,
     deadline: float,
     service: VerifyService | None = None,
+    min_s: float = MIN_GATE_S,
 ) -> VerifyReport:
-    """Verify ``source``, cancelled at ``deadline`` (``time.monotonic()``).
+    """Verify ``source``, cancelled at ``deadline`` (``time.monotonic()``). None is started
+    with less than ``min_s`` left (at least ``MIN_GATE_S``): the caller's estimate of the
+    least a verification takes, so work that could not finish is not begun.
 
     The verifier bounds each of its workers by the deadline and kills the one in flight when
     it passes (with everything below it), so no gate work outlives the search and no extra
@@ -45,8 +48,12 @@ def verify_before(
     from kernelopt_jupyter.verify.report import VerificationCancelled
 
     left = deadline - time.monotonic()
-    if left < MIN_GATE_S:
-        raise DeadlineReached("time limit reached before the gates could start")
+    if left < max(MIN_GATE_S, min_s):
+        raise DeadlineReached(
+            f"time limit reached before the gates could start ({max(left, 0.0):.1f} s left, "
+            f"a verification takes about {max(MIN_GATE_S, min_s):.1f} s)",
+            begun=False,
+        )
     try:
         return verify_candidate(
             problem, source, replace(options, deadline=deadline), candidate_path, service=service

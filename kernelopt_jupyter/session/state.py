@@ -346,7 +346,8 @@ class SessionState:
             # A duplicate names the earlier candidate it repeats, a screen the parent whose
             # variants were timed together: that row does not change.
             return
-        # "cancelled": the time limit cut this candidate's gates; it stays undecided.
+        # "cancelled": the time limit cut this candidate's gates, or left too little for them
+        # to begin; it stays undecided.
         cand.decision = str(d.get("kind") or "")
         if cand.decision == "best":
             self._set_best(cand.id)
