@@ -558,8 +558,8 @@ class OptimizationSession:
         else:
             # Not begun where even the quickest verification of this search so far (less a
             # fifth) would not end before the deadline: it would be cut, its work lost, and
-            # the search would end later for nothing (the H200 bench's searches began their
-            # last verification 2-4 s before the limit and were cut after it).
+            # the search would end later for nothing (most of the H200 bench's searches ended
+            # on a verification begun a few seconds before the limit and cut).
             quickest = 0.8 * min(self._verify_s) if self._verify_s else 0.0
             started = time.monotonic()
             report = verify_before(
