@@ -43,7 +43,7 @@ if [[ "$STAGES" == *tests* ]]; then
   case "${GROUP:-all}" in
     1) files="tests/test_adversarial.py" ;;  # 14 GPU cheats
     2) files=$(echo "$all" | grep -v -e test_adversarial.py -e test_verify_gpu -e test_helion.py -e test_offline_gpu.py) ;;
-    3) files="tests/test_verify_gpu.py tests/test_verify_gpu_boundary.py" ;;
+    3) files="tests/test_verify_gpu.py tests/test_verify_gpu_boundary.py tests/test_verify_gpu_paths.py" ;;
     4) files="tests/test_helion.py tests/test_offline_gpu.py" ;;
     all) files="$all" ;;
     *) echo "GROUP must be 1, 2, 3, 4 or all" >&2; exit 2 ;;
