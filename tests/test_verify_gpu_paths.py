@@ -89,8 +89,8 @@ def test_the_referee_converts_a_cudnn_lstm_in_place_and_back() -> None:
     in64.restore()
     assert got.dtype == torch.float64 and torch.allclose(got, expected, rtol=1e-12, atol=1e-12)
     assert all(torch.equal(v, state[k]) for k, v in lstm.state_dict().items())
-    with torch.no_grad():
-        assert torch.equal(lstm(x)[0], before)  # the float32 model runs as before
+    with torch.no_grad():  # the float32 model runs as before (its weights re-flattened)
+        assert torch.allclose(lstm(x)[0], before, rtol=1e-6, atol=1e-7)
 
 
 def test_a_recapture_lets_the_first_graph_go() -> None:
