@@ -15,22 +15,9 @@ import weakref
 
 import pytest
 import torch
+from _checksum import checksum_by_formula
 
 pytestmark = pytest.mark.gpu
-
-
-def _formula(raw: torch.Tensor) -> str:
-    data = bytes(raw.cpu().tolist())
-    words = len(data) // 4
-    k = 2654435761
-    total = 0
-    for i in range(words):
-        total += int.from_bytes(data[4 * i : 4 * i + 4], "little", signed=True) * (2 * i + 1) * k
-    for i in range(words, words + len(data) % 4):
-        total += data[4 * words + (i - words)] * (2 * i + 1) * k
-    total %= 1 << 64
-    signed = total - (1 << 64) if total >= 1 << 63 else total
-    return f"{raw.numel()}:{signed % (1 << 61)}"
 
 
 def test_the_device_checksum_on_cuda_memory_is_the_formula() -> None:
@@ -38,7 +25,7 @@ def test_the_device_checksum_on_cuda_memory_is_the_formula() -> None:
 
     raw = torch.randint(0, 256, (50_003,), dtype=torch.uint8, device="cuda")
     whole = sandbox._device_checksum(raw)
-    assert whole == _formula(raw)
+    assert whole == checksum_by_formula(raw)
     padded = torch.cat([torch.zeros(3, dtype=torch.uint8, device="cuda"), raw])
     assert sandbox._device_checksum(padded[3:]) == whole  # an unaligned start
     changed = raw.clone()

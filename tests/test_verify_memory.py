@@ -16,6 +16,7 @@ import weakref
 from pathlib import Path
 
 import torch
+from _checksum import checksum_by_formula
 
 from kernelopt_jupyter.verify import wire
 
@@ -77,29 +78,12 @@ def test_no_recursive_closure_in_the_verifier() -> None:
     assert not found, found
 
 
-def _checksum_by_formula(raw: torch.Tensor) -> str:
-    """The device checksum's definition, word by word in Python integers (int64 wrap):
-    little-endian signed 32-bit words weighted by (2 i + 1) K, the last bytes one by one."""
-    data = bytes(raw.tolist())
-    words = len(data) // 4
-    k = 2654435761
-    total = 0
-    for i in range(words):
-        word = int.from_bytes(data[4 * i : 4 * i + 4], "little", signed=True)
-        total += word * (2 * i + 1) * k
-    for i in range(words, words + len(data) % 4):
-        total += data[4 * words + (i - words)] * (2 * i + 1) * k
-    total %= 1 << 64
-    signed = total - (1 << 64) if total >= 1 << 63 else total
-    return f"{raw.numel()}:{signed % (1 << 61)}"
-
-
 def test_the_device_checksum_is_the_same_in_small_steps_and_sees_one_byte(monkeypatch) -> None:
     from kernelopt_jupyter.verify import sandbox
 
     raw = torch.randint(0, 256, (3003,), dtype=torch.uint8)  # three bytes past the last word
     whole = sandbox._device_checksum(raw)
-    assert whole == _checksum_by_formula(raw)
+    assert whole == checksum_by_formula(raw)
     monkeypatch.setattr(sandbox, "CHECKSUM_STEP", 64)  # many steps, a partial last one
     assert sandbox._device_checksum(raw) == whole
     # Where the bytes start in their allocation changes nothing (a word view needs 4).
@@ -119,7 +103,7 @@ def test_the_device_checksum_is_the_same_in_small_steps_and_sees_one_byte(monkey
     swapped[[10, 11]] = raw[[11, 10]]
     assert raw[10] == raw[11] or sandbox._device_checksum(swapped) != whole
     for n in (0, 1, 4, 5, 7):
-        assert sandbox._device_checksum(raw[:n]) == _checksum_by_formula(raw[:n])
+        assert sandbox._device_checksum(raw[:n]) == checksum_by_formula(raw[:n])
 
 
 def test_salting_in_steps_scales_every_element_within_bounds(monkeypatch) -> None:

@@ -359,7 +359,7 @@ def compare_outputs(
     says nothing); without it the reference's sent device is the rule.
     """
     total = Comparison()
-    _compare(out, ref, "output", total, chunk, magnitude, device, taps or {})
+    _compare(out, ref, "output", total, chunk, magnitude, device, taps)
     if total.error is not None:
         total.strict_ok = total.loose_ok = False
     return total
@@ -630,7 +630,7 @@ class _RefereeWalk:
     def __init__(
         self, sides: list[torch.Tensor | None], r: torch.Tensor, w: torch.Tensor | None, chunk: int
     ) -> None:
-        self.sides, self.chunk = sides, chunk
+        self.chunk = chunk
         self.live = [i for i, o in enumerate(sides) if o is not None]
         self.found: list[RefereeErrors | None] = [None] * len(sides)
         self.next_start = 0  # the start of the step expected next (a walk cut short shows)

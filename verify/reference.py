@@ -12,7 +12,6 @@ import copy
 import math
 import random
 import socket
-import time
 from typing import Any
 
 import torch
@@ -27,6 +26,7 @@ from kernelopt_jupyter.verify.compare import (
     tensors_equal,
 )
 from kernelopt_jupyter.verify.sandbox import digest
+from kernelopt_jupyter.verify.timing import Laps
 
 #: Floating inputs of the stress case are multiplied by this (large magnitudes).
 STRESS_SCALE = 1000.0
@@ -385,7 +385,7 @@ class Reference:
         """
         assert self.loaded is not None
         self.pending = None  # an earlier case's referee inputs, never asked for, go first
-        t0 = time.monotonic()
+        laps = Laps()
         seed, spec = int(header["seed"]), header.get("transform") or {}
         inputs: list[Any] | None
         inputs, described = self._transform(self.loaded.make_inputs(seed, self.device), spec)
@@ -394,17 +394,17 @@ class Reference:
             return {"ok": True, "skip": why, "nothing_to_vary": True}, []
         sharing = bool(header.get("share")) and self._sharing()
         message = _Message(self._sharer if sharing else None)
-        t_inputs = time.monotonic()
+        laps.lap("inputs")
         digests = [digest(v) for v in inputs]
         state_before = {k: digest(v) for k, v in self.model.state_dict().items()}
-        t_stage = time.monotonic()
+        laps.lap("fingerprints")
         # Inputs are no secret (the candidate gets them); everything after is the answer key.
         message.add("inputs", inputs, secret=False)
         # A host tensor's bytes are packed by reference: forward gets a working copy there.
         work = _clone(inputs) if self.device == "cpu" else _copy_non_tensors(inputs)
         self._mark()
         resident = _allocated(self.device)
-        t_forward = time.monotonic()
+        laps.lap("staging")
         try:
             with torch.no_grad():
                 out = self.model(*work)
@@ -416,7 +416,7 @@ class Reference:
                 f"{self.loaded.problem.path}: the reference's forward raised {_one_line(exc)}"
             ) from None
         forward_peak = max(_peak(self.device) - resident, 0)
-        t_after = time.monotonic()
+        laps.lap("forward")
         if spec.get("kind", "fresh") == "fresh":
             self.cold_forward_peak = self.cold_forward_peak or forward_peak
             forward_peak = max(forward_peak, self.cold_forward_peak)
@@ -432,7 +432,7 @@ class Reference:
         state = self.model.state_dict()
         state_after = {k: digest(v) for k, v in state.items()}
         dtypes = float_dtypes(out)
-        t_out = time.monotonic()
+        laps.lap("fingerprints")
         message.add("out", out, secret=True)
         del out
         if mutated:
@@ -459,7 +459,7 @@ class Reference:
             "fp64_note": self.fp64_note,
             "forward_peak": int(forward_peak),
         }
-        t_staged = time.monotonic()
+        laps.lap("staging")
         if header.get("referee"):
             # Its own command, once the checker has copied this one's parts and they are
             # freed (``scrub``): the float64 referee then runs beside nothing staged.
@@ -467,12 +467,7 @@ class Reference:
             reply["referee_pending"] = True
         del inputs
         self._mark()
-        reply["phases_s"] = {  # where this case's time went (reported, never judged on)
-            "inputs": t_inputs - t0,
-            "fingerprints": (t_stage - t_inputs) + (t_out - t_after),
-            "forward": t_after - t_forward,
-            "staging": (t_forward - t_stage) + (t_staged - t_out),
-        }
+        reply["phases_s"] = laps.parts  # where this case's time went (reported, never judged on)
         return {**reply, **message.fields}, message.blobs
 
     def referee(self) -> tuple[dict[str, Any], list[Any]]:
@@ -485,11 +480,16 @@ class Reference:
         message = _Message(self._sharer if sharing and self._sharing() else None)
         box = [inputs]  # handed over, so the referee can drop the fp32 inputs it no longer needs
         del inputs
-        started = time.monotonic()
+        laps = Laps()
         reason = self._referee_parts(message, box, seed, spec, dtypes)
         self._mark()
-        reply: dict[str, Any] = {"ok": True, "fp64_reason": reason, "fp64_note": self.fp64_note}
-        reply["phases_s"] = {"float64 referee": time.monotonic() - started}
+        laps.lap("float64 referee")
+        reply = {
+            "ok": True,
+            "fp64_reason": reason,
+            "fp64_note": self.fp64_note,
+            "phases_s": laps.parts,
+        }
         return {**reply, **message.fields}, message.blobs
 
     def _referee_parts(

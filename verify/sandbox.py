@@ -47,6 +47,7 @@ from kernelopt_jupyter.verify.accounting import (
     storage_key,
 )
 from kernelopt_jupyter.verify.launches import GlobalGuard, LaunchRecorder, program_order
+from kernelopt_jupyter.verify.timing import Laps
 
 #: Seconds after which a run of back-to-back calls (the schedule's ``late`` call) stops.
 BURST_BUDGET_S = 10.0
@@ -299,7 +300,7 @@ class Sandbox:
                         "detail": f"forward raised {_one_line(exc)} on call {k + 1} of a run of "
                         f"{burst} back-to-back calls",
                     }, []
-        t0 = time.monotonic()
+        laps = Laps()
         try:
             sent = self._receive_inputs(header, blobs)
         except wire.WireError as exc:
@@ -312,9 +313,9 @@ class Sandbox:
             v.tensor if isinstance(v, wire.Sent) else None
             for v in (sent if isinstance(sent, list | tuple) else [sent])
         ]
-        t_inputs = time.monotonic()
+        laps.lap("inputs")
         state_before = digest(self._state_tensors())
-        fingerprints = time.monotonic() - t_inputs
+        laps.lap("fingerprints")
         launches_before = self.recorder.total
         kernels_before = dict(self.recorder.kernels)
         replays_before = self.graph_replays
@@ -332,7 +333,7 @@ class Sandbox:
         except BaseException as exc:  # SystemExit from a candidate is its failure too
             return {"ok": False, "detail": f"forward raised {_one_line(exc)}"}, []
         seconds = time.monotonic() - start
-        t_checks = time.monotonic()
+        laps.lap("forward")
         launches = self.recorder.total - launches_before
         kernels = {
             k: v - kernels_before.get(k, 0)
@@ -356,15 +357,14 @@ class Sandbox:
             )
         previous_changed = False
         shared_with_previous = False
-        t_kept = time.monotonic()
+        laps.lap("checks")
         for old_out, old_digest, old_storages in self.kept:
             previous_changed = previous_changed or digest(old_out) != old_digest
             shared = (storages & old_storages) - self.weight_storages
             shared_with_previous = shared_with_previous or bool(shared)
-        t_output = time.monotonic()
-        fingerprints += t_output - t_kept
+        laps.lap("fingerprints")
         encoded = self._encode_output(out, header.get("slots"))
-        t_digest = time.monotonic()
+        laps.lap("output")
         out_digest = digest(out)
         # Earlier outputs stay alive, as a caller's would: their memory cannot be reused, and
         # they must not change (a few of them, so alternating result buffers show too).
@@ -373,7 +373,7 @@ class Sandbox:
         self.kept = [(out, out_digest, storages), *self.kept][:keep]
         input_digests = [digest(v) for v in inputs]
         state_after = digest(self._state_tensors())
-        done = time.monotonic()
+        laps.lap("fingerprints")
         reply = {
             "ok": True,
             "out": encoded.tree,
@@ -396,13 +396,7 @@ class Sandbox:
             + self.accounting.take_registry_changes()
             + self._process_changes(forks_before, children_before),
             # Where this call's time went in this process (reported, never judged on).
-            "phases_s": {
-                "inputs": t_inputs - t0,
-                "forward": seconds,
-                "checks": t_kept - t_checks,
-                "fingerprints": fingerprints + done - t_digest,
-                "output": t_digest - t_output,
-            },
+            "phases_s": laps.parts,
         }
         blobs_out = list(encoded.blobs)
         if reply["inputs_after"] is not None:

@@ -174,6 +174,21 @@ class _Timer:
             return (self.perf_counter() - t0) * 1e3, out
 
 
+class Laps:
+    """Seconds of a request's parts, summed by name: ``lap(name)`` gives ``name`` the time
+    since the last lap (or since this was made). What a serving process reports of a call
+    (``phases_s``; the checker's ``_Clock.add``)."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.parts: dict[str, float] = {}
+
+    def lap(self, name: str) -> None:
+        now = time.monotonic()
+        self.parts[name] = self.parts.get(name, 0.0) + now - self.last
+        self.last = now
+
+
 def judge(
     times: dict[str, list[float]],
     moved_bytes: int,
