@@ -1101,16 +1101,26 @@ class Checker:
             refereed, key=lambda r: r["err_candidate"] / max(r["err_reference"], r["floor"])
         )
         ratio = worst["err_candidate"] / max(worst["err_reference"], worst["floor"])
+        # The relative checks (values far below the scale, mid-range values) leave the shift
+        # call out. Its inputs sit 16 RMS off zero, so an output that normalises them (x - mean)
+        # is near zero only by cancelling operands 16 times its own scale: every honest fp32
+        # evaluation carries an absolute error of their rounding there (up to 14 ulps of the
+        # output's RMS for Inductor's Welford row statistics on the CPU). The fp32 reference's
+        # share is one rounding of a mean it accumulated in double, nearly exact in some draws,
+        # so its relative figures there are no measure of fp32's: an honest harvest failed
+        # about 2% of the verifications by them. The shift call is there for formulas that
+        # cancel catastrophically, which the absolute check sees (a one-pass variance: 32x).
+        relative = [r for r in refereed if r.get("kind") != "shift"]
         rel_ratio = 0.0
         rel_worst: dict[str, Any] | None = None
-        for r in refereed:
+        for r in relative:
             if r["small_count"]:
                 value = r["small_rel_candidate"] / max(r["small_rel_reference"], r["rel_floor"])
                 if value >= rel_ratio:
                     rel_ratio, rel_worst = value, r
         mid_ratio = 0.0
         mid_worst: dict[str, Any] | None = None
-        for r in refereed:
+        for r in relative:
             if "mid_rel_candidate" in r:
                 value = r["mid_rel_candidate"] / max(r["mid_rel_reference"], r["mid_floor"])
                 if value >= mid_ratio:
