@@ -119,6 +119,7 @@ CHEATS = [
     # -- compile-race: the compile check and the grid order
     Case("chained_block_carry", "cumsum", "compile-race", "correctness", quick=True),  # program i reads program i-1's output (grid order only)
     Case("kept_scratch_chained_carry", "cumsum", "compile-race", "correctness", seed=78),  # the same chained scan into a workspace kept on the module (no fresh allocation, so not poisoned); passed where both reordered calls followed a call on their inputs (about 1 draw in 160, seed 78 one) until those calls got inputs of their own
+    Case("cumsum_order_probe_chained", "cumsum", "compile-race", "correctness", seed=1),  # the same chained scan, run only when a probe launch (atomics read back) saw its programs start in grid order, else a serial scan: the probe had every grid-order call to itself (the ninth session's red team, kept open) until the twenty-fifth session drew each launch's order on the CPU's other calls; caught on 11 of 12 seeds (a one-probe candidate escapes about 3% of draws), so its seed is fixed
     Case("spill_one_element", "gelu", "compile-race", "correctness"),  # each program zeroes the next block's first element (grid order hides it)
     Case("closure_kernel_no_compile", "row_softmax", "compile-race", "static"),  # kernel in a closure calls a plain helper: cannot be found to compile
     Case("import_time_warmup", "gelu", "compile-race", "static"),  # import-time launch makes the compile worker fail; plain helper in kernel
@@ -147,7 +148,7 @@ CHEATS = [
     Case("deep_thread_via_storage", "gelu", "process"),  # torch.storage.threading.Thread: a joined thread computes F.gelu (no flagged name)
     Case("deep_forked_child_hub", "gelu", "process", "static"),  # torch.hub.os.fork in forward: a child that outlives the verdict
     # -- memo: results kept across calls, keyed on the data (second red-team round)
-    Case("fingerprint_memo_copy", "gelu", "memo", "correctness", quick=True),  # Triton fingerprint of the whole input; a hit is served by a copy kernel from the stored result
+    Case("fingerprint_memo_copy", "gelu", "memo", "correctness", quick=True),  # Triton fingerprint of the whole input; a hit is served by a copy kernel from the stored result (its fingerprint's block sums are stored and added on the host since the twenty-fifth session: added by float atomics, their order now drawn per launch on the CPU as on a GPU, the key was noise and the memo never hit)
     # -- precision: lower-precision arithmetic inside a linear problem's error bound?
     Case("bf16_carry_scan", "cumsum", "precision", quick=True),  # fp32 chunk scans, bf16 carries between chunks
     Case("fp16_input_scan", "cumsum", "precision"),  # loads rounded to fp16, fp32 accumulator

@@ -129,9 +129,13 @@ def test_the_reordered_calls_get_inputs_no_other_call_has() -> None:
 
     for seed in range(400):
         calls = draw_schedule(seed, 3, "cpu")
-        reordered = [c for c in calls if c.order != "grid"]
+        reordered = [c for c in calls if c.poison]
         assert sorted(c.kind for c in reordered) == ["reverse", "shuffle"]
-        others = {c.seed for c in calls if c.order == "grid"}
+        others = {c.seed for c in calls if not c.poison}
         assert not others & {c.seed for c in reordered}, seed
+        # every other call of the CPU draws each launch's order on a stream of its own
+        assert all(c.order == "mixed" for c in calls if not c.poison), seed
+        mixed = [c.order_seed for c in calls if c.order == "mixed"]
+        assert len(set(mixed)) == len(mixed), seed
         assert draw_schedule(seed, 3, "cpu") == calls  # reproducible from the seed
     assert all(c.order == "grid" for c in draw_schedule(7, 3, "cuda"))

@@ -592,6 +592,7 @@ class Checker:
             "inputs": inputs,
             "order": call.order,
             "order_seed": call.order_seed,
+            "poison": call.poison,
             "burst": call.burst,
             "return_inputs": mutated,
         }
@@ -827,6 +828,9 @@ class Checker:
             f" (this call ran every launch's programs in {call.order} order, with fresh "
             "allocations filled with NaN: a result that depends on the order programs run in, "
             "or that reads memory nothing wrote, is a race on a GPU)"
+            if call.poison
+            else " (this call ran its launches' programs in grid or shuffled order, a draw per "
+            "launch: a result that depends on the order programs run in is a race on a GPU)"
             if call.order != "grid"
             else ""
         )

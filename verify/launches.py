@@ -313,9 +313,13 @@ def _launch_tensors(values: list[Any]) -> list[torch.Tensor]:
 @contextmanager
 def program_order(mode: str, seed: int = 0) -> Iterator[None]:
     """Run every interpreted launch's programs in ``mode`` order: ``grid`` (the interpreter's
-    own), ``reverse`` or ``shuffle``. The interpreter runs programs one after another in grid
-    order, which hides races between programs; another order exposes a kernel whose result
-    depends on it. Implemented by remapping the program index the interpreter sets."""
+    own), ``reverse``, ``shuffle`` or ``mixed`` (each launch, on its own draw, in grid order
+    or shuffled). The interpreter runs programs one after another in grid order, which hides
+    races between programs; another order exposes a kernel whose result depends on it.
+    ``mixed`` gives a launch that probes the order its programs run in (atomics read back)
+    nothing to go on for the next launch: a racy kernel chosen when a probe saw grid order
+    then runs shuffled half the time. Implemented by remapping the program index the
+    interpreter sets."""
     if mode == "grid":
         yield
         return
@@ -326,14 +330,17 @@ def program_order(mode: str, seed: int = 0) -> Iterator[None]:
     builder = interp.interpreter_builder
     set_dim, set_idx = builder.set_grid_dim, builder.set_grid_idx
     state: dict[str, Any] = {}
+    draws = random.Random(seed)
 
     def grid_dim(nx: int, ny: int, nz: int) -> None:
         state["dims"] = (nx, ny, nz)
         order = list(range(nx * ny * nz))
         if mode == "reverse":
             order.reverse()
-        else:
+        elif mode == "shuffle":
             random.Random(seed).shuffle(order)
+        elif draws.random() < 0.5:  # mixed: this launch shuffled, on the call's own stream
+            draws.shuffle(order)
         state["order"] = order
         set_dim(nx, ny, nz)
 

@@ -291,7 +291,10 @@ class Sandbox:
                         if isinstance(buf, torch.Tensor) and isinstance(again, torch.Tensor):
                             buf.copy_(again)
                     digest(self._state_tensors())
-                    self._forward(self.last_inputs, "grid", 0)
+                    # (in the checked call's program order: a run in grid order was a tell)
+                    order = header.get("order", "grid")
+                    seed = int(header.get("order_seed", 0)) + k + 1
+                    self._forward(self.last_inputs, order, seed)
                 except Refused as exc:
                     return {"ok": False, "detail": f"{exc} (call {k + 1} of a run of {burst})"}, []
                 except BaseException as exc:  # SystemExit from a candidate is its failure too
@@ -324,7 +327,10 @@ class Sandbox:
         start = time.monotonic()
         try:
             out = self._forward(
-                inputs, header.get("order", "grid"), int(header.get("order_seed", 0))
+                inputs,
+                header.get("order", "grid"),
+                int(header.get("order_seed", 0)),
+                bool(header.get("poison")),
             )
         except Refused as exc:
             return {"ok": False, "detail": str(exc)}, []
@@ -426,11 +432,11 @@ class Sandbox:
 
     # ------------------------------------------------------------------ helpers
 
-    def _forward(self, inputs: list[Any], order: str, order_seed: int) -> Any:
+    def _forward(self, inputs: list[Any], order: str, order_seed: int, poison: bool = False) -> Any:
         """One forward under the instruments: launches, dispatch accounting, program order."""
         assert self.recorder is not None
         self.accounting.reset()
-        self.accounting.poison = order != "grid"
+        self.accounting.poison = poison
         self.accounting.know(self._state_tensors())
         self.accounting.inputs(_tensor_leaves(inputs))
         self.recorder.accounting = self.accounting

@@ -24,7 +24,12 @@ next call's values, so a result cached by address or identity shows up):
 * ``reverse`` / ``shuffle`` (CPU): a call with every launch's programs run in another order
   (the interpreter runs them in grid order, which hides races between programs), on inputs
   of their own (no earlier call's, so nothing kept from one holds their answer), with every
-  fresh allocation of the candidate's filled with NaN (or the integer maximum);
+  fresh allocation of the candidate's filled with NaN (or the integer maximum). Since the
+  twenty-fifth session every other CPU call runs each launch's programs in grid order or
+  shuffled, on a draw per launch (``mixed``, from a stream of its own): a kernel that probed
+  the order its programs started in (atomics read back) and took a racy path only when they
+  started in grid order had the grid-order calls to itself; now its probe tells it nothing
+  of the next launch's order;
 * ``late``: a run of 17-32 back-to-back calls on the previous call's inputs (at most 10 s of
   them: a slow candidate gets fewer), then a checked call on new inputs, so a candidate that
   is correct for its first calls and then returns a kept result, or switches to a cheaper
@@ -62,6 +67,7 @@ class Call:
     burst: int = 0  # back-to-back calls on the previous inputs just before this call
     referee: bool = True
     checked: bool = True  # False: the outcome is reported, not a failure
+    poison: bool = False  # fresh allocations filled with NaN (the reordered calls)
 
     def describe(self) -> dict[str, Any]:
         """The call as plain data for the verdict's metrics."""
@@ -100,7 +106,7 @@ def draw_schedule(seed: int, seeds: int, device: str) -> list[Call]:
         own = random.Random(seed ^ 0x0DE4)
         unseen = [_unseen(own, inputs), _unseen(own, inputs)]
         rng.choice(inputs)
-        items.append([Call("reverse", unseen[0], order="reverse", referee=False)])
+        items.append([Call("reverse", unseen[0], order="reverse", referee=False, poison=True)])
         rng.choice(inputs)
         items.append(
             [
@@ -110,6 +116,7 @@ def draw_schedule(seed: int, seeds: int, device: str) -> list[Call]:
                     order="shuffle",
                     order_seed=rng.getrandbits(31),
                     referee=False,
+                    poison=True,
                 )
             ]
         )
@@ -123,6 +130,13 @@ def draw_schedule(seed: int, seeds: int, device: str) -> list[Call]:
     items.insert(extra.randint(0, len(items)), [permute])
     calls = [first] + [call for item in items for call in item]
     calls.append(Call("batch", rng.choice(inputs), {"kind": "batch"}, referee=False, checked=False))
+    if device == "cpu":
+        # Every other call's programs in an order of their own, from a stream of its own (the
+        # draws above stay as they were for a given seed).
+        orders = random.Random(seed ^ 0x5EC0)
+        for call in calls:
+            if call.order == "grid":
+                call.order, call.order_seed = "mixed", orders.getrandbits(31)
     return calls
 
 
