@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import weakref
+from typing import Any
 
 import pytest
 import torch
@@ -80,16 +81,21 @@ def test_the_referee_converts_a_cudnn_lstm_in_place_and_back() -> None:
         assert torch.allclose(lstm(x)[0], before, rtol=1e-6, atol=1e-7)
 
 
-def test_a_recapture_lets_the_first_graph_go() -> None:
+def _graph_model(args: str, result: str) -> Any:
+    """A candidate whose forward(``args``) returns ``result``, in the CUDA-graph wrapper."""
     from kernelopt_jupyter.agents.transforms import wrap_cuda_graph
 
     source = (
         "import torch\n\n\nclass ModelNew(torch.nn.Module):\n"
-        "    def forward(self, x):\n        return torch.relu(x * 2.0 + 1.0)\n"
+        f"    def forward(self, {args}):\n        return {result}\n"
     )
-    scope: dict[str, object] = {"__name__": "candidate"}
+    scope: dict[str, Any] = {"__name__": "candidate"}
     exec(compile(wrap_cuda_graph(source), "<candidate>", "exec"), scope)
-    model = scope["ModelNew"]()  # type: ignore[operator]
+    return scope["ModelNew"]()
+
+
+def test_a_recapture_lets_the_first_graph_go() -> None:
+    model = _graph_model("x", "torch.relu(x * 2.0 + 1.0)")
     first = torch.randn(64, 1 << 18, device="cuda")
     assert torch.equal(model(first), torch.relu(first * 2.0 + 1.0))
     assert model._static_inputs[0] is first  # read where the caller keeps it
@@ -105,15 +111,7 @@ def test_the_graph_replays_on_inputs_refilled_in_place_without_a_copy() -> None:
     """The CUDA-graph wrapper holds no copy of inputs that stay where they are: its capture
     allocates no input-sized buffer, each replay of inputs refilled in place is right, and
     inputs elsewhere are right too (captured again on the wrapper's own buffers)."""
-    from kernelopt_jupyter.agents.transforms import wrap_cuda_graph
-
-    source = (
-        "import torch\n\n\nclass ModelNew(torch.nn.Module):\n"
-        "    def forward(self, x, y):\n        return torch.relu(x * 2.0 + y)\n"
-    )
-    scope: dict[str, object] = {"__name__": "candidate"}
-    exec(compile(wrap_cuda_graph(source), "<candidate>", "exec"), scope)
-    model = scope["ModelNew"]()  # type: ignore[operator]
+    model = _graph_model("x, y", "torch.relu(x * 2.0 + y)")
     x = torch.randn(256, 1 << 18, device="cuda")  # 256 MiB each
     y = torch.randn(256, 1 << 18, device="cuda")
     torch.cuda.synchronize()
