@@ -246,6 +246,7 @@ GOOD = [
     Case("linear_relu_dispatch_only", "linear_relu", "good"),  # KERNELOPT_DISPATCH_ONLY = True, aten._addmm_activation
     Case("gelu_numpy_constants_init", "gelu", "good"),  # constants from a numpy table built in __init__ (its own memory, not foreign)
     Case("rmsnorm_float_upcast", "rmsnorm_float", "good"),  # RMSNorm in fp32 against a reference that upcasts with x.float() (refereed in float64 since the ninth session)
+    Case("row_mean_split_atomics", "row_mean", "good"),  # a row mean split over column blocks, each block's share added by a float atomic: its result depends on the order the programs run in, which the CPU's calls draw per launch since the twenty-fifth session (6 of 6 seeds pass)
     Case("gelu_state_dict_hook", "gelu", "good"),  # a state-dict post-hook that spoils the output if anyone serialises the model mid-use (the harness read the state through state_dict)
     Case("gelu_kernel_on_joined_thread", "gelu", "good", rules_off=True),  # both halves launched from one joined helper thread (the rules forbid threads; the run time must not)
 ]
