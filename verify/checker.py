@@ -829,8 +829,8 @@ class Checker:
             "allocations filled with NaN: a result that depends on the order programs run in, "
             "or that reads memory nothing wrote, is a race on a GPU)"
             if call.poison
-            else " (this call ran its launches' programs in grid or shuffled order, a draw per "
-            "launch: a result that depends on the order programs run in is a race on a GPU)"
+            else " (on the CPU each launch's programs run in a drawn order: if the result "
+            "depends on that order, the kernel races on a GPU)"
             if call.order != "grid"
             else ""
         )
