@@ -29,6 +29,7 @@ from kernelopt_jupyter.device import GpuLock
 from kernelopt_jupyter.verify import wire
 from kernelopt_jupyter.verify.compare import (
     Comparison,
+    RefereeErrors,
     compare_and_referee,
     compare_outputs,
     leaf_floor,
@@ -249,7 +250,9 @@ def _pooled_small_values(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     small values keeps its own figure, so a cheat confined to one call (a tanh-form GELU on
     the stress call's hundreds) is not diluted by the others."""
     out: list[dict[str, Any]] = []
-    pooled: dict[int, dict[str, Any]] = {}
+    # Per output leaf: its first pooled record and the candidate's and the reference's means,
+    # folded as ``RefereeErrors.merge`` folds leaves (weighted by their counts).
+    pooled: dict[int, tuple[dict[str, Any], RefereeErrors, RefereeErrors]] = {}
     for r in records:
         count = int(r["small_count"])
         if not count:
@@ -257,23 +260,18 @@ def _pooled_small_values(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if count >= SMALL_VALUES_ALONE:
             out.append(r)
             continue
+        _, cand, ref = pooled.setdefault(r["leaf"], (r, RefereeErrors(), RefereeErrors()))
+        cand.merge(RefereeErrors(small_rel=r["small_rel_candidate"], small_count=count))
         ref_count = int(r.get("small_count_reference", count))
-        leaf = pooled.setdefault(
-            r["leaf"],
-            {**r, "small_count": 0, "small_count_reference": 0, "cand_sum": 0.0, "ref_sum": 0.0},
-        )
-        leaf["small_count"] += count
-        leaf["small_count_reference"] += ref_count
-        leaf["cand_sum"] += r["small_rel_candidate"] * count
-        leaf["ref_sum"] += r["small_rel_reference"] * ref_count
-        leaf["rel_floor"] = max(leaf["rel_floor"], r["rel_floor"])
-    for leaf in pooled.values():
-        ref_count = max(leaf["small_count_reference"], 1)
+        ref.merge(RefereeErrors(small_rel=r["small_rel_reference"], small_count=ref_count))
+    for first, cand, ref in pooled.values():
         out.append(
             {
-                **leaf,
-                "small_rel_candidate": leaf["cand_sum"] / leaf["small_count"],
-                "small_rel_reference": leaf["ref_sum"] / ref_count,
+                **first,
+                "small_rel_candidate": cand.small_rel,
+                "small_count": cand.small_count,
+                "small_rel_reference": ref.small_rel,
+                "small_count_reference": ref.small_count,
             }
         )
     return out
