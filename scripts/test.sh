@@ -43,4 +43,4 @@ fi
 JOBS="${KERNELOPT_TEST_JOBS:-2}"
 PAR=()
 if [ "$JOBS" != 0 ]; then PAR=(-n "$JOBS" --dist loadfile); fi
-"$VENV/bin/python" -m pytest -m "not gpu and not lessons" -q --durations=15 "${PAR[@]}" "$@"
+"$VENV/bin/python" -m pytest -m "not gpu and not lessons and not kernelbench" -q --durations=15 "${PAR[@]}" "$@"
