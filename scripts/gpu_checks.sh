@@ -4,6 +4,7 @@
 #   bash scripts/gpu_checks.sh            # tests + searches
 #   STAGES=bench bash scripts/gpu_checks.sh   # the benchmark instead (see benchmarks/README.md)
 #   GROUP=1 STAGES=tests bash scripts/gpu_checks.sh   # one third of the GPU tests (see below)
+#   STAGES=kernelbench KB_DIR=FOLDER KB_PART=1/3 bash scripts/gpu_checks.sh   # the dev split
 # The whole GPU suite (58 tests and the notebook test) takes about 25 minutes on the H200, more
 # than one 10-minute device call: GROUP=1..4 split it into parts of at most about 7 minutes
 # (measured 2026-12-02/03: group 1 66 s; group 2, analysis ~400 s with baselines and deploy
@@ -43,7 +44,7 @@ if [[ "$STAGES" == *tests* ]]; then
   case "${GROUP:-all}" in
     1) files="tests/test_adversarial.py" ;;  # 14 GPU cheats
     2) files=$(echo "$all" | grep -v -e test_adversarial.py -e test_verify_gpu -e test_helion.py -e test_offline_gpu.py) ;;
-    3) files="tests/test_verify_gpu.py tests/test_verify_gpu_boundary.py tests/test_verify_gpu_paths.py" ;;
+    3) files="tests/test_verify_gpu.py tests/test_verify_gpu_boundary.py tests/test_verify_gpu_paths.py tests/test_verify_gpu_honest.py" ;;
     4) files="tests/test_helion.py tests/test_offline_gpu.py" ;;
     all) files="$all" ;;
     *) echo "GROUP must be 1, 2, 3, 4 or all" >&2; exit 2 ;;
@@ -72,7 +73,17 @@ if [[ "$STAGES" == *optimize* ]]; then
     echo "optimize $name: exit $? ; $(head -c 400 "$OUT/runs-$name.json")"
   done
 fi
-if [[ "$STAGES" == *bench* ]]; then
+if [[ "$STAGES" == *kernelbench* ]]; then
+  # The KernelBench dev split at published sizes, each search alone (KB_DIR: the folder,
+  # carried to the machine; KB_PART=i/n runs every n-th problem of the drawn sample).
+  if [ ! -d "${KB_DIR:-}/level1" ]; then
+    echo "STAGES=kernelbench needs KB_DIR=FOLDER (the KernelBench dev split: level1/ level2/ level3/)" >&2
+    exit 2
+  fi
+  $PY scripts/kernelbench_dev.py "$KB_DIR" --out "$OUT/kernelbench" --part "${KB_PART:-1/1}" \
+    --time-limit "${KB_TIME_LIMIT:-60}" ${KB_STOP_AFTER:+--stop-after "$KB_STOP_AFTER"} || status=1
+fi
+if [[ ",$STAGES," == *,bench,* ]]; then
   timeout "${BENCH_TIMEOUT:-560}" kernelopt bench ${BENCH_PROBLEMS:-benchmarks/problems} --device cuda \
     --agents offline --budget "${BUDGET:-6}" --out "$OUT/bench" --json >"$OUT/bench.json" 2>"$OUT/bench.log"
   tail -5 "$OUT/bench.log"

@@ -198,6 +198,8 @@ class Sandbox:
         problem_module._MODULE_DIR = Path(tempfile.mkdtemp(prefix="candidate-", dir=self.src_dir))
         init = wire.unwrap(wire.decode(header["init"], blobs, trusted=True))
         state = wire.unwrap(wire.decode(header["state"], blobs, trusted=True))
+        if self.device == "cuda":
+            _warm_triton_platform()
         self.recorder = LaunchRecorder(self.device)
         self.recorder.install()
         self._watch_graph_replays()
@@ -751,6 +753,16 @@ class Sandbox:
         graph.replay = replay
 
 
+def _warm_triton_platform() -> None:
+    """Triton's platform key (``platform.architecture()``, which starts ``file`` once), taken
+    before the candidate runs: the first ``triton.autotune`` launch would otherwise start that
+    process inside the candidate's call, as Triton's act, not the candidate's."""
+    with suppress(Exception):
+        from triton.runtime.build import platform_key
+
+        platform_key()
+
+
 #: Kernel languages a candidate may import whose own import changes the process (Helion
 #: patches Triton and sets OpenMP variables): imported before the snapshot, as the platform.
 KERNEL_LANGUAGES = ("helion",)
@@ -980,6 +992,9 @@ TOOLCHAIN = frozenset(
         "cuobjdump",
         "ldconfig",
         "nvcc",
+        # platform.architecture() runs `file` on the interpreter: Triton keys its compiled
+        # launchers by it (triton.runtime.build.platform_key), first in an autotuner's run.
+        "file",
     }
 )
 #: Triton's hook points that run inside a launch (the accounting counts the candidate's code
@@ -1081,12 +1096,13 @@ def _watch_host_exports(box: Sandbox) -> None:
     for name in ("from_numpy", "frombuffer", "as_tensor", "asarray", "from_dlpack"):
         _wrap_alias(box, torch, name)
     _wrap_alias(box, dlpack, "from_dlpack")
-    if box.device == "cpu":
-        # A raw address in the candidate's hands makes the memory writable from the host
-        # (a numpy array over it through ``__array_interface__``); on the GPU the address is
-        # device memory, which the host reaches only through native code.
-        _wrap_address(box, torch.Tensor)
-        _wrap_address(box, torch.UntypedStorage)
+    # A raw address of host memory in the candidate's hands makes it writable from the host
+    # (a numpy array over it through ``__array_interface__``). A device address is device
+    # memory, which the host reaches only through native code: the CUDA-graph wrapper and
+    # honest Triton code read addresses of CUDA tensors. (The process's device is not known
+    # yet here, before the first load: each tensor's own device decides.)
+    _wrap_address(box, torch.Tensor)
+    _wrap_address(box, torch.UntypedStorage)
 
 
 def _wrap_alias(box: Sandbox, owner: Any, name: str) -> None:
@@ -1113,8 +1129,8 @@ def _wrap_alias(box: Sandbox, owner: Any, name: str) -> None:
 
 
 def _wrap_address(box: Sandbox, owner: Any) -> None:
-    """``data_ptr`` asked for by the candidate's own code (not Triton's, not the harness's)
-    while it runs marks the memory as handed to the host."""
+    """``data_ptr`` of host memory asked for by the candidate's own code (not Triton's, not
+    the harness's) while it runs marks the memory as handed to the host."""
     original = getattr(owner, "data_ptr", None)
     if original is None or getattr(original, "_kernelopt_wrapped", False):
         return
@@ -1123,7 +1139,12 @@ def _wrap_address(box: Sandbox, owner: Any) -> None:
 
     def data_ptr(t: Any) -> Any:
         address = original(t)
-        if box.watching and not getattr(busy, "on", False) and called_by_candidate():
+        if (
+            box.watching
+            and not getattr(busy, "on", False)
+            and t.device.type == "cpu"
+            and called_by_candidate()
+        ):
             busy.on = True  # exported_to_host reads addresses itself
             try:
                 box.accounting.exported_to_host(t)
