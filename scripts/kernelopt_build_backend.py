@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -108,7 +109,14 @@ def build_editable(
     """An editable wheel carrying the built extension (a copy: rebuild to refresh it, or run
     scripts/build_labextension.py, which links the build folder instead)."""
     ensure_labextension()
-    name = str(_setuptools.build_editable(wheel_directory, config_settings, metadata_directory))
+    from setuptools.warnings import InformationOnly
+
+    with warnings.catch_warnings():
+        # setuptools' notice on every editable install through its import finder (this
+        # project's package-dir mapping needs one) says a folder named like the package in the
+        # working directory may shadow it: here that folder is the package's own source.
+        warnings.filterwarnings("ignore", "Editable installation", InformationOnly)
+        name = str(_setuptools.build_editable(wheel_directory, config_settings, metadata_directory))
     add_labextension_data(Path(wheel_directory) / name)
     return name
 
