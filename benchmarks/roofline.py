@@ -11,7 +11,7 @@ FLOPs over the fp32 CUDA-core peak (TF32 is off for fp32 problems; see
 optimizer; one far from it says where the time goes (launches, extra passes, a slow vendor
 kernel).
 
-    python benchmarks/roofline.py benchmarks/results/<run>/record.json -o roofline.json \\
+    python benchmarks/roofline.py benchmarks/results/record.json -o roofline.json \\
         --markdown roofline.md
 """
 

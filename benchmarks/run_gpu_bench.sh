@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The benchmark suite on every visible GPU at once: problems dealt round-robin to one
 # `kernelopt bench` per GPU, then merged (benchmarks/summarize.py) and charted (plot.py).
-#   bash benchmarks/run_gpu_bench.sh                 # all 36 problems, results in bench-out/
+#   bash benchmarks/run_gpu_bench.sh                 # all 38 problems, results in bench-out/
 #   OUT=o BUDGET=8 TIME_LIMIT=60 PROBLEMS="benchmarks/problems/level2" bash benchmarks/run_gpu_bench.sh
 #   BENCH_TIMEOUT=480 ...   # stop the searches after 480 s and still merge and chart what finished
 #                           # (rows are written as each problem ends; a device call has 600 s)
+#   RECORD=0 ...            # leave benchmarks/results/record.* as they are (see below)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-bench-out}"
@@ -38,3 +39,13 @@ done
 $PY benchmarks/summarize.py "$OUT"/gpu*.json -o "$OUT/bench.json" --markdown "$OUT/bench.md"
 $PY benchmarks/plot.py "$OUT/bench.json" -o "$OUT/bench.svg"
 cat "$OUT/bench.md"
+# The committed record keeps the latest row of each problem: this run's rows replace that
+# problem's older ones in benchmarks/results/record.{json,md,svg} (no new folders).
+if [ "${RECORD:-1}" = 1 ]; then
+  REC=benchmarks/results/record
+  GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+  $PY benchmarks/summarize.py --latest "$REC.json" "$OUT/bench.json" -o "$REC.json" --markdown "$REC.md"
+  $PY benchmarks/plot.py "$REC.json" -o "$REC.svg" \
+    --title "$GPU record: the latest row of each problem, fp32, TF32 off"
+  echo "record updated: $REC.{json,md,svg} (machine: $OUT/machine.txt)"
+fi

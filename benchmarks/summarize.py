@@ -3,6 +3,8 @@
 Usage::
 
     python benchmarks/summarize.py bench-out/gpu*.json -o bench-out/bench.json --markdown bench-out/bench.md
+    python benchmarks/summarize.py --latest benchmarks/results/record.json bench-out/bench.json \
+        -o benchmarks/results/record.json --markdown benchmarks/results/record.md
 
 Several shards (one bench per GPU) become one JSON with every row, the per-level summary
 recomputed over all of them (``kernelopt``'s own ``summarize_rows``), and per row ``moves``: the
@@ -99,8 +101,9 @@ def merge(paths: list[Path], latest: bool = False) -> dict[str, Any]:
     """One bench JSON from several shards, with moves attached and the summary recomputed.
 
     ``latest``: the files are runs in time order (oldest first) and a problem measured again
-    keeps only its last row; each row then says which file it came from (``source``), and
-    ``superseded`` counts the older rows left out. Without it every row is kept."""
+    keeps only its last row; each row then says which file it came from (``source``, kept from
+    an earlier merge, so the record, merged again with a new run, still names each row's run),
+    and ``superseded`` counts the older rows left out. Without it every row is kept."""
     from kernelopt_jupyter.cli.optimize import add_target_peer, summarize_rows
 
     rows: list[dict[str, Any]] = []
@@ -112,7 +115,7 @@ def merge(paths: list[Path], latest: bool = False) -> dict[str, Any]:
             broken.append(f"{path}: {exc}")
             continue
         for row in data.get("rows", []):
-            rows.append({**row, "source": str(path)} if latest else row)
+            rows.append({"source": str(path), **row} if latest else row)
     superseded = 0
     if latest:
         last: dict[tuple[str, str], dict[str, Any]] = {}
