@@ -90,12 +90,13 @@ class Launcher:
     def __init__(self, env: dict[str, str]) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         launch_env = {**env, "KERNELOPT_WORKER_PARENT": str(os.getpid())}
+        from kernelopt_jupyter.import_path import python_command
         from kernelopt_jupyter.worker import from_lasting_thread
 
         # Started from a thread that lasts: it dies with that thread (``die_with_parent``).
         self.proc = from_lasting_thread(
             lambda: subprocess.Popen(
-                [sys.executable, "-m", "kernelopt_jupyter.launcher", str(theirs.fileno())],
+                python_command("-m", "kernelopt_jupyter.launcher", str(theirs.fileno())),
                 env=launch_env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,

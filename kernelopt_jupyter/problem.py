@@ -432,7 +432,12 @@ class LoadedProblem:
 
 
 def materialize(problem: Problem) -> LoadedProblem:
-    """Execute a problem's source in a fresh module (trusted code: the user's reference)."""
+    """Execute a problem's source in a fresh module (trusted code: the user's reference).
+    The modules it imports from its own folder are importable, after every installed package
+    (``import_path.allow_sibling_imports``); nothing else of that folder is."""
+    from kernelopt_jupyter.import_path import allow_sibling_imports
+
+    allow_sibling_imports(problem.source, problem.path)
     try:
         module = load_source_module(problem.source, f"problem_{problem.name}")
     except Exception as exc:

@@ -10,6 +10,10 @@ What every worker gets, whoever starts it:
 
 * a scrubbed environment (``scrubbed_env``): only what Python, torch, Triton and CUDA need;
   no API keys, tokens, secrets or credentials, whatever the caller's environment holds;
+* the installed packages before anything of the user's folder (``import_path``): the
+  working folder is never on its ``sys.path`` (``python -P``, ``PYTHONSAFEPATH=1``), nor a
+  ``PYTHONPATH`` entry inside it, so a ``z3/`` or ``triton/`` folder there is never imported;
+  a problem's own sibling modules still import (``import_path.allow_sibling_imports``);
 * its own session and process group, and it is a child subreaper, so whatever the task forks
   stays findable below it;
 * death with its parent: ``PR_SET_PDEATHSIG`` plus a watchdog that polls ``os.getppid()``;
@@ -49,6 +53,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from kernelopt_jupyter.device import Device, interpreter_env
+from kernelopt_jupyter.import_path import python_command, worker_env
 from kernelopt_jupyter.secrets import is_secret_name, looks_like_secret
 
 #: How much of the child's stderr is kept for diagnostics.
@@ -427,7 +432,9 @@ def _prepare(
 ) -> dict[str, str]:
     """Write a worker's payload and fork plan into ``tmp``; the worker's environment. With no
     ``task`` no payload is written: a service's comes over its control socket (``Service.begin``)."""
-    env = scrubbed_env(interpreter_env(device))
+    # Never the user's folder on its sys.path (``import_path``): PYTHONSAFEPATH=1, PYTHONPATH
+    # less what points into the working folder; ``extra_env`` is the caller's, kept as given.
+    env = worker_env(scrubbed_env(interpreter_env(device)))
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault(
         "TORCHINDUCTOR_CACHE_DIR", str(Path(tempfile.gettempdir()) / "kernelopt-inductor")
@@ -704,7 +711,7 @@ def _start_worker(
         env = {**env, "KERNELOPT_CONTROL_FD": str(fds[0])}
     return from_lasting_thread(
         lambda: subprocess.Popen(
-            [sys.executable, "-m", "kernelopt_jupyter.worker", *argv],
+            python_command("-m", "kernelopt_jupyter.worker", *argv),
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

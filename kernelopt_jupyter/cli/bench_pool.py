@@ -43,6 +43,7 @@ from typing import IO, Any
 
 from kernelopt_jupyter.cli.optimize import bench_one, bench_row, write_bench
 from kernelopt_jupyter.device import DeviceError, resolve_device
+from kernelopt_jupyter.import_path import python_command, worker_env
 from kernelopt_jupyter.worker import become_subreaper, die_with_parent, kill_tree, stop_process_tree
 
 #: A problem is run this many times at most before it is recorded as an error row.
@@ -145,8 +146,9 @@ class _BenchWorker:
         full = {**os.environ, **env, "KERNELOPT_BENCH_PARENT": str(os.getpid())}
         full["PYTHONUNBUFFERED"] = "1"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kernelopt_jupyter.cli.bench_pool", args_json],
-            env=full,
+            # Never the user's folder on its sys.path (``import_path``).
+            python_command("-m", "kernelopt_jupyter.cli.bench_pool", args_json),
+            env=worker_env(full),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
