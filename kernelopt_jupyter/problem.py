@@ -23,7 +23,6 @@ import hashlib
 import importlib.util
 import os
 import sys
-import tempfile
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -278,15 +277,19 @@ _MODULE_DIR: Path | None = None
 
 def _module_dir() -> Path:
     global _MODULE_DIR
-    if _MODULE_DIR is None:
+    given = os.environ.get("KERNELOPT_SRC_DIR")
+    if _MODULE_DIR is None or (not given and not _MODULE_DIR.is_dir()):
         # A worker is given a folder inside its own temporary directory (removed when the
         # worker ends), so verifying many candidates leaves no source files behind.
-        given = os.environ.get("KERNELOPT_SRC_DIR")
         if given:
             _MODULE_DIR = Path(given)
             _MODULE_DIR.mkdir(parents=True, exist_ok=True)
         else:
-            _MODULE_DIR = Path(tempfile.mkdtemp(prefix="kernelopt-src-"))
+            from kernelopt_jupyter import tempdirs
+
+            # Removed when this process ends (``tempdirs``): a CLI run leaves none behind. A
+            # long-lived process (a notebook's kernel) whose folder went makes a new one.
+            _MODULE_DIR = Path(tempdirs.make("kernelopt-src-"))
     return _MODULE_DIR
 
 

@@ -14,6 +14,8 @@ What every worker gets, whoever starts it:
   working folder is never on its ``sys.path`` (``python -P``, ``PYTHONSAFEPATH=1``), nor a
   ``PYTHONPATH`` entry inside it, so a ``z3/`` or ``triton/`` folder there is never imported;
   a problem's own sibling modules still import (``import_path.allow_sibling_imports``);
+* a temporary folder of its own, removed when it ends, and every temporary folder it makes
+  removed when it ends too (``tempdirs``);
 * its own session and process group, and it is a child subreaper, so whatever the task forks
   stays findable below it;
 * death with its parent: ``PR_SET_PDEATHSIG`` plus a watchdog that polls ``os.getppid()``;
@@ -52,6 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from kernelopt_jupyter import tempdirs
 from kernelopt_jupyter.device import Device, interpreter_env
 from kernelopt_jupyter.import_path import python_command, worker_env
 from kernelopt_jupyter.secrets import is_secret_name, looks_like_secret
@@ -372,7 +375,7 @@ def run_task(
     file descriptor but its socket, runs in its own process group and dies with the worker;
     CUDA is initialised in each child, never before the fork.
     """
-    with tempfile.TemporaryDirectory(prefix="kernelopt-worker-") as tmp:
+    with tempdirs.TempDir("kernelopt-worker-") as tmp:
         env = _prepare(tmp, task, kwargs, device, extra_env, preload, children)
         payload = Path(tmp) / "payload.pkl"
         result = Path(tmp) / "result.pkl"
@@ -616,7 +619,7 @@ def prestart_service(
     it was started as (``keep_spare``): a task for another device or children needs another."""
     import socket
 
-    tmp = tempfile.TemporaryDirectory(prefix="kernelopt-service-")
+    tmp = tempdirs.TempDir("kernelopt-service-")
     env = _prepare(tmp.name, None, {}, device, extra_env, preload, children)
     env["KERNELOPT_PAYLOAD"] = "control"
     ours, theirs = socket.socketpair()
@@ -817,6 +820,7 @@ def _fork_children(roles: list[str]) -> list[tuple[int, Any]]:
 
 def _on_term(signum: int, frame: Any) -> None:
     kill_tree(os.getpid(), include_self=False)
+    tempdirs.remove_all()  # a task's own workers' folders (``run_task`` in a worker)
     os._exit(128 + signum)
 
 
@@ -884,8 +888,10 @@ def main(argv: list[str]) -> int:
         )
     Path(result_path).write_bytes(data)
     sys.stdout.flush()
-    # Nothing the task forked survives it (it is re-parented here: this is a subreaper).
+    # Nothing the task forked survives it (it is re-parented here: this is a subreaper),
+    # nor a temporary folder it made (``os._exit`` skips ``atexit``).
     kill_tree(os.getpid(), include_self=False)
+    tempdirs.remove_all()
     # Skip interpreter teardown: a candidate's threads or CUDA state must not hang the exit.
     os._exit(0)
 

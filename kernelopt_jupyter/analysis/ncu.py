@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import subprocess
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
+
+from kernelopt_jupyter import tempdirs
+from kernelopt_jupyter.import_path import python_command, worker_env
 
 METRICS = {
     "gpu__time_duration.sum": "duration_ns",
@@ -48,7 +50,7 @@ def run_ncu(
     problem_path: str, candidate_source: str, time_limit_s: float = 300.0
 ) -> dict[str, dict[str, float]]:
     """Kernel name -> metric name -> value for one forward of the candidate."""
-    with tempfile.TemporaryDirectory(prefix="kernelopt-ncu-") as tmp:
+    with tempdirs.TempDir("kernelopt-ncu-") as tmp:
         cand = Path(tmp) / "candidate.py"
         cand.write_text(candidate_source)
         runner = Path(tmp) / "runner.py"
@@ -62,12 +64,17 @@ def run_ncu(
             "--csv",
             "--metrics",
             ",".join(METRICS),
-            sys.executable,
-            str(runner),
+            *python_command(str(runner)),
             problem_path,
             str(cand),
         ]
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=time_limit_s)
+        proc = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=time_limit_s,
+            env=worker_env(os.environ),  # never the working folder on its sys.path
+        )
     if proc.returncode != 0:
         raise RuntimeError(f"ncu exited with {proc.returncode}: {proc.stderr.strip()[-300:]}")
     return parse_ncu_csv(proc.stdout)
@@ -113,11 +120,11 @@ def parse_ncu_csv(text: str) -> dict[str, dict[str, float]]:
 def attach_ncu(records: list[Any], problem_source: str, problem_path: str, candidate: str) -> None:
     """Attach metrics to dispatch records: Triton kernels by name, vendor kernels by library hint."""
     try:
-        if not Path(problem_path).is_file():
-            with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
-                f.write(problem_source)
-                problem_path = f.name
-        metrics = run_ncu(problem_path, candidate)
+        with tempdirs.TempDir("kernelopt-ncu-") as tmp:
+            if not Path(problem_path).is_file():
+                problem_path = str(Path(tmp) / "problem.py")
+                Path(problem_path).write_text(problem_source)
+            metrics = run_ncu(problem_path, candidate)
     except Exception as exc:
         for rec in records:
             rec.ncu = f"ncu failed: {type(exc).__name__}: {exc}"[:300]

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from kernelopt_jupyter import tempdirs
 from kernelopt_jupyter.cli.optimize import bench_one, bench_row, write_bench
 from kernelopt_jupyter.device import DeviceError, resolve_device
 from kernelopt_jupyter.import_path import python_command, worker_env
@@ -409,14 +410,10 @@ def run_parallel(files: list[Path], args: argparse.Namespace, out: Path) -> list
     return [rows[i] for i in sorted(rows)]
 
 
-def _on_term(signum: int, frame: Any) -> None:
-    kill_tree(os.getpid(), include_self=False)
-    os._exit(128 + signum)
-
-
 def serve(args_json: str) -> None:
     """Worker side: run each problem named on stdin, answer with its row on stdout."""
-    signal.signal(signal.SIGTERM, _on_term)
+    # SIGTERM (the pool stops a worker past its time): its tree killed, its folders removed.
+    signal.signal(signal.SIGTERM, tempdirs.on_sigterm)
     parent = os.environ.pop("KERNELOPT_BENCH_PARENT", "")
     if parent.isdigit():
         die_with_parent(int(parent))

@@ -223,7 +223,14 @@ _HANDLERS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``kernelopt`` console script; returns the exit code."""
+    """Entry point of the ``kernelopt`` console script; returns the exit code.
+
+    Run as the process's own command line (``argv`` None), SIGTERM ends it through
+    ``tempdirs.on_sigterm``: its workers killed, its temporary folders removed, exit 143."""
+    if argv is None:
+        from kernelopt_jupyter import tempdirs
+
+        tempdirs.remove_on_sigterm()
     parser = build_parser()
     arguments = list(sys.argv[1:] if argv is None else argv)
     if "--json" in arguments:  # a bad flag or input still answers with one JSON object
