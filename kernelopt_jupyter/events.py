@@ -51,6 +51,9 @@ EVENT_TYPES: dict[str, tuple[str, ...]] = {
         "step_seconds",
         "baselines_deferred",
     ),
+    # A phase of the analysis failed (``analysis.pipeline.PHASES``): the search goes on with
+    # what the analysis has, and this analysis is never cached.
+    "degraded": ("phase", "error"),
     "agent_started": ("agent", "step", "iteration"),
     "agent_text": ("agent", "step", "delta"),
     "agent_thinking": ("agent", "step", "delta"),

@@ -5,7 +5,10 @@ the GPU at published sizes) and its answer depends only on what the key holds: t
 source, its input shapes and dtypes, its mode, the torch and Triton versions, the device and
 the GPU's name. A second search of the same problem starts from the saved answer (the
 ``profile`` event then says ``cached: true``). Only an analysis that ran every step to its end
-is stored, never one cut short by a deadline or a crashed worker.
+is stored: never one cut short by a deadline, nor one with a failed phase (a crashed or
+timed-out worker, a harvest, baselines or timeline step that raised; the ``degraded`` events
+and result.json's ``degraded`` say which), and an entry that holds a failed phase is never
+read. ``--no-cache`` (``SearchOptions.analysis_cache = False``) neither reads nor writes it.
 
 The folder is ``$KERNELOPT_CACHE_DIR/analysis`` (default ``~/.cache/kernelopt/analysis``);
 entries are small JSON files, written atomically, safe to delete at any time.
@@ -25,7 +28,8 @@ from typing import Any
 from kernelopt_jupyter.problem import Problem
 
 #: Bump when the stored layout or what analysis computes changes (old entries are ignored).
-CACHE_SCHEMA = 1
+#: 2: entries of schema 1 may hold an analysis whose harvest failed.
+CACHE_SCHEMA = 2
 
 
 def default_cache_dir() -> Path:
@@ -128,16 +132,34 @@ class AnalysisCache:
             return None
         if not isinstance(data, dict) or data.get("schema") != CACHE_SCHEMA:
             return None
+        if degraded_of(data):
+            return None
         return data
 
-    def store(self, key: str, data: dict[str, Any]) -> None:
-        """Save ``data`` (atomically: a reader never sees half an entry); errors are ignored,
-        since a cache that cannot be written only costs time."""
+    def store(self, key: str, data: dict[str, Any]) -> bool:
+        """Save ``data`` (atomically: a reader never sees half an entry); whether it was
+        stored. An analysis with a failed phase (``degraded_of``) is refused. Errors are
+        ignored, since a cache that cannot be written only costs time."""
+        if degraded_of(data):
+            return False
+        tmp = ""
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.root, suffix=".tmp")
             with os.fdopen(fd, "w") as fh:
                 json.dump({**data, "schema": CACHE_SCHEMA}, fh, default=str)
             os.replace(tmp, self.root / f"{key}.json")
-        except OSError:
-            return
+        except (OSError, TypeError, ValueError):
+            if tmp:
+                Path(tmp).unlink(missing_ok=True)
+            return False
+        return True
+
+
+def degraded_of(data: dict[str, Any]) -> list[Any]:
+    """The failed phases an entry's analysis lists (its facts' ``degraded``); empty for a
+    complete one."""
+    profile = data.get("profile")
+    facts = profile.get("facts") if isinstance(profile, dict) else None
+    found = facts.get("degraded") if isinstance(facts, dict) else None
+    return list(found) if isinstance(found, list) else []

@@ -34,6 +34,9 @@ class AnalysisFacts:
     root_dispatch_only: bool
     root_note: str
     notes: list[str] = field(default_factory=list)
+    #: The phases that failed, each ``{"phase": ..., "error": ...}`` (``degraded`` events;
+    #: result.json's ``degraded``): an analysis with any is never cached.
+    degraded: list[dict[str, str]] = field(default_factory=list)
     #: The peers' timing still to do (``analyse(..., defer_baselines=True)``); not data.
     deferred: DeferredBaselines | None = field(default=None, repr=False, compare=False)
 
@@ -110,6 +113,24 @@ def _limit(deadline: float | None, default: float = STEP_LIMIT_S) -> float:
     if deadline is None:
         return default
     return min(default, deadline - time.monotonic())
+
+
+#: The analysis's phases as ``degraded`` events name them: the worker as a whole (it died,
+#: timed out or did not answer), the peers' timing (GPU), the Inductor harvest with its dispatch
+#: map (module problems: one step), the reference's kernel timeline.
+PHASES = ("analysis", "baselines", "harvest", "timeline")
+
+
+def failure(phase: str, error: str) -> dict[str, str]:
+    """A failed phase as ``degraded`` lists it: its name and its cause on one line."""
+    line = " ".join(str(error).split()) or "failed (no message)"
+    return {"phase": phase, "error": line if len(line) <= 500 else line[:497] + "..."}
+
+
+def emit_degraded(log: EventLog, degraded: list[dict[str, str]]) -> None:
+    """One ``degraded`` event per failed phase (the console's and the panel's warning)."""
+    for entry in degraded:
+        log.emit("degraded", phase=entry["phase"], error=entry["error"])
 
 
 def _emit_baselines(log: EventLog, base: dict[str, Any]) -> None:
@@ -190,12 +211,16 @@ class DeferredBaselines:
                 " the final side-by-side run times the winner against torch.compile)",
             )
         else:
-            base = _measure_baselines(self.problem, self.device, self.deadline, worker)
+            base, error = _measure_baselines(self.problem, self.device, self.deadline, worker)
+            if error:
+                self.facts.degraded.append(failure("baselines", error))
+                emit_degraded(self.log, self.facts.degraded[-1:])
         _emit_baselines(self.log, base.to_dict())
         self.facts.baselines.clear()
         self.facts.baselines.update(base.as_ms())
         self.profile["facts"] = self.facts.to_dict()
-        if self.cache is not None and self.key is not None and self.complete and base.measured:
+        whole = self.complete and base.measured and not self.facts.degraded
+        if self.cache is not None and self.key is not None and whole:
             self.cache.store(self.key, {"baselines": base.to_dict(), "profile": self.profile})
         return self.facts.baselines
 
@@ -212,8 +237,10 @@ def analyse(
     """Measure baselines, profile and harvest ``problem``; emits ``baseline`` and ``profile``.
 
     ``deadline`` (a ``time.monotonic()`` value) bounds every step: a step's worker is killed
-    at it and a step that cannot start is skipped, with a note. ``cache`` returns the facts of
-    an earlier complete analysis of the same problem, shapes, torch, Triton and GPU.
+    at it and a step that cannot start is skipped, with a note. A phase that fails is said
+    (a ``degraded`` event each, after the ``profile`` event) and listed in the facts'
+    ``degraded``; such an analysis is never stored. ``cache`` returns the facts of an earlier
+    complete analysis of the same problem, shapes, torch, Triton and GPU.
     ``defer_baselines`` (GPU only, cache miss): the peers are not timed here; the returned
     facts carry ``deferred`` (:class:`DeferredBaselines`), to be measured after the first
     verdict, and their ``baselines`` are unmeasured (None) until then.
@@ -230,6 +257,7 @@ def analyse(
     facts = AnalysisFacts.from_dict(profile["facts"])
     if defer:
         log.emit("profile", **profile, cached=False, baselines_deferred=True)
+        emit_degraded(log, facts.degraded)
         facts.deferred = DeferredBaselines(
             problem, device, log, facts, profile, deadline, cache, key, complete
         )
@@ -237,7 +265,8 @@ def analyse(
         return facts
     _emit_baselines(log, base.to_dict())
     log.emit("profile", **profile, cached=False)
-    if cache is not None and key is not None and complete:
+    emit_degraded(log, facts.degraded)
+    if cache is not None and key is not None and complete and not facts.degraded:
         cache.store(key, {"baselines": base.to_dict(), "profile": profile})
     return facts
 
@@ -262,18 +291,31 @@ ANALYSIS_PRELOAD = (
 
 def _measure_baselines(
     problem: Problem, device: str, deadline: float | None, worker: Any = None
-) -> Baselines:
+) -> tuple[Baselines, str]:
     """The peers alone, in a worker of their own (the deferred half of the analysis): the one
-    started ahead (``DeferredBaselines.start_worker``) when it is still up, else a new one."""
+    started ahead (``DeferredBaselines.start_worker``) when it is still up, else a new one.
+    Returns them and why their timing failed ("" when it did not fail, or did not run for
+    want of time)."""
     if _limit(deadline) < MIN_STEP_S:
         if worker is not None:
             worker.close()
-        return Baselines(measured=False, device=device, detail="not measured: time limit reached")
+        base = Baselines(measured=False, device=device, detail="not measured: time limit reached")
+        return base, ""
     result = _analysis_worker(problem, device, deadline, ["baselines"], ahead=worker)
     steps: dict[str, Any] = dict(result.value) if result.ok else {}
-    return _baselines_of(
-        steps, device, "" if result.ok else f"analysis worker: {result.describe()}"
-    )
+    why = "" if result.ok else f"analysis worker: {result.describe()}"
+    return _baselines_of(steps, device, why), _step_failure(steps, "baselines", why)
+
+
+def _step_failure(steps: dict[str, Any], name: str, why: str) -> str:
+    """Why step ``name`` of an analysis worker's answer failed: the worker's failure
+    (``why``), the step's error, or its absence; "" when it ran to its end."""
+    if why:
+        return why
+    step = steps.get(name)
+    if not isinstance(step, dict) or not step:
+        return f"the {name} step did not run"
+    return str(step.get("step_error") or "")
 
 
 #: The task a worker started ahead is handed (``analysis_service``).
@@ -441,7 +483,9 @@ def _measure(
     deferred), the dispatch map with the harvest, the timeline.
 
     Returns the ``profile`` event's fields and whether every step ran to its end (only a
-    complete analysis is worth caching).
+    complete analysis is worth caching). A step that failed is listed in the facts'
+    ``degraded`` (the worker as a whole as ``analysis``); one cut by the deadline before it
+    began is not a failure (it is incomplete).
     """
     from kernelopt_jupyter.analysis.dispatch import DispatchMap, dispatch_map_from_dict
 
@@ -462,6 +506,7 @@ def _measure(
     complete = result.ok
     steps: dict[str, Any] = dict(result.value) if result.ok else {}
     why = "" if result.ok else f"analysis worker: {result.describe()}"
+    degraded = [] if result.ok else [failure("analysis", result.describe())]
     notes = [f"analysis steps (s): {steps['seconds']}"] if steps.get("seconds") else []
     if device != "cuda":
         base = Baselines(
@@ -476,6 +521,8 @@ def _measure(
     else:
         base = _baselines_of(steps, device, why)
         complete = complete and "step_error" not in steps.get("baselines", {"step_error": ""})
+        if result.ok and _step_failure(steps, "baselines", ""):
+            degraded.append(failure("baselines", _step_failure(steps, "baselines", "")))
     dmap_dict: dict[str, Any] = {}
     if problem.kind != "module":
         facts = AnalysisFacts(
@@ -514,14 +561,19 @@ def _measure(
             why = (harvest.error if harvest is not None else "") or dmap.error or "harvest failed"
             # A worker killed at its limit is not the problem's answer: do not cache it.
             complete = complete and "timed out" not in why
+            if result.ok:
+                degraded.append(failure("harvest", why))
             facts = _fallback_facts(problem, base, why, kernels=dmap.units(), notes=dmap.notes)
             facts.library_dominated = dmap.library_dominated
         dmap_dict = dmap.to_dict()
         summary = _summary(dmap_dict, facts)
     facts.notes = notes + facts.notes
     timeline = steps.get("timeline") or {}
+    if result.ok and _step_failure(steps, "timeline", ""):
+        degraded.append(failure("timeline", _step_failure(steps, "timeline", "")))
     if "step_error" in timeline or not timeline:
         timeline = {"timeline": [], "detail": f"no timeline: {timeline.get('step_error') or why}"}
+    facts.degraded = degraded
     profile = {
         "dispatch_map": dmap_dict,
         "summary": summary,
@@ -597,14 +649,19 @@ def _summary(dmap: dict[str, Any], facts: AnalysisFacts) -> str:
 def analysis_from_events(events: list[Event] | None) -> AnalysisFacts | None:
     """The facts a saved session already measured, or None when its log has none. Baselines
     timed after the ``profile`` event (deferred to after the first verdict) are taken from
-    their ``baseline`` events."""
+    their ``baseline`` events, the failed phases from the ``degraded`` events."""
     facts = None
     timed: dict[str, float] = {}
+    degraded: list[dict[str, str]] = []
     for event in events or []:
         if event.type == "profile" and "facts" in event.data and facts is None:
             facts = AnalysisFacts.from_dict(event.data["facts"])
         elif event.type == "baseline" and event.data.get("ms") is not None:
             timed[str(event.data.get("name"))] = float(event.data["ms"])
+        elif event.type == "degraded":
+            degraded.append(failure(str(event.data.get("phase")), str(event.data.get("error"))))
     if facts is not None:
         facts.baselines.update({k: v for k, v in timed.items() if facts.baselines.get(k) is None})
+        if degraded:
+            facts.degraded = degraded
     return facts

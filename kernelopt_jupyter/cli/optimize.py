@@ -210,6 +210,13 @@ def run_optimize(args: argparse.Namespace) -> int:
     result_file = session.out_dir / "result.json"
     payload = json.loads(result_file.read_text()) if result_file.exists() else {}
     payload["out_dir"] = str(session.out_dir)
+    for entry in payload.get("degraded") or []:
+        # Said during the run too; once more here, where the run's outcome is read.
+        print(
+            f"kernelopt: warning: the analysis's {entry.get('phase')} phase failed: "
+            f"{entry.get('error')} (result.json lists it under 'degraded'; not cached)",
+            file=sys.stderr,
+        )
     if getattr(args, "json", False):
         print(json.dumps(payload, default=str))
     else:
@@ -272,6 +279,7 @@ def bench_row(
         **verification_costs(result.candidates),
         winner_moves=winner_moves(result.candidates, best.candidate.id if best else None),
         failures=failure_reasons(result.candidates),
+        degraded=list(getattr(session, "degraded", None) or []),
     )
     if best is None:
         row["verdict"] = "no verified candidate"

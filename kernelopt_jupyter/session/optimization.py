@@ -174,12 +174,20 @@ class OptimizationSession:
         self._verify_s: list[float] = []  # wall seconds of this search's verifications
         self._deferred: Any = None  # analysis.pipeline.DeferredBaselines, timed after c0
         self._cache: Any = None  # analysis.cache.AnalysisCache, made at first use
+        #: The analysis's failed phases (its facts' list: the deferred peers add theirs).
+        self._degraded: list[dict[str, str]] = []
         # Checkpoints come from the search thread and from a person's submit threads.
         self._files_lock = threading.Lock()
         self._policy: Policy | None = None
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ control
+    @property
+    def degraded(self) -> list[dict[str, str]]:
+        """The analysis phases that failed, each ``{"phase", "error"}`` (result.json's
+        ``degraded``); empty when every phase ran to its end (or none has run yet)."""
+        return [dict(entry) for entry in self._degraded]
+
     @property
     def step(self) -> StepControl:
         """Step-mode decisions (approve, reject, edit_plan, edit_candidate, stop)."""
@@ -468,6 +476,7 @@ class OptimizationSession:
                 defer_baselines=True,
             )
         self._deferred = facts.deferred
+        self._degraded = facts.degraded
         context = AgentContext(
             problem=self.problem,
             device=self.device,
@@ -697,6 +706,8 @@ class OptimizationSession:
             "speedup_vs_compile": best.speedup_vs_compile if best else None,
             "notes": result.notes if result else ([self.error] if self.error else []),
             "mode": self.problem.mode,
+            # The analysis phases that failed (phase, one-line cause); empty when none did.
+            "degraded": self.degraded,
         }
         write_atomic(self.out_dir / "result.json", json.dumps(payload, indent=1, default=str))
         if best is not None:

@@ -13,7 +13,7 @@ import time
 from typing import Any, TextIO
 
 from kernelopt_jupyter.events import Event
-from kernelopt_jupyter.session.state import SessionState, speedup_text
+from kernelopt_jupyter.session.state import SessionState, degraded_text, speedup_text
 from kernelopt_jupyter.verify.report import GATE_FAIL
 from kernelopt_jupyter.verify.report import GATE_NAMES as GATES
 
@@ -150,6 +150,8 @@ class TextProgress:
             return f"{t} {d.get('agent')} step {d.get('step')} failed: {d.get('error')}"
         if event.type == "error":
             return f"{t} error in {d.get('where')}: {d.get('message')}"
+        if event.type == "degraded":
+            return f"{t} WARNING: {degraded_text(d)}"
         if event.type == "session_finished":
             best = d.get("best")
             return f"{t} finished ({d.get('status')}); best: {best or 'none'}"

@@ -111,6 +111,15 @@ class Changes:
         )
 
 
+def degraded_text(entry: dict[str, Any]) -> str:
+    """One line for a failed analysis phase (a ``degraded`` event), for the console and the
+    panel's warnings."""
+    return (
+        f"the analysis's {entry.get('phase')} phase failed: {entry.get('error')} "
+        "(the search goes on without it; this analysis is not cached)"
+    )
+
+
 def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
@@ -138,6 +147,8 @@ class SessionState:
     paused: dict[str, Any] | None = None
     last_resume: dict[str, Any] | None = None
     errors: list[str] = field(default_factory=list)
+    #: The analysis's failed phases (``degraded`` events): phase and cause; also in ``errors``.
+    degraded: list[dict[str, str]] = field(default_factory=list)
     experience: list[dict[str, Any]] = field(default_factory=list)
     finished: dict[str, Any] | None = None
     resumed: bool = False
@@ -394,6 +405,13 @@ class SessionState:
 
     def _on_error(self, d: dict[str, Any], t: float) -> None:
         message = f"{d.get('where')}: {d.get('message')}"
+        self.errors.append(message)
+        self._changes.errors.append(message)
+
+    def _on_degraded(self, d: dict[str, Any], t: float) -> None:
+        entry = {"phase": str(d.get("phase")), "error": str(d.get("error"))}
+        self.degraded.append(entry)
+        message = degraded_text(entry)
         self.errors.append(message)
         self._changes.errors.append(message)
 
