@@ -228,6 +228,15 @@ def test_api_budget_flags_reach_the_session(
     assert "--max-tokens" in text and "--max-usd" in text and "analysis included" in text
 
 
+def test_no_cache_reaches_the_session(ip: InteractiveShell, recorded: None) -> None:
+    assert run(ip, "--text", CELL).success
+    assert RecordedSession.made[-1].options.analysis_cache is True
+    RecordedSession.made[-1].wait(10)
+    assert run(ip, "--no-cache --text", CELL).success
+    assert RecordedSession.made[-1].options.analysis_cache is False
+    RecordedSession.made[-1].wait(10)
+
+
 def test_cell_without_a_problem_gets_one_line(
     ip: InteractiveShell, recorded: None, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -97,6 +97,17 @@ def _mode(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _no_cache(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("--no-cache", action="store_true", help=help_text)
+
+
+#: ``--no-cache`` of the commands that analyse a problem before their search.
+NO_CACHE_HELP = (
+    "neither read nor write the analysis cache (baselines, dispatch map, harvest): analyse "
+    "afresh and keep nothing"
+)
+
+
 def _device(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--device", choices=DEVICES, default="auto", help="auto = cuda when a GPU is present"
@@ -144,6 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also attach Nsight Compute metrics per kernel (GPU with ncu on PATH)",
     )
+    _no_cache(
+        profile,
+        "profile always measures afresh and never reads or writes the analysis cache; the "
+        "flag is accepted so that one set of flags serves profile, optimize and bench",
+    )
 
     optimize = sub.add_parser("optimize", help="search for a faster verified candidate")
     optimize.add_argument("problem", metavar="PROBLEM.py")
@@ -169,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _mode(optimize)
     _api_budget(optimize)
+    _no_cache(optimize, NO_CACHE_HELP)
 
     bench = sub.add_parser("bench", help="optimize many problems and summarise per level")
     bench.add_argument("problems", nargs="+", metavar="PROBLEM_OR_DIR")
@@ -199,6 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _mode(bench)
     _api_budget(bench)
+    _no_cache(bench, NO_CACHE_HELP)
     # export, shapes, reverify (deploy): their flags live beside their handlers.
     from kernelopt_jupyter.cli.export import add_parsers
 

@@ -68,6 +68,7 @@ def _options(args: argparse.Namespace, out_dir: Path | None) -> SearchOptions:
     opts.mode = getattr(args, "mode", None)
     opts.max_tokens = getattr(args, "max_tokens", None)
     opts.max_usd = getattr(args, "max_usd", None)
+    opts.analysis_cache = not getattr(args, "no_cache", False)
     return opts
 
 

@@ -255,6 +255,11 @@ class KernelOptMagics(Magics):
     @argument("--inputs", default=None, help="with --module: its input list (or a function)")
     @argument("--name", default=None, help="problem name (for the session folder)")
     @argument("--text", action="store_true", help="text progress instead of the widget panel")
+    @argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the analysis cache: analyse afresh and keep nothing",
+    )
     @line_cell_magic
     def kernelopt(self, line: str, cell: str | None = None) -> Any:
         """Start a search on the problem the cell defines (cell magic), or manage sessions.
@@ -333,6 +338,7 @@ class KernelOptMagics(Magics):
             max_tokens=args.max_tokens,
             max_usd=args.max_usd,
             out_dir=Path(args.out) if args.out else None,
+            analysis_cache=not args.no_cache,
         )
         for name in ("iterations", "plans", "beam"):
             if getattr(args, name) is not None:

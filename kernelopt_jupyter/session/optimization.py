@@ -72,7 +72,8 @@ class SearchOptions:
     #: The reference's semantics: None keeps the problem's own ("as-constructed" unless its
     #: source declares KERNELOPT_MODE = "eval"); "eval" optimizes for inference.
     mode: str | None = None
-    #: Reuse a saved analysis of the same problem, shapes, torch, Triton and GPU.
+    #: Reuse a saved analysis of the same problem, shapes, torch, Triton and GPU, and save a
+    #: complete one (off: ``--no-cache``, neither read nor written).
     analysis_cache: bool = True
     cache_dir: Path | None = None  # default $KERNELOPT_CACHE_DIR or ~/.cache/kernelopt
     #: Re-verify the winner against eager and torch.compile at the end (GPU), and profile its
