@@ -9,7 +9,6 @@ docs/engine.md: one module-level dict literal, kernel name -> constexprs plus ``
 from __future__ import annotations
 
 import ast
-import re
 from typing import Any
 
 from kernelopt_jupyter.analysis.dispatch import addmm_bias_mkn
@@ -24,6 +23,7 @@ from kernelopt_jupyter.launch_configs import (
 # for the tests that read candidates through the transforms module.
 from kernelopt_jupyter.launch_configs import read_launch_configs as read_launch_configs
 from kernelopt_jupyter.launch_configs import write_launch_configs as write_launch_configs
+from kernelopt_jupyter.renaming import RenameError, defines_class, rename_class
 
 _GRAPH_MARKER = "# --- KernelOPT: CUDA-graph capture"
 
@@ -146,12 +146,30 @@ def wrap_cuda_graph(source: str) -> str:
 
 def _subclass_model_new(source: str, base: str, wrapper: str, verb: str) -> str:
     """``source`` with its ``ModelNew`` renamed ``base`` and ``wrapper`` (a new ``ModelNew``
-    deriving from it) appended."""
-    tree = ast.parse(source)
-    if not any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body):
+    deriving from it) appended.
+
+    The rename follows every reference to the class (``super(ModelNew, self).__init__()`` in
+    the base must name the base, not the wrapper that now holds the name ``ModelNew``).
+    """
+    if not defines_class(source, "ModelNew"):
         raise TransformError(f"candidate defines no class ModelNew to {verb}")
-    renamed = re.sub(r"^class ModelNew\b", f"class {base}", source, count=1, flags=re.M)
+    try:
+        renamed = rename_class(source, "ModelNew", base)
+    except RenameError as exc:
+        raise TransformError(f"cannot {verb} ModelNew: {exc}") from None
+    if "torch" not in _module_names(renamed):
+        # The wrapper calls torch; a candidate that imports it under another name gets it.
+        renamed = insert_after_imports(renamed, "import torch\n")
     return renamed.rstrip("\n") + "\n\n\n" + wrapper
+
+
+def _module_names(source: str) -> set[str]:
+    """Names bound at module level by imports (``import torch`` binds ``torch``)."""
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {a.asname or a.name.split(".")[0] for a in node.names}
+    return names
 
 
 _GRAPH_WRAPPER = '''# --- KernelOPT: CUDA-graph capture (the whole forward replays as one graph launch) ---

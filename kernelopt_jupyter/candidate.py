@@ -12,6 +12,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kernelopt_jupyter.renaming import rename_class
+
 if TYPE_CHECKING:
     from kernelopt_jupyter.problem import Problem
 
@@ -51,12 +53,14 @@ def eager_dispatch_source(problem: Problem) -> str:
 
     It launches no Triton kernel, so it is marked dispatch-only and counted as such. It wins
     where torch.compile's lowering loses to the vendor library (depthwise convolution, pooling).
+    Raises :class:`~kernelopt_jupyter.renaming.RenameError` (a ``ValueError``) when the
+    problem defines no top-level ``class Model``.
     """
     if problem.kind != "module":
         raise ValueError("eager dispatch applies to module problems only")
-    source = freeze_environment_reads(problem.source)
-    source = re.sub(r"^class Model\b", "class ModelNew", source, count=1, flags=re.M)
-    source = re.sub(r"\bsuper\(Model, self\)", "super(ModelNew, self)", source)
+    # Every reference to the class (``super(Model, self)``, ``Model.forward``) follows the
+    # rename; strings, comments and other names mentioning Model stay as written.
+    source = rename_class(freeze_environment_reads(problem.source), "Model", "ModelNew")
     header = (
         "# Dispatch-only candidate: the reference's operators, routed to the vendor libraries\n"
         "# (cuBLAS/cuDNN) instead of torch.compile's generated kernels.\n"

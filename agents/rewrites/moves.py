@@ -23,6 +23,7 @@ from kernelopt_jupyter.agents.transforms import (
     split_k_regime,
     winograd_calls,
 )
+from kernelopt_jupyter.renaming import defines_class
 
 _GEMM_OPS = ("mm", "addmm", "bmm", "baddbmm", "matmul", "linear")
 _CONV_OPS = ("convolution", "_convolution", "cudnn_convolution")
@@ -266,7 +267,11 @@ def vendor_choices(ctx: AgentContext, source: str) -> list[tuple[float, str]]:
     forward, ranked by that saving. Elsewhere it is offered on the few-tiles, long-K regime
     (:func:`split_k_regime`), ranked by those GEMMs' share.
     """
-    if ctx.device != "cuda" or ctx.problem.kind != "module" or "class ModelNew" not in source:
+    if (
+        ctx.device != "cuda"
+        or ctx.problem.kind != "module"
+        or not defines_class(source, "ModelNew")
+    ):
         return []
     vendor = [k for k in ctx.kernels if k.kind == "vendor"]
     out: list[tuple[float, str]] = []

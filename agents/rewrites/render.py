@@ -30,6 +30,7 @@ from kernelopt_jupyter.agents.rewrites.graph import RewriteError
 from kernelopt_jupyter.agents.rewrites.helpers import HELPERS
 from kernelopt_jupyter.agents.rewrites.kernels import KERNEL_CONSTANTS, KERNEL_HELPERS
 from kernelopt_jupyter.candidate import freeze_environment_reads, insert_after_imports
+from kernelopt_jupyter.renaming import RenameError, rename_class
 
 BASE_NAME = "_KernelOptReference"
 MARKER = "# --- KernelOPT graph rewrite"
@@ -164,15 +165,13 @@ def _candidate_module(source: str) -> str:
 
 
 def _base_source(source: str) -> str:
-    """The problem's source with its ``Model`` class renamed to the rewrite's base class."""
-    source = freeze_environment_reads(source)
-    renamed, n = re.subn(r"^class Model\b", f"class {BASE_NAME}", source, count=1, flags=re.M)
-    if n != 1:
-        raise RewriteError("the problem defines no top-level class Model")
-    renamed = re.sub(r"\bsuper\(Model,", f"super({BASE_NAME},", renamed)
-    if re.search(r"\bModel\b", renamed):
-        raise RewriteError("the problem refers to Model outside its class definition")
-    return renamed
+    """The problem's source with its ``Model`` class renamed to the rewrite's base class, and
+    every reference to it (``super(Model, self)``, ``Model.helper``); a docstring or comment
+    that says "Model" stays as written."""
+    try:
+        return rename_class(freeze_environment_reads(source), "Model", BASE_NAME)
+    except RenameError as exc:
+        raise RewriteError(str(exc)) from None
 
 
 def rewritten_source(

@@ -1,0 +1,255 @@
+"""Renaming a class through the syntax tree (``kernelopt_jupyter.renaming``), and every generated
+candidate built from sources written the way KernelBench writes them: ``super(Model,
+self).__init__()``, constructor arguments, plain tensor attributes (an RNN's ``self.hidden``),
+docstrings that say "Model", tuple outputs and tuple init inputs."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import types
+from typing import Any
+
+import pytest
+import torch
+
+from kernelopt_jupyter.agents.rewrites.task import scan
+from kernelopt_jupyter.agents.transforms import (
+    TransformError,
+    wrap_cuda_graph,
+    wrap_cudnn_benchmark,
+)
+from kernelopt_jupyter.candidate import eager_dispatch_source
+from kernelopt_jupyter.problem import load_source_module, materialize, problem_from_source
+from kernelopt_jupyter.renaming import RenameError, defines_class, rename_class
+
+_names = itertools.count()
+
+#: Written the way KernelBench writes its problems (the class named in its own body, a
+#: docstring and a string that say "Model", positional and keyword constructor arguments with
+#: defaults, a tuple init input, a hidden state kept as a plain attribute, a tuple output).
+RNN_CELL = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Model that runs an RNN cell over a sequence (a Model with its hidden state)."""
+
+    def __init__(self, input_size: int, hidden_size: int, scale_shape=(1, 1), bias=True):
+        super(Model, self).__init__()
+        self.hidden_size = hidden_size
+        self.i2h = nn.Linear(input_size + hidden_size, hidden_size, bias=bias)
+        self.scale = nn.Parameter(torch.ones(scale_shape + (hidden_size,)))
+        self.register_buffer("steps", torch.zeros(()))
+        self.hidden = torch.randn((batch_size, hidden_size))  # kept outside the state_dict
+        self.label = "Model"
+
+    @staticmethod
+    def squash(x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(x)
+
+    def forward(self, x: torch.Tensor):
+        hidden = self.hidden.to(x.device)
+        for t in range(x.shape[0]):
+            hidden = Model.squash(self.i2h(torch.cat((x[t], hidden), dim=1)))
+        assert isinstance(self, Model)
+        return hidden * self.scale[0], hidden.sum(dim=1)
+
+
+batch_size = 3
+input_size = 5
+hidden_size = 4
+
+
+def get_inputs():
+    return [torch.randn(6, batch_size, input_size)]
+
+
+def get_init_inputs():
+    return [input_size, hidden_size, (1,)]
+'''
+
+#: A GEMM + bias + ReLU, which a graph rewrite turns into the cuBLASLt epilogue.
+GEMM_RELU = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """
+    Model that performs a matrix multiplication and a ReLU.
+    """
+
+    def __init__(self, in_features, out_features):
+        super(Model, self).__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return torch.relu(self.gemm(x))
+
+
+batch_size = 4
+in_features = 16
+out_features = 8
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]
+'''
+
+
+def _load(source: str) -> types.ModuleType:
+    return load_source_module(source, f"renaming_test_{next(_names)}")
+
+
+def _reference(source: str) -> tuple[Any, Any, list[Any], list[Any]]:
+    """The problem, its reference model (weights and hidden state under seed 0), init, inputs."""
+    problem = problem_from_source(source, "<kernelbench-style>", validate=False)
+    loaded = materialize(problem)
+    return problem, loaded.make_model("cpu", seed=0), loaded.init_inputs(), loaded.make_inputs(1)
+
+
+def _same_outputs(got: Any, want: Any) -> None:
+    if isinstance(want, torch.Tensor):
+        torch.testing.assert_close(got, want)
+        return
+    assert type(got) is type(want) and len(got) == len(want)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w)
+
+
+def _built_like_the_reference(source: str, reference_source: str) -> None:
+    """``source``'s ModelNew, built like the reference (seed 0) with its init inputs, loads the
+    reference's weights strictly and computes the same outputs on the CPU."""
+    _problem, reference, init, inputs = _reference(reference_source)
+    torch.manual_seed(0)
+    model = _load(source).ModelNew(*init)
+    model.load_state_dict(reference.state_dict(), strict=True)
+    with torch.no_grad():
+        _same_outputs(model(*inputs), reference(*inputs))
+
+
+# ---------------------------------------------------------------------- the rename itself
+
+
+def test_rename_follows_every_reference_and_leaves_text_alone() -> None:
+    source = '''import torch.nn as nn
+
+
+class Model(nn.Module):  # the reference: Model
+    """Model that does a thing; see Model."""
+
+    def __init__(self, n, Model_size=3):
+        super(Model, self).__init__()
+        self.Model = "Model"
+        self.ModelFacts = Model_size
+
+    def forward(self, x, Model=None):
+        kind = Model  # a parameter of that name is its own
+        return x if isinstance(x, type(self)) else Model_of(x), f"{Model}"
+
+    def copy(self):
+        return Model(self.ModelFacts)
+
+
+def Model_of(x):
+    return Model.forward(None, x, Model=1)
+
+
+ALIAS = Model
+'''
+    text = rename_class(source, "Model", "ModelNew")
+    assert "class ModelNew(nn.Module):  # the reference: Model\n" in text
+    assert '"""Model that does a thing; see Model."""' in text
+    assert "super(ModelNew, self).__init__()" in text
+    assert 'self.Model = "Model"' in text and "self.ModelFacts = Model_size" in text
+    assert "kind = Model  # a parameter" in text and 'f"{Model}"' in text
+    assert "return ModelNew(self.ModelFacts)" in text
+    assert "def Model_of(x):" in text and "return ModelNew.forward(None, x, Model=1)" in text
+    assert "ALIAS = ModelNew" in text
+    # Only identifiers changed: the text is the same once they are put back.
+    assert text.replace("ModelNew", "Model") == source
+    assert defines_class(text, "ModelNew") and not defines_class(text, "Model")
+
+
+def test_rename_follows_globals_comprehensions_and_nested_scopes() -> None:
+    source = """class Model:
+    pass
+
+
+def f():
+    global Model
+    Model = Model
+    return [Model for _ in range(2)], [Model for Model in range(2)], lambda Model: Model
+
+
+class Holder:
+    Model = 1
+    seen = Model
+
+    def method(self):
+        return Model
+"""
+    text = rename_class(source, "Model", "Renamed")
+    assert "global Renamed\n    Renamed = Renamed" in text
+    assert "[Renamed for _ in range(2)], [Model for Model in range(2)], lambda Model: Model" in text
+    assert "    Model = 1\n    seen = Model\n" in text  # the class body's own name
+    assert "        return Renamed\n" in text  # a method sees the module's name
+    ast.parse(text)
+
+
+def test_rename_says_what_is_wrong() -> None:
+    with pytest.raises(RenameError, match="defines no top-level class Model"):
+        rename_class("def Model():\n    pass\n", "Model", "ModelNew")
+    with pytest.raises(RenameError, match="already defines ModelNew"):
+        rename_class("class Model:\n    pass\n\n\nModelNew = 1\n", "Model", "ModelNew")
+    with pytest.raises(RenameError, match="does not parse"):
+        rename_class("class Model(:\n", "Model", "ModelNew")
+
+
+# ---------------------------------------------------------------------- generated candidates
+
+
+def test_eager_dispatch_candidate_of_a_kernelbench_source_matches_the_reference() -> None:
+    problem, *_ = _reference(RNN_CELL)
+    source = eager_dispatch_source(problem)
+    assert "super(ModelNew, self).__init__()" in source and "ModelNew.squash(" in source
+    assert '"""Model that runs an RNN cell' in source and 'self.label = "Model"' in source
+    _built_like_the_reference(source, RNN_CELL)
+
+
+def test_cuda_graph_wrapper_over_the_eager_candidate_builds_and_runs_on_the_cpu() -> None:
+    problem, *_ = _reference(RNN_CELL)
+    graphed = wrap_cuda_graph(eager_dispatch_source(problem))
+    assert "super(_ModelNewEager, self).__init__()" in graphed
+    # On the CPU the wrapper runs the plain forward: the same outputs as the reference.
+    _built_like_the_reference(graphed, RNN_CELL)
+    # Wrapped again (the vendor choice over a graphed candidate), still one chain of classes.
+    _built_like_the_reference(wrap_cudnn_benchmark(graphed), RNN_CELL)
+    with pytest.raises(TransformError, match="already replays"):
+        wrap_cuda_graph(graphed)
+
+
+def test_keyword_init_arguments_reach_the_wrapped_candidate() -> None:
+    problem, reference, _init, inputs = _reference(RNN_CELL)
+    graphed = _load(wrap_cuda_graph(eager_dispatch_source(problem)))
+    torch.manual_seed(0)
+    model = graphed.ModelNew(5, hidden_size=4, scale_shape=(1,), bias=True)
+    model.load_state_dict(reference.state_dict(), strict=True)
+    with torch.no_grad():
+        _same_outputs(model(*inputs), reference(*inputs))
+
+
+def test_rewrite_candidates_of_a_kernelbench_source_build() -> None:
+    found = scan(GEMM_RELU, "<gemm-relu>")
+    assert found.matches, found.error  # the docstring's "Model" no longer stops the rewrite
+    for match in found.matches:
+        assert "super(_KernelOptReference, self).__init__()" in match.eager_source
+        assert "Model that performs a matrix multiplication" in match.eager_source
+        _built_like_the_reference(match.eager_source, GEMM_RELU)
+        _built_like_the_reference(wrap_cuda_graph(match.eager_source), GEMM_RELU)
+        problem = _load(match.problem_source)
+        assert issubclass(problem.Model, problem._KernelOptReference)
