@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 import torch
+import torch.nn as nn
 
+from kernelopt_jupyter.agents.rewrites.graph import rnn_meta_output
 from kernelopt_jupyter.agents.rewrites.task import scan
 from kernelopt_jupyter.agents.transforms import (
     TransformError,
@@ -253,3 +255,41 @@ def test_rewrite_candidates_of_a_kernelbench_source_build() -> None:
         _built_like_the_reference(wrap_cuda_graph(match.eager_source), GEMM_RELU)
         problem = _load(match.problem_source)
         assert issubclass(problem.Model, problem._KernelOptReference)
+
+
+def test_the_scan_reports_instead_of_raising_on_a_log_of_an_input() -> None:
+    source = GEMM_RELU.replace(
+        "return torch.relu(self.gemm(x))", "return torch.relu(self.gemm(torch.log(x)))"
+    )
+    found = scan(source, "<log-input>")  # raised IndexError before
+    assert found.matches
+
+
+@pytest.mark.parametrize(
+    "layer",
+    [
+        nn.LSTM(4, 6, num_layers=2),
+        nn.LSTM(4, 6, num_layers=2, bidirectional=True, batch_first=True, proj_size=3),
+        nn.GRU(4, 6, num_layers=3, bidirectional=True),
+        nn.RNN(4, 6, batch_first=True),
+    ],
+    ids=["lstm", "lstm-bidirectional-proj", "gru-bidirectional", "rnn-batch-first"],
+)
+@pytest.mark.parametrize("batched", [True, False])
+@pytest.mark.parametrize("with_state", [True, False])
+def test_rnn_shapes_on_meta_are_the_layers_own(layer: Any, batched: bool, with_state: bool) -> None:
+    layer = layer.to("meta")
+    x = torch.empty((2, 5, 4) if batched else (5, 4), device="meta")
+    args: list[Any] = [x]
+    if with_state:
+        _, state = layer(x)
+        args.append(state)
+    want = layer(*args)
+    got = rnn_meta_output(layer, tuple(args), {})
+
+    def shapes(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return (tuple(value.shape), value.dtype, value.device.type)
+        return [shapes(v) for v in value]
+
+    assert shapes(got) == shapes(want)

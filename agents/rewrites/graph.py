@@ -52,13 +52,99 @@ def trace(model: nn.Module, inputs: list[Any] | None = None) -> fx.GraphModule:
 
 def propagate_shapes(gm: fx.GraphModule, inputs: list[Any]) -> bool:
     """Annotate ``node.meta['tensor_meta']`` by running ``inputs`` (meta tensors are enough)."""
-    from torch.fx.passes.shape_prop import ShapeProp
-
     try:
-        ShapeProp(gm).propagate(*inputs)
+        propagated_output(gm, inputs)
     except Exception:  # shapes are an optional hint: a rule that needs them then stays quiet
         return False
     return True
+
+
+def propagated_output(gm: fx.GraphModule, inputs: list[Any]) -> Any:
+    """:func:`propagate_shapes` that returns the graph's output (and raises what running it
+    raised)."""
+    from torch.fx.passes.shape_prop import ShapeProp
+
+    class _Shapes(ShapeProp):
+        def call_module(self, target: Any, args: Any, kwargs: Any) -> Any:
+            out = layer_meta_output(self.fetch_attr(target), args, kwargs)
+            return super().call_module(target, args, kwargs) if out is None else out
+
+    return _Shapes(gm).propagate(*inputs)
+
+
+#: Layers whose output has their input's shape and dtype (normalizations).
+_SHAPE_KEEPING = (nn.modules.batchnorm._NormBase, nn.GroupNorm, nn.LayerNorm)
+
+
+def layer_meta_output(module: Any, args: Any, kwargs: Any) -> Any:
+    """The output of a layer whose shapes are documented, made directly for a meta input;
+    None: run the layer (anything else, or an input that is not on the meta device).
+
+    On the meta device, a training-mode normalization runs its whole decomposition (some
+    milliseconds, hundreds of them in a DenseNet), and an RNN its CPU decomposition one
+    time step at a time in Python (seconds to minutes per call at KernelBench's sequence
+    lengths). A rewrite scan propagates shapes after every rule that changed the graph; the
+    shapes alone are all it needs.
+    """
+    if not _plain_torch_layer(module):
+        return None  # a subclass's forward, or a hook, may change what comes out
+    if isinstance(module, _SHAPE_KEEPING):
+        x = args[0] if len(args) == 1 and not kwargs else None
+        if isinstance(x, torch.Tensor) and x.is_meta and x.dim() >= 1:
+            return torch.empty_like(x)
+        return None
+    return rnn_meta_output(module, args, kwargs)
+
+
+def _plain_torch_layer(module: Any) -> bool:
+    """Whether ``module`` is one of torch's own layer classes with no hook of its own."""
+    return (
+        isinstance(module, nn.Module)
+        and type(module).__module__.startswith("torch.nn.modules.")
+        and not module._forward_hooks
+        and not module._forward_pre_hooks
+    )
+
+
+def rnn_meta_output(module: Any, args: Any, kwargs: Any) -> Any:
+    """What an ``nn.RNN``/``nn.GRU``/``nn.LSTM`` returns for a meta input, made from its
+    documented output shapes; None for anything else (it then runs as usual)."""
+    if not isinstance(module, nn.RNNBase) or not _plain_torch_layer(module):
+        return None
+    if kwargs or not args or len(args) > 2:
+        return None
+    x = args[0]
+    hx = args[1] if len(args) > 1 else None
+    tensors = [x, *(hx if isinstance(hx, tuple | list) else [hx] if hx is not None else [])]
+    if not all(isinstance(t, torch.Tensor) and t.is_meta for t in tensors) or x.dim() not in (2, 3):
+        return None
+    directions = 2 if module.bidirectional else 1
+    proj = module.proj_size or module.hidden_size
+    states = directions * module.num_layers
+    if x.dim() == 2:
+        seq, batch = x.shape[0], None
+    elif module.batch_first:
+        batch, seq = x.shape[0], x.shape[1]
+    else:
+        seq, batch = x.shape[0], x.shape[1]
+    out_shape: tuple[int, ...] = (seq, directions * proj)
+    if batch is not None:
+        out_shape = (
+            (batch, seq, directions * proj)
+            if module.batch_first
+            else (seq, batch, directions * proj)
+        )
+    lead = (states,) if batch is None else (states, batch)
+    state_shapes = [(*lead, proj)]
+    if isinstance(module, nn.LSTM):
+        state_shapes.append((*lead, module.hidden_size))
+    if hx is not None and [tuple(t.shape) for t in tensors[1:]] != state_shapes:
+        return None  # a state the layer refuses: let it say why
+    out = torch.empty(out_shape, dtype=x.dtype, device="meta")
+    states_out = [torch.empty(s, dtype=x.dtype, device="meta") for s in state_shapes]
+    if isinstance(module, nn.LSTM):
+        return out, tuple(states_out)
+    return out, states_out[0]
 
 
 def shape_of(node: Any) -> tuple[int, ...] | None:

@@ -1176,7 +1176,8 @@ def stable_chains(gm: fx.GraphModule) -> int:
                     new = _call(g, torch.log_softmax, inner.args[0], arg(inner, 1, "dim"))
                 else:
                     red = _reduced_dim(inner)
-                    ex: Any = inner.args[0]
+                    # The log of a graph input (a placeholder) has no inner call to look into.
+                    ex: Any = inner.args[0] if inner.args else None
                     if (
                         red is None
                         or red[0] != "sum"

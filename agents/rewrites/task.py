@@ -8,6 +8,8 @@ shape, and returns the rendered sources as plain data.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import threading
 from concurrent.futures import Future
 from dataclasses import asdict, dataclass, field
@@ -99,8 +101,10 @@ def _meta_reference(source: str, path: str) -> tuple[Any, list[Any], str]:
     from kernelopt_jupyter.problem import materialize, problem_from_source
 
     loaded = materialize(problem_from_source(source, path, validate=False))
+    # A constructor that reads values (``.item()`` on a table it builds) runs on the CPU and
+    # is moved to meta afterwards (make_model's own fallback).
+    model = loaded.make_model("meta", seed=0)
     with torch.device("meta"):
-        model = loaded.make_model("meta", seed=0)
         inputs = loaded.make_inputs(seed=0, device="meta")
     return model, inputs, loaded.module.__name__
 
@@ -116,36 +120,87 @@ def _shape(out: Any) -> Any:
 
 
 def scan(source: str, path: str) -> RewriteScan:
-    """Try every rule on the reference traced at meta; render those that apply (in-process)."""
-    from kernelopt_jupyter.agents.rewrites.graph import RewriteError, propagate_shapes, trace
+    """Try every rule on the reference traced at meta; render those that apply (in-process).
+
+    The reference is traced and its shapes propagated once; each attempt works on a copy of
+    that graph and propagates again only after a rule changed it (a meta forward of a long
+    recurrent network takes seconds).
+    """
+    import torch.fx as fx
+
+    from kernelopt_jupyter.agents.rewrites.graph import (
+        RewriteError,
+        propagate_shapes,
+        propagated_output,
+        trace,
+    )
     from kernelopt_jupyter.agents.rewrites.render import rewritten_source
     from kernelopt_jupyter.agents.rewrites.rules import REWRITES, Rewrite, foreign_compute
 
-    model, inputs, module_name = _meta_reference(source, path)
     scan_result = RewriteScan()
     try:
-        expected = _shape(model(*inputs))
-    except Exception as exc:  # data-dependent Python (a value read with .item()): no graph
-        scan_result.error = f"the reference does not run on the meta device: {exc}"
+        model, inputs, module_name = _meta_reference(source, path)
+    except Exception as exc:  # a constructor that reads values (.item()): no meta graph
+        scan_result.error = f"the reference cannot be built on the meta device: {exc}"
         return scan_result
 
+    def meta_error() -> str | None:
+        try:
+            model(*inputs)
+        except Exception as exc:  # data-dependent Python (a value read with .item()): no graph
+            return f"the reference does not run on the meta device: {exc}"
+        return None
+
+    try:
+        base = trace(model, inputs)
+    except RewriteError as exc:
+        scan_result.error = meta_error() or str(exc)
+        return scan_result
+    try:
+        expected = _shape(propagated_output(base, inputs))
+        shaped = True
+    except Exception:  # shapes are a hint; the reference's own forward gives the output
+        error = meta_error()
+        if error is not None:
+            scan_result.error = error
+            return scan_result
+        expected, shaped = _shape(model(*inputs)), False
+
+    def fresh() -> Any:
+        """A graph of the reference to rewrite, its shapes propagated where they could be."""
+        try:  # the graph copied (its shapes with it), the layers shared as a new trace has them
+            return fx.GraphModule(base, copy.deepcopy(base.graph))
+        except Exception:  # a graph that cannot be copied: trace it again
+            gm = trace(model, inputs)
+            if shaped:
+                propagate_shapes(gm, inputs)
+            return gm
+
     def attempt(rules: list[Rewrite]) -> RewriteMatch | None:
-        gm = trace(model, inputs)
+        gm = fresh()
         counts: dict[str, int] = {}
+        stale = False  # whether the graph changed since its shapes were propagated
+        out: list[Any] = []  # the output of the last propagation, where it ran
         for _ in range(3):  # one rule's result can expose another's pattern: to a fixed point
             progressed = False
             for rule in rules:
-                propagate_shapes(gm, inputs)
+                if stale:
+                    out = []
+                    with contextlib.suppress(Exception):  # shapes are a hint (see below)
+                        out = [propagated_output(gm, inputs)]
+                    stale = False
                 sites = rule.apply(gm)
                 if sites:
                     counts[rule.name] = counts.get(rule.name, 0) + sites
-                    progressed = True
+                    progressed = stale = True
             if not progressed:
                 break
         applied = [(rule, counts[rule.name]) for rule in rules if rule.name in counts]
         if not applied:
             return None
-        if _shape(gm(*inputs)) != expected:
+        # The rewritten graph runs (its last propagation, or now: what it raises goes up).
+        result = out[0] if out and not stale else propagated_output(gm, inputs)
+        if _shape(result) != expected:
             raise RewriteError(f"{'+'.join(r.name for r, _ in applied)} changed the output shape")
         if any(r.kernels for r, _ in applied):
             foreign = foreign_compute(gm)
@@ -170,11 +225,6 @@ def scan(source: str, path: str) -> RewriteScan:
             kernels=any(r.kernels for r, _ in applied),
         )
 
-    try:
-        trace(model, inputs)
-    except RewriteError as exc:
-        scan_result.error = str(exc)
-        return scan_result
     singles: list[RewriteMatch] = []
     for rule in REWRITES:
         try:
