@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import json
 import types
 from typing import Any
 
@@ -22,6 +23,7 @@ from kernelopt_jupyter.agents.transforms import (
     wrap_cudnn_benchmark,
 )
 from kernelopt_jupyter.candidate import eager_dispatch_source
+from kernelopt_jupyter.deploy.guard import accepted_cell_source, guard_best_source
 from kernelopt_jupyter.problem import load_source_module, materialize, problem_from_source
 from kernelopt_jupyter.renaming import RenameError, defines_class, rename_class
 
@@ -293,3 +295,26 @@ def test_rnn_shapes_on_meta_are_the_layers_own(layer: Any, batched: bool, with_s
         return [shapes(v) for v in value]
 
     assert shapes(got) == shapes(want)
+
+
+def test_the_guard_and_the_accepted_cell_keep_tuple_init_inputs() -> None:
+    source = RNN_CELL.replace(
+        "self.scale = nn.Parameter(torch.ones(scale_shape + (hidden_size,)))",
+        "assert isinstance(scale_shape, tuple)\n"
+        "        self.scale = nn.Parameter(torch.ones(scale_shape + (hidden_size,)))",
+    )
+    # The guard carries parameters and buffers only: a hidden state drawn at random in the
+    # constructor would be the candidate's own draw (see the report of this change).
+    source = source.replace("self.hidden = torch.randn(", "self.hidden = torch.zeros(")
+    problem, reference, _init, inputs = _reference(source)
+    eager = eager_dispatch_source(problem)
+    for text in (
+        guard_best_source(problem, eager, "cpu"),
+        accepted_cell_source(problem, eager, "cpu"),
+    ):
+        assert "guard not added" not in text and "KERNELOPT_INIT = [5, 4, (1,)]" in text
+        guarded = _load(text).kernelopt_guarded(reference)
+        with torch.no_grad():
+            out = guarded(*inputs)
+        _same_outputs(out, reference(*inputs))
+    assert json.loads(json.dumps([5, 4, (1,)])) == [5, 4, [1]]  # why JSON alone lost them

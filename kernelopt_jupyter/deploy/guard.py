@@ -31,15 +31,39 @@ def _literal(value: Any) -> str:
 
 
 def init_literal(problem: Problem) -> list[Any] | None:
-    """``get_init_inputs()`` when it is plain data (numbers, strings, lists), else None."""
+    """``get_init_inputs()`` when it is plain data (numbers, strings, tuples, lists: a Python
+    literal that JSON can also carry), else None. Tuples stay tuples (KernelBench passes
+    ``kernel_size=(3, 5)`` and ``bias_shape=(64, 1, 1)``; a constructor may add to them)."""
     if problem.kind != "module":
         return []
     init = materialize(problem).init_inputs()
     try:
-        text = json.dumps(init)
+        json.dumps(init, allow_nan=False)
     except (TypeError, ValueError):
         return None
-    return list(json.loads(text))
+    return list(init) if _python_literal(init) is not None else None
+
+
+def _python_literal(value: Any) -> str | None:
+    """``value`` as Python source that evaluates back to it (types included), else None."""
+    import ast
+
+    text = pprint.pformat(value, width=96, sort_dicts=False)
+    try:
+        back = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return None
+    return text if _same(back, value) else None
+
+
+def _same(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    return bool(a == b)
 
 
 def render_guard(
@@ -85,7 +109,8 @@ def render_guard(
     )
     lines += ["# " + "-" * 70, "", runtime, "", ""]
     lines.append(f"KERNELOPT_VERIFIED = {_literal(data)}")
-    lines.append(f"KERNELOPT_INIT = {_literal(init) if init is not None else 'None'}")
+    init_text = None if init is None else (_python_literal(init) or _literal(init))
+    lines.append(f"KERNELOPT_INIT = {init_text or 'None'}")
     lines += [
         "",
         "",
