@@ -38,6 +38,7 @@ EVENT_TYPES: dict[str, tuple[str, ...]] = {
         "entry",
         "notice",
         "mode",
+        "sizes",
     ),
     "baseline": ("name", "ms", "ci_low", "ci_high", "measured", "detail", "compile_s"),
     "profile": (

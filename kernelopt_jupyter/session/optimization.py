@@ -38,6 +38,8 @@ from kernelopt_jupyter.events import Event, EventLog, read_events
 from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source, with_mode
 from kernelopt_jupyter.session.files import write_atomic
 from kernelopt_jupyter.session.gating import verify_before
+from kernelopt_jupyter.sizes import SMALL_ENV, SizesError, SizesReport, resolve_sizes
+from kernelopt_jupyter.sizes import shrink_for_cpu as _shrink_for_cpu
 from kernelopt_jupyter.verify.report import GATE_PASS, VerifyReport
 
 RESULT_SCHEMA = 1
@@ -72,6 +74,9 @@ class SearchOptions:
     #: The reference's semantics: None keeps the problem's own ("as-constructed" unless its
     #: source declares KERNELOPT_MODE = "eval"); "eval" optimizes for inference.
     mode: str | None = None
+    #: The problem's sizes (``kernelopt_jupyter.sizes``): "auto" (small on the CPU, published
+    #: on the GPU), "small" (the CPU rule's shrunk size constants) or "published".
+    sizes: str = "auto"
     #: Reuse a saved analysis of the same problem, shapes, torch, Triton and GPU, and save a
     #: complete one (off: ``--no-cache``, neither read nor written).
     analysis_cache: bool = True
@@ -122,21 +127,11 @@ def make_policy(
     raise SessionError(f"unknown agents {spec!r}; use offline, claude or replay:FILE")
 
 
-#: A problem that reads this variable shrinks its sizes to what Triton's interpreter can run.
-SMALL_ENV = "KERNELOPT_SMALL"
-
-
-def shrink_for_cpu(source: str, device: str) -> str | None:
-    """On the CPU, turn on ``KERNELOPT_SMALL=1`` for a problem that supports it (its source
-    reads the variable: the bundled benchmark problems do) and say so; None when nothing
-    changed. Call it before the problem is loaded: loading draws its inputs."""
-    if device != "cpu" or SMALL_ENV not in source or os.environ.get(SMALL_ENV):
-        return None
-    os.environ[SMALL_ENV] = "1"  # workers inherit it (KERNELOPT_* passes their env filter)
-    return (
-        f"{SMALL_ENV}=1 set: on the CPU this problem runs at its small sizes (Triton's "
-        "interpreter runs one program at a time); unset it by setting it to 0"
-    )
+def shrink_for_cpu(source: str, device: str, sizes: str = "auto") -> str | None:
+    """Turn on ``KERNELOPT_SMALL=1`` for a problem that reads it where its sizes are small
+    (``sizes.shrink_for_cpu``: on the CPU unless ``--sizes published``) and say so; None when
+    nothing changed. Call it before the problem is loaded: loading draws its inputs."""
+    return _shrink_for_cpu(source, device, sizes)
 
 
 def _default_out_dir(problem: Problem) -> Path:
@@ -156,10 +151,18 @@ class OptimizationSession:
     ) -> None:
         self.options = options or SearchOptions()
         try:
-            self.problem = with_mode(problem, self.options.mode) if self.options.mode else problem
+            problem = with_mode(problem, self.options.mode) if self.options.mode else problem
         except ProblemError as exc:
             raise SessionError(str(exc)) from None
         self.device = resolve_device(self.options.device)
+        #: The sizes the problem runs at (the CPU rule's shrink, said in the opening notice
+        #: and in result.json): the session's problem is the shrunk text, so the analysis,
+        #: every gate and best.py use it.
+        self.sizes: SizesReport
+        try:
+            self.problem, self.sizes = resolve_sizes(problem, self.options.sizes, self.device)
+        except (SizesError, ProblemError) as exc:
+            raise SessionError(str(exc)) from None
         self.out_dir = Path(self.options.out_dir or _default_out_dir(problem))
         self.out_dir.mkdir(parents=True, exist_ok=True)
         (self.out_dir / "problem.py").write_text(self.problem.source)
@@ -241,20 +244,25 @@ class OptimizationSession:
 
         slow = uncached_bytecode_note()
         if self.device == "cuda":
-            return slow
+            shrunk = self.sizes.describe() if self.sizes.mode == "small" else ""
+            return (shrunk + " " + slow).strip()
         return (self._cpu_notice() + " " + slow).strip()
 
     def _cpu_notice(self) -> str:
         small = os.environ.get(SMALL_ENV) == "1" and SMALL_ENV in self.problem.source
+        if small:
+            sizes = "This problem runs at its small sizes (KERNELOPT_SMALL=1)."
+        elif self.sizes.changed:
+            sizes = self.sizes.describe()
+        else:
+            sizes = (
+                self.sizes.describe()
+                + " Bundled benchmark problems shrink to interpreter sizes (KERNELOPT_SMALL=1)."
+            )
         return (
             "CPU run: gates 1-3 (static, correctness, fp64) run through Triton's interpreter; "
             "nothing is timed, so the performance gate is skipped and the Tuner's "
-            "launch-configuration variants are not tried (they could not be told apart). "
-            + (
-                "This problem runs at its small sizes (KERNELOPT_SMALL=1)."
-                if small
-                else "Bundled benchmark problems shrink to interpreter sizes (KERNELOPT_SMALL=1)."
-            )
+            "launch-configuration variants are not tried (they could not be told apart). " + sizes
         )
 
     def run(self) -> SearchResult:
@@ -293,6 +301,7 @@ class OptimizationSession:
             entry=self.problem.entry,
             notice=self.opening_notice(),
             mode=self.problem.mode,
+            sizes=self.sizes.to_dict(),
         )
         status = "failed"
         try:
@@ -707,6 +716,9 @@ class OptimizationSession:
             "speedup_vs_compile": best.speedup_vs_compile if best else None,
             "notes": result.notes if result else ([self.error] if self.error else []),
             "mode": self.problem.mode,
+            # The sizes the problem ran at: {"mode": "small", "changed": {name: [published,
+            # shrunk]}, ...} (kernelopt_jupyter.sizes; docs/problems.md, "Sizes on the CPU").
+            "sizes": self.sizes.to_dict(),
             # The analysis phases that failed (phase, one-line cause); empty when none did.
             "degraded": self.degraded,
         }
