@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from kernelopt_jupyter.cli.main import _device, _positive_int, _seconds
+from kernelopt_jupyter.cli.main import _device, _positive_int, _seconds, _sizes
 
 
 def _shape_arg(value: str) -> dict[str, int]:
@@ -49,6 +49,7 @@ def add_parsers(sub: Any) -> None:
     export.add_argument("--out", metavar="DEST", default=None, help="default RUN_DIR/export")
     _shape_flags(export)
     _device(export)
+    _sizes(export)
     export.add_argument("--seeds", type=_positive_int, default=3, help="input seeds per shape")
     export.add_argument(
         "--mode",
@@ -110,6 +111,7 @@ def _export(args: argparse.Namespace, out: TextIO, sink: list[dict[str, Any]]) -
     from kernelopt_jupyter.deploy.shapes import shape_sets
     from kernelopt_jupyter.device import DeviceError, resolve_device
     from kernelopt_jupyter.problem import ProblemError
+    from kernelopt_jupyter.sizes import SizesError
     from kernelopt_jupyter.verify import VerifyOptions
 
     try:
@@ -122,11 +124,14 @@ def _export(args: argparse.Namespace, out: TextIO, sink: list[dict[str, Any]]) -
             options,
             on_check=show_check(out),
             mode=args.mode,
+            sizes=getattr(args, "sizes", None) or "auto",
         )
     except ExportError as exc:
         return _error("export", str(exc), exc.code)
-    except (DeviceError, ProblemError) as exc:
+    except (DeviceError, ProblemError, SizesError) as exc:
         return _error("export", str(exc))
+    if result.sizes is not None and result.sizes.worth_saying:
+        print(result.sizes.describe(), file=out)
     print(result.report.summary(), file=out)
     print(f"wrote {result.package} (op {result.manifest['op']})", file=out)
     sink.append(result.to_dict())

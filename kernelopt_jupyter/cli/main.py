@@ -114,6 +114,19 @@ def _device(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _sizes(parser: argparse.ArgumentParser) -> None:
+    from kernelopt_jupyter.sizes import SIZES
+
+    parser.add_argument(
+        "--sizes",
+        choices=SIZES,
+        default="auto",
+        help="the problem's sizes: small (its module-level size constants shrunk to fit "
+        "Triton's interpreter, docs/problems.md) or published (as written); auto = small on "
+        "the CPU, published on the GPU",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full parser: four subcommands with the contract's flags (plus compatible extras)."""
     parser = _Parser(prog="kernelopt", description="KernelOPT: verify and optimize GPU kernels.")
@@ -124,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("problem", metavar="PROBLEM.py")
     verify.add_argument("candidate", metavar="CANDIDATE.py")
     _device(verify)
+    _sizes(verify)
     verify.add_argument("--seeds", type=_positive_int, default=3, help="input seeds (default 3)")
     verify.add_argument(
         "--seed",
@@ -149,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     profile = sub.add_parser("profile", help="dispatch map and baselines of a problem")
     profile.add_argument("problem", metavar="PROBLEM.py")
     _device(profile)
+    _sizes(profile)
     profile.add_argument("--json", action="store_true")
     profile.add_argument(
         "--ncu",
@@ -167,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     optimize.add_argument("--budget", type=_positive_int, default=16, help="candidates to try")
     optimize.add_argument("--out", metavar="DIR", default=None)
     _device(optimize)
+    _sizes(optimize)
     optimize.add_argument("--json", action="store_true")
     optimize.add_argument("--step", action="store_true", help="approve each step interactively")
     optimize.add_argument("--seeds", type=_positive_int, default=3, help="input seeds per gate")
@@ -192,6 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--agents", type=_agents, default="offline")
     bench.add_argument("--out", metavar="DIR", default=None)
     _device(bench)
+    _sizes(bench)
     bench.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS")
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--budget", type=_positive_int, default=16, help="candidates per problem")

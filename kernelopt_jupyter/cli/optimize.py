@@ -66,6 +66,7 @@ def _options(args: argparse.Namespace, out_dir: Path | None) -> SearchOptions:
     if limit:
         opts.max_seconds = float(limit)
     opts.mode = getattr(args, "mode", None)
+    opts.sizes = getattr(args, "sizes", None) or "auto"
     opts.max_tokens = getattr(args, "max_tokens", None)
     opts.max_usd = getattr(args, "max_usd", None)
     opts.analysis_cache = not getattr(args, "no_cache", False)
@@ -102,14 +103,16 @@ def _terminal_step_loop(session: OptimizationSession) -> None:
             print(f"step> not understood: {line.strip()!r}", file=sys.stderr)
 
 
-def _shrink_note(problem_path: str, device: str) -> None:
-    """Before loading (which draws the inputs): small sizes on the CPU, said on stderr."""
+def _shrink_note(problem_path: str, device: str, sizes: str = "auto") -> None:
+    """Before loading (which draws the inputs): a problem's own small sizes on the CPU
+    (``KERNELOPT_SMALL``), said on stderr. Every other module problem shrinks by the size
+    rule when the session starts (``kernelopt_jupyter.sizes``; said in its opening notice)."""
     try:
         source = Path(problem_path).read_text()
         resolved = resolve_device(device)
     except (OSError, UnicodeDecodeError, DeviceError):
         return  # load_problem / the session report these with their own one-line errors
-    note = shrink_for_cpu(source, resolved)
+    note = shrink_for_cpu(source, resolved, sizes)
     if note:
         print(f"kernelopt: {note}", file=sys.stderr)
 
@@ -151,7 +154,7 @@ def optimize_one(
         session = OptimizationSession.open(opts.out_dir, resume=True, options=opts)
     else:
         _start_workers_ahead(opts)
-        _shrink_note(problem_path, opts.device)
+        _shrink_note(problem_path, opts.device, opts.sizes)
         # Validated in the mode it will run in (a dropout is random only in training mode).
         session = OptimizationSession(load_problem(problem_path, mode=opts.mode), opts)
     progress = None if quiet else TextProgress(sys.stderr, heartbeat_s=HEARTBEAT_S)

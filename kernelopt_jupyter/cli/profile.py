@@ -12,6 +12,7 @@ from kernelopt_jupyter.analysis.codegen import library_on
 from kernelopt_jupyter.analysis.dispatch import DispatchMap, profile_problem
 from kernelopt_jupyter.device import DeviceError, resolve_device
 from kernelopt_jupyter.problem import ProblemError, load_problem
+from kernelopt_jupyter.sizes import SizesError, resolve_sizes, switch_for_file
 
 
 def _error(message: str) -> int:
@@ -100,10 +101,14 @@ def profile_json(dmap: DispatchMap, baselines: Baselines | None) -> dict[str, An
 
 def run(args: argparse.Namespace) -> int:
     """Profile a problem; exit 0 when the map was built, 1 when the harvest failed, 2 bad input."""
+    sizes = getattr(args, "sizes", None) or "auto"
     try:
         device = resolve_device(args.device)
-        problem = load_problem(args.problem)
-    except (DeviceError, ProblemError) as exc:
+        note = switch_for_file(args.problem, device, sizes)  # a problem's own switch
+        if note:
+            print(f"kernelopt profile: {note}", file=sys.stderr)
+        problem, size_report = resolve_sizes(load_problem(args.problem), sizes, device)
+    except (DeviceError, ProblemError, SizesError) as exc:
         return _error(str(exc))
     if problem.kind != "module":
         return _error(
@@ -113,10 +118,12 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"profiling {args.problem} on {device} (Inductor harvest in a worker)", file=out, flush=True
     )
+    if size_report.worth_saying:
+        print(size_report.describe(), file=out, flush=True)
     dmap = profile_problem(problem, device, ncu=bool(args.ncu))
     baselines = measure_baselines(problem, device) if dmap.ok else None
     if args.json:
-        print(json.dumps(profile_json(dmap, baselines)))
+        print(json.dumps({**profile_json(dmap, baselines), "sizes": size_report.to_dict()}))
     else:
         print(render_table(dmap, baselines))
     return 0 if dmap.ok else 1

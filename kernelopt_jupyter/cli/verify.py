@@ -10,6 +10,7 @@ from pathlib import Path
 
 from kernelopt_jupyter.device import DeviceError, resolve_device
 from kernelopt_jupyter.problem import ProblemError, load_problem
+from kernelopt_jupyter.sizes import SizesError, resolve_sizes, switch_for_file
 from kernelopt_jupyter.verify import GateResult, VerifyOptions, verify_candidate
 
 
@@ -44,11 +45,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, json_sink: list[dict[str, object]] | None = None) -> int:
+    sizes = getattr(args, "sizes", None) or "auto"
     try:
         device = resolve_device(args.device)
-        problem = load_problem(args.problem)
+        note = switch_for_file(args.problem, device, sizes)  # a problem's own switch
+        if note:
+            print(f"kernelopt verify: {note}", file=sys.stderr)
+        # The sizes a search on this device used (the CPU's shrink rule is deterministic), so
+        # a CPU search's best.py re-verifies here.
+        problem, size_report = resolve_sizes(load_problem(args.problem), sizes, device)
         source = _read_candidate(Path(args.candidate))
-    except (DeviceError, ProblemError) as exc:
+    except (DeviceError, ProblemError, SizesError) as exc:
         return _error(str(exc))
     out = sys.stderr if args.json else sys.stdout
 
@@ -63,12 +70,14 @@ def _run(args: argparse.Namespace, json_sink: list[dict[str, object]] | None = N
         seed=getattr(args, "seed", None),
     )
     print(f"verifying {args.candidate} against {args.problem} on {device}", file=out, flush=True)
+    if size_report.worth_saying:
+        print(size_report.describe(), file=out, flush=True)
     try:
         report = verify_candidate(problem, source, options, str(args.candidate), on_gate=show)
     except ProblemError as exc:
         return _error(str(exc))
     if json_sink is not None:
-        json_sink.append(report.to_dict())
+        json_sink.append({**report.to_dict(), "sizes": size_report.to_dict()})
     else:
         kind = " (dispatch-only)" if report.dispatch_only else ""
         print(f"verdict: {report.verdict}{kind} in {report.seconds:.1f} s (seed {report.seed})")

@@ -31,6 +31,7 @@ from kernelopt_jupyter.deploy.guard import init_literal, optimized_name
 from kernelopt_jupyter.deploy.shapes import ShapeSet
 from kernelopt_jupyter.launch_configs import LaunchConfigError, read_launch_configs
 from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source, with_mode
+from kernelopt_jupyter.sizes import SizesReport, resolve_sizes
 from kernelopt_jupyter.verify import VerifyOptions
 
 MANIFEST_SCHEMA = 1
@@ -201,10 +202,12 @@ class ExportResult:
     package: Path
     report: ShapeReport
     manifest: dict[str, Any]
+    #: the sizes the winner was verified at (``sizes``), None when the export chose none
+    sizes: SizesReport | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """``export --json``'s object."""
-        return {
+        data = {
             "schema": 1,
             "package": str(self.package),
             "op": self.manifest["op"],
@@ -214,6 +217,9 @@ class ExportResult:
             "shapes": self.report.to_dict(),
             "fingerprint": self.manifest["fingerprint"],
         }
+        if self.sizes is not None:
+            data["sizes"] = self.sizes.to_dict()
+        return data
 
 
 def export_run(
@@ -224,17 +230,24 @@ def export_run(
     *,
     on_check: Callable[[ShapeCheck], None] | None = None,
     mode: str | None = None,
+    sizes: str | None = None,
 ) -> ExportResult:
     """Verify a run's winner at every shape set ``shapes(problem)`` gives and write the
     package under ``dest`` (default ``run_dir/export``). ``options.device`` is resolved.
     ``mode`` (``eval`` or ``as-constructed``) re-verifies in that module mode instead of the
-    run's; the guard admits calls in the verified mode only."""
+    run's; the guard admits calls in the verified mode only. ``sizes`` (``auto``, ``small``,
+    ``published``: ``kernelopt_jupyter.sizes``) sets the problem's sizes on ``options.device``
+    (a CPU run's problem.py holds the shrunk text; ``published`` gives the file's own sizes
+    back); None keeps the run's."""
     winner = read_run(run_dir)
     if mode is not None:
         try:
             winner.problem = with_mode(winner.problem, mode)
         except ProblemError as exc:
             raise ExportError(str(exc)) from None
+    size_report = None
+    if sizes is not None:
+        winner.problem, size_report = resolve_sizes(winner.problem, sizes, options.device)
     try:
         ast.parse(winner.source)
     except SyntaxError as exc:
@@ -262,5 +275,7 @@ def export_run(
     (package / "reference.py").write_text(winner.problem.source)
     manifest = build_manifest(winner, report, package, seeds=options.seeds)
     (package / "__init__.py").write_text(_init_text(winner.problem, manifest, name))
+    if size_report is not None:
+        manifest["sizes"] = size_report.to_dict()
     write_manifest(package, manifest)
-    return ExportResult(package, report, manifest)
+    return ExportResult(package, report, manifest, size_report)
