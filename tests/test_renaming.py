@@ -332,3 +332,17 @@ def test_the_report_notebook_check_builds_both_models_alike() -> None:
     scope: dict[str, Any] = {"__name__": "report"}
     for text in (RNN_CELL, "REFERENCE = Model\n", best.source, check):
         exec(compile(text, "<report cell>", "exec"), scope)
+
+
+def test_the_harvest_builds_from_a_kernelbench_source_or_says_why_not() -> None:
+    from kernelopt_jupyter.analysis import harvest_problem
+
+    problem, reference, init, _inputs = _reference(GEMM_RELU)
+    harvest = harvest_problem(problem, "cpu", variants=False)
+    assert harvest.ok, harvest.error
+    model = _load(harvest.source).ModelNew(*init)
+    model.load_state_dict(reference.state_dict(), strict=True)
+    # A forward that reads a tensor kept outside the state_dict cannot be harvested: said so.
+    problem, *_ = _reference(RNN_CELL)
+    harvest = harvest_problem(problem, "cpu", variants=False)
+    assert not harvest.ok and "self.hidden" in harvest.error, harvest.error

@@ -157,6 +157,11 @@ def model_facts(
     for i, x in enumerate(inputs):
         if isinstance(x, torch.Tensor):
             by_id.setdefault(id(x), ("input", str(i)))
+    for prefix, module in model.named_modules():
+        for name, value in vars(module).items():
+            if isinstance(value, torch.Tensor):
+                key = f"{prefix}.{name}" if prefix else name
+                by_id.setdefault(id(value), ("attribute", key))
     sources: list[tuple[str, str | int]] = []
     for ex in example_inputs:
         if not isinstance(ex, torch.Tensor):
@@ -165,6 +170,12 @@ def model_facts(
         if hit is None:
             raise HarvestError("a compiled-graph input is neither a parameter, buffer nor input")
         kind, key = hit
+        if kind == "attribute":
+            raise HarvestError(
+                f"the model reads self.{key}, a tensor kept outside the state_dict (drawn by "
+                "the constructor, not loaded with the weights): a harvested candidate could "
+                "not get the reference's value"
+            )
         if kind == "nonpersistent":
             raise HarvestError(
                 f"the model reads non-persistent buffer {key!r}, which state_dict does not carry"
