@@ -6,9 +6,11 @@ docstrings that say "Model", tuple outputs and tuple init inputs."""
 from __future__ import annotations
 
 import ast
+import importlib
 import itertools
 import json
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -346,3 +348,39 @@ def test_the_harvest_builds_from_a_kernelbench_source_or_says_why_not() -> None:
     problem, *_ = _reference(RNN_CELL)
     harvest = harvest_problem(problem, "cpu", variants=False)
     assert not harvest.ok and "self.hidden" in harvest.error, harvest.error
+
+
+def test_an_export_of_a_kernelbench_candidate_loads_with_tuple_init_inputs(
+    tmp_path: Path,
+) -> None:
+    """``kernelopt export`` of the eager candidate, then the package's ``load()``: the
+    manifest's JSON turned ``(1,)`` into ``[1]``, which a constructor adding to it refused."""
+    import contextlib
+    import io
+    import sys
+
+    from deploy_cases import make_run
+
+    from kernelopt_jupyter.cli.main import main
+
+    source = RNN_CELL.replace("self.hidden = torch.randn(", "self.hidden = torch.zeros(")
+    problem, reference, _init, inputs = _reference(source)
+    run = make_run(tmp_path / "run", eager_dispatch_source(problem), source)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(
+            ["export", str(run), "--device", "cpu", "--seeds", "1", "--fixed-shape", "--json"]
+        )
+    assert code == 0, out.getvalue()[-800:]
+    package = Path(json.loads(out.getvalue())["package"])
+    sys.path.insert(0, str(package.parent))
+    try:
+        exported = importlib.import_module(package.name)
+        model = exported.load()
+        model.reference.load_state_dict(reference.state_dict())
+        with torch.no_grad():
+            _same_outputs(model(*inputs), reference(*inputs))
+    finally:
+        sys.path.remove(str(package.parent))
+        for name in [n for n in sys.modules if n.split(".")[0] == package.name]:
+            del sys.modules[name]

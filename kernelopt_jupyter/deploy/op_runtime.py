@@ -29,6 +29,19 @@ FINGERPRINT_KEYS = ("torch", "triton", "gpu", "capability")
 PINNED_FILES = {"candidate": "candidate.py", "problem": "reference.py"}
 
 
+def _with_tuples(recorded: Any, written: Any) -> Any:
+    """``recorded`` (read from JSON) with each list that is a tuple in ``written`` (the same
+    value as the problem writes it) made that tuple again; anything that differs stays."""
+    if isinstance(recorded, list) and isinstance(written, list | tuple):
+        if len(recorded) != len(written):
+            return recorded
+        items = [_with_tuples(r, w) for r, w in zip(recorded, written)]
+        if isinstance(written, tuple) and json.loads(json.dumps(written, default=str)) == recorded:
+            return tuple(items)
+        return items
+    return recorded
+
+
 class KernelOPTUnverifiedWarning(UserWarning):
     """The export runs on a torch/Triton/GPU (or edited files) it was not verified with."""
 
@@ -242,7 +255,7 @@ class Export:
             reference = (
                 self.reference_model(*init) if kind == "module" else getattr(self.reference, entry)
             )
-        args = list(init) if init else self.manifest["init"]
+        args = list(init) if init else self.recorded_init()
         guarded = kernelopt_guard(
             reference,
             getattr(self.candidate, optimized_name),
@@ -264,10 +277,22 @@ class Export:
             guarded.fallback = compiled
         return guarded
 
+    def recorded_init(self) -> Any:
+        """The constructor arguments the kernels were verified with (None: not plain data).
+
+        JSON has no tuples: where the packaged problem's own ``get_init_inputs()`` gives a
+        tuple holding the same items as a recorded list (``kernel_size=(3, 5)``), the tuple
+        is what the reference was built with, and what is passed."""
+        recorded = self.manifest["init"]
+        written = getattr(self.reference, "get_init_inputs", None)
+        if recorded is None or not callable(written):
+            return recorded
+        return _with_tuples(recorded, written())
+
     def reference_model(self, *init: Any) -> Any:
         """The packaged reference ``Model(*init)`` (default: the recorded init) in the mode the
         kernels were verified in (as constructed: training mode; or eval)."""
-        args = list(init) if init else self.manifest["init"]
+        args = list(init) if init else self.recorded_init()
         if args is None:
             raise TypeError(
                 f"KernelOPT export {self.folder.name}: its constructor arguments are not plain "
