@@ -469,6 +469,10 @@ class Checker:
                 died=True,
             ) from None
         if not reply.get("ok"):
+            if reply.get("oom"):
+                # Device memory was short beside the candidate's process: not the problem's
+                # fault; this candidate's verification fails and a search goes on.
+                raise ReferenceFailure(str(reply.get("detail")), died=True)
             raise ReferenceFailure(str(reply.get("problem_error") or reply.get("detail")))
         return reply, got
 

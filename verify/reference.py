@@ -225,6 +225,38 @@ def _to_fp64(values: list[Any], device: str | None = None) -> list[Any]:
     return out
 
 
+#: The share of the device's free memory the referee's float64 inputs may take; beyond it
+#: they and the referee go to the host (slower; an 8 GiB input's float64 copy is 16 GiB,
+#: beside the candidate's process and the fp32 case on an 80 GB card).
+REFEREE_DEVICE_SHARE = 0.5
+HOST_REFEREE_NOTE = "the float64 referee ran on the host (device memory was short)"
+
+
+def oom_detail(exc: BaseException) -> str:
+    """The harness's own out-of-memory, said in one line with what it asked for."""
+    import re
+
+    found = re.search(r"Tried to allocate ([0-9.]+ [KMGT]?i?B)", str(exc))
+    asked = f"asked for {found.group(1)} more" if found else "asked for more than was free"
+    free, total = torch.cuda.mem_get_info() if torch.cuda.is_available() else (0, 0)
+    return (
+        f"the reference's process ran out of device memory: it {asked} with "
+        f"{free / 2**30:.1f} of {total / 2**30:.1f} GiB free"
+    )
+
+
+def referee_on_host(inputs: list[Any]) -> bool:
+    """Whether the float64 copies of ``inputs`` (CUDA tensors) would take more than
+    ``REFEREE_DEVICE_SHARE`` of the device memory free now."""
+    need = sum(
+        v.numel() * 8 for v in inputs if isinstance(v, torch.Tensor) and v.is_floating_point()
+    )
+    if not need or not any(isinstance(v, torch.Tensor) and v.is_cuda for v in inputs):
+        return False
+    free, _total = torch.cuda.mem_get_info()
+    return need > REFEREE_DEVICE_SHARE * free
+
+
 def _clone_float64(values: list[Any]) -> list[Any]:
     """Copies only of what ``_to_fp64`` would pass through unchanged (float64 tensors, other
     values): the referee may mutate its inputs without touching this process's pristine ones."""
@@ -504,7 +536,7 @@ class Reference:
         if inputs is None:
             inputs, _ = self._transform(self.loaded.make_inputs(seed, self.device), spec)
         small = sum(inputs[i].numel() for i in _float_inputs(inputs)) <= LINEAR_BOUND_MAX
-        in64 = _to_fp64(_clone_float64(inputs))
+        in64 = self._float64_inputs(inputs)
         if not small:
             inputs = None  # the float64 copies are all the referee needs
         bound = None
@@ -690,6 +722,20 @@ class Reference:
             return out, {"kind": "batch", "from": batch, "to": size}
         raise ValueError(f"unknown transform {kind!r}")
 
+    def _float64_inputs(self, inputs: list[Any]) -> list[Any]:
+        """The referee's float64 copies of ``inputs``: on the device where they fit beside
+        what the device already holds, else on the host (``referee_on_host``), where the
+        referee then runs too. An out-of-memory while converting moves them to the host."""
+        if self.device == "cuda" and referee_on_host(inputs):
+            self.fp64_note = HOST_REFEREE_NOTE
+            return _to_fp64(_clone_float64(inputs), "cpu")
+        try:
+            return _to_fp64(_clone_float64(inputs))
+        except torch.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            self.fp64_note = HOST_REFEREE_NOTE
+            return _to_fp64(_clone_float64(inputs), "cpu")
+
     def _referee(self, in64: list[Any], dtypes: list[torch.dtype]) -> tuple[Any, str | None]:
         """The float64 outputs on the float64 inputs ``in64`` (this process's own copies: the
         referee may change them) and the same weights, or the reason there are none."""
@@ -698,7 +744,10 @@ class Reference:
             return None, "the reference's output has no floating-point tensor"
         if all(d == torch.float64 for d in dtypes):
             return None, "the reference already computes in float64"
-        fn = self._model64()
+        on_host = self.device == "cuda" and any(
+            isinstance(v, torch.Tensor) and v.device.type == "cpu" for v in in64
+        )
+        fn = self._model64(device="cpu" if on_host else None)
         if isinstance(fn, str):
             return None, fn
         try:
@@ -717,7 +766,7 @@ class Reference:
                 return None, fn
             with torch.no_grad():
                 out64 = fn(*host)
-            self.fp64_note = "the float64 referee ran on the host (device memory was short)"
+            self.fp64_note = HOST_REFEREE_NOTE
         except Exception as exc:
             return None, f"the reference cannot run in float64 ({_one_line(exc)})"
         if not any(d == torch.float64 for d in float_dtypes(out64)):
@@ -828,6 +877,11 @@ def serve(sock: socket.socket) -> None:
                 reply = {"ok": False, "detail": f"unknown command {cmd!r}"}
         except ProblemError as exc:
             reply, out = {"ok": False, "problem_error": str(exc)}, []
+        except torch.OutOfMemoryError as exc:
+            # Device memory was short (a candidate's process holds its share beside this
+            # one): the harness's limit, not the problem's fault.
+            torch.cuda.empty_cache()
+            reply, out = {"ok": False, "oom": True, "detail": oom_detail(exc)}, []
         except Exception as exc:
             path = ref.loaded.problem.path if ref.loaded is not None else "the problem"
             reply, out = {"ok": False, "problem_error": f"{path}: {_one_line(exc)}"}, []

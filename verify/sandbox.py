@@ -1259,6 +1259,9 @@ def serve(sock: socket.socket) -> None:
             return
         try:
             reply, blobs_out = _command(box, cmd, header, blobs)
+        except torch.OutOfMemoryError as exc:  # the candidate's share of the device is used
+            torch.cuda.empty_cache()
+            reply, blobs_out = {"ok": False, "oom": True, "detail": _oom_detail(exc)}, []
         except Exception as exc:  # harness code on state the candidate shaped (its modules)
             reply, blobs_out = (
                 {
