@@ -42,11 +42,24 @@ def draw_sample(folder: Path, per_level: int, seed: int) -> list[Path]:
     return picked
 
 
+def _process_role(pid: str) -> str:
+    """A short name for a process on the card, from its command line."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return f"pid {pid}"
+    words = [w.decode(errors="replace") for w in argv if w]
+    tail = [w.rsplit("/", 1)[-1] for w in words[1:4]]
+    return " ".join(tail)[:60] or f"pid {pid}"
+
+
 class GpuMemoryWatch:
-    """The whole card's used memory at most (``nvidia-smi``, every 0.2 s) while it runs."""
+    """The whole card's used memory at most (``nvidia-smi``, every 0.2 s) while it runs, and
+    each process's own peak (by its command line)."""
 
     def __init__(self) -> None:
         self.peak_mib = 0
+        self.by_process: dict[str, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
@@ -60,6 +73,16 @@ class GpuMemoryWatch:
                     timeout=5,
                 ).stdout
                 self.peak_mib = max([self.peak_mib, *(int(x) for x in text.split() if x.isdigit())])
+                apps = subprocess.run(
+                    ["nvidia-smi", "--query-compute-apps=pid,used_memory",
+                     "--format=csv,noheader,nounits"],
+                    capture_output=True, text=True, timeout=5,
+                ).stdout  # fmt: skip
+                for line in apps.splitlines():
+                    pid, _, used = (part.strip() for part in line.partition(","))
+                    if pid.isdigit() and used.isdigit():
+                        role = f"{_process_role(pid)} [{pid}]"
+                        self.by_process[role] = max(self.by_process.get(role, 0), int(used))
             except (OSError, subprocess.SubprocessError, ValueError):
                 return
             self._stop.wait(0.2)
@@ -71,6 +94,24 @@ class GpuMemoryWatch:
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join(timeout=6)
+
+
+def wait_for_idle_gpu(limit_s: float = 90.0) -> float:
+    """Wait until no process holds the card (the last search's workers tearing down), so
+    each search runs alone; returns the seconds waited."""
+    start = time.monotonic()
+    while time.monotonic() - start < limit_s:
+        try:
+            apps = subprocess.run(
+                ["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader"],
+                capture_output=True, text=True, timeout=5,
+            ).stdout.split()  # fmt: skip
+        except (OSError, subprocess.SubprocessError):
+            break
+        if not apps:
+            break
+        time.sleep(0.5)
+    return time.monotonic() - start
 
 
 def _find(value: Any, key: str) -> list[Any]:
@@ -167,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--part", default="1/1", help="i/n: every n-th problem from the i-th")
     parser.add_argument("--device", default="cuda")
     parser.add_argument(
+        "--files", nargs="*", default=None, help="these files of the folder (level/name.py)"
+    )
+    parser.add_argument(
         "--stop-after", type=float, default=None, help="start no search after this many seconds"
     )
     parser.add_argument("--extra", nargs=argparse.REMAINDER, default=[], help="optimize flags")
@@ -175,7 +219,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kernelbench_dev: {args.folder} holds no level1/ level2/ level3/", file=sys.stderr)
         return 2
     index, count = (int(x) for x in args.part.split("/"))
-    sample = draw_sample(args.folder, args.per_level, args.seed)[index - 1 :: count]
+    if args.files:
+        sample = [args.folder / name for name in args.files]
+    else:
+        sample = draw_sample(args.folder, args.per_level, args.seed)[index - 1 :: count]
     args.out.mkdir(parents=True, exist_ok=True)
     rows_path = args.out / "rows.json"
     rows: list[dict[str, Any]] = []
@@ -191,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
             "--agents", "offline", "--device", args.device,
             "--time-limit", str(args.time_limit), "--out", str(run_dir), "--json", *args.extra,
         ]  # fmt: skip
+        waited = wait_for_idle_gpu() if args.device == "cuda" else 0.0
         print(f"[{time.strftime('%H:%M:%S')}] {problem.parent.name}/{problem.name}", flush=True)
         start = time.monotonic()
         with GpuMemoryWatch() as watch, open(run_dir / "stderr.log", "w") as err:
@@ -203,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
             except subprocess.TimeoutExpired:
                 rc = 124
         row = summarize(problem, run_dir, time.monotonic() - start, rc, watch.peak_mib)
+        row["process_peaks_mib"] = watch.by_process
+        row["waited_for_idle_gpu_s"] = round(waited, 1)
         rows.append(row)
         print("   ", json.dumps({k: row.get(k) for k in ("verified", "search_s",
               "first_verdict_s", "speedup_vs_best_peer", "gpu_peak_over_footprint", "reason")}),

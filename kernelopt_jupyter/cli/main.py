@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -268,11 +269,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         tempdirs.remove_on_sigterm()
     parser = build_parser()
     arguments = list(sys.argv[1:] if argv is None else argv)
-    if "--json" in arguments:  # a bad flag or input still answers with one JSON object
-        from kernelopt_jupyter.cli.json_errors import run_with_json_errors
+    try:
+        if "--json" in arguments:  # a bad flag or input still answers with one JSON object
+            from kernelopt_jupyter.cli.json_errors import run_with_json_errors
 
-        return run_with_json_errors(lambda: _dispatch(parser.parse_args(arguments), parser))
-    return _dispatch(parser.parse_args(arguments), parser)
+            return run_with_json_errors(lambda: _dispatch(parser.parse_args(arguments), parser))
+        return _dispatch(parser.parse_args(arguments), parser)
+    finally:
+        if argv is None:
+            # No worker outlives the command: one still tearing down (a GPU context, device
+            # memory) would sit beside the next command's work.
+            from kernelopt_jupyter.worker import kill_tree
+
+            kill_tree(os.getpid(), include_self=False)
 
 
 def _dispatch(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

@@ -8,6 +8,7 @@ caller's thread (:meth:`run`) or a background thread (:meth:`start`) so a notebo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -132,6 +133,27 @@ def shrink_for_cpu(source: str, device: str, sizes: str = "auto") -> str | None:
     (``sizes.shrink_for_cpu``: on the CPU unless ``--sizes published``) and say so; None when
     nothing changed. Call it before the problem is loaded: loading draws its inputs."""
     return _shrink_for_cpu(source, device, sizes)
+
+
+#: Inputs at least this large make the quick start's verification wait for the analysis to
+#: end instead of running beside it (each holds its own copy of the inputs on the device).
+ALONE_INPUT_BYTES = 2 << 30
+
+
+def input_bytes(problem: Problem) -> int:
+    """Bytes of a module problem's inputs, counted on the meta device (nothing allocated);
+    0 where they cannot be counted there."""
+    import torch
+
+    from kernelopt_jupyter.problem import materialize
+
+    if problem.kind != "module":
+        return 0
+    try:
+        inputs = materialize(problem).make_inputs(seed=0, device="meta")
+    except Exception:
+        return 0
+    return sum(v.numel() * v.element_size() for v in inputs if isinstance(v, torch.Tensor))
 
 
 def _default_out_dir(problem: Problem) -> Path:
@@ -438,6 +460,20 @@ class OptimizationSession:
         the harvest's compile (host work) overlaps the gate."""
         early = self._quick_start()
         if early is None:
+            return self._analyse()
+        if input_bytes(self.problem) >= ALONE_INPUT_BYTES:
+            # Large inputs: the analysis's worker holds them (and Inductor's compile) while a
+            # verification holds them in two processes more; one after the other they fit an
+            # 80 GB card. The quick start goes first: it needs no compile.
+            self.log.emit(
+                "decision",
+                kind="quick_start",
+                candidate=early.id,
+                reason=f"{early.id} ({early.note}) is gated before the analysis, not beside "
+                f"it: the inputs take {input_bytes(self.problem) / 2**30:.1f} GiB",
+            )
+            with contextlib.suppress(DeadlineReached, BudgetExhausted, SearchStopped):
+                search.gate(early)
             return self._analyse()
         box: dict[str, Any] = {}
 
