@@ -10,12 +10,14 @@ so a problem at published sizes (KernelBench: inputs of several GB) is never gat
   name bound more than once at the top level is left alone, and so is any constant of at most
   :data:`KEEP` or whose name says it is a window parameter (:data:`WINDOW`: kernel sizes,
   strides, padding, dilation).
-* **When.** Only a problem too large for the interpreter: its input plus output elements, or
-  its parameter and buffer elements, over :data:`ALREADY_SMALL` (counted on the meta device,
-  nothing allocated). A problem within both is left as written.
+* **When.** Only a problem too large for the interpreter: its input plus output elements, the
+  largest tensor its forward makes, or its parameter and buffer elements, over
+  :data:`ALREADY_SMALL` (counted on the meta device, nothing allocated). A problem within all
+  three is left as written.
 * **How.** The largest shrinkable constant (all constants tied with it at once) is halved,
   step by step, until the inputs plus outputs and the parameters are each within
-  :data:`TARGET` elements and no shrunk constant exceeds :data:`SIDE`; never below
+  :data:`TARGET` elements, the largest tensor within a quarter of it (:data:`PEAK_SHARE`),
+  and no shrunk constant exceeds :data:`SIDE`; never below
   :data:`FLOOR`. A divisibility that holds in the original between a constant and a constant
   that is kept, or a smaller one at a power-of-two ratio (``channels % groups``,
   ``embed_dim % num_heads``), is kept: the halved value is rounded down to a multiple (or a
@@ -55,11 +57,15 @@ if TYPE_CHECKING:
 
 #: The ``--sizes`` choices.
 SIZES = ("auto", "small", "published")
-#: A problem whose input plus output elements and whose parameter elements are each at most
-#: this is already small: left as written.
+#: A problem whose input plus output elements, largest tensor made by its forward and
+#: parameter elements are each at most this is already small: left as written.
 ALREADY_SMALL = 1 << 20
-#: What a shrunk problem aims at: input plus output elements, and parameter elements, each.
+#: What a shrunk problem aims at: inputs plus outputs, and parameters, each.
 TARGET = 1 << 18
+#: The largest tensor the forward makes aims at ``TARGET // PEAK_SHARE`` elements: Inductor
+#: fuses what follows it (a pooling, a reduction) into kernels of many operations per
+#: element, each one a numpy step per program in the interpreter.
+PEAK_SHARE = 4
 #: No shrunk constant stays above this (a matrix side: the interpreter's GEMM cost).
 SIDE = 256
 #: Constants at most this are never shrunk (kernel sizes, strides, groups, a reduced dim).
@@ -96,7 +102,8 @@ class SizesReport:
     note: str = ""
     #: seconds the shrunk reference took to build and run once on the CPU (the check)
     check_s: float | None = None
-    #: measured on the meta device: {"io": elements in+out, "params": elements} per side
+    #: measured on the meta device, per side ("published", "small"): {"io": elements of the
+    #: inputs and outputs, "peak": of the largest tensor the forward made, "params"}
     elements: dict[str, dict[str, int]] = field(default_factory=dict)
     #: small sizes were asked for, but the shrunk reference raised: published ones run
     fell_back: bool = False
@@ -333,9 +340,17 @@ META_FORWARD_S = 1.0
 
 @dataclass
 class _Measure:
-    io: int
-    params: int
+    io: int  # elements of the inputs and outputs
+    params: int  # elements of the parameters and buffers
     forward: str  # on the meta device the forward: ran | raised | slow
+    peak: int = 0  # elements of the largest tensor an operator of the forward made
+
+    def budgets(self) -> tuple[int, int, int]:
+        """What the budgets bound: inputs plus outputs, the largest tensor, parameters."""
+        return self.io, self.peak, self.params
+
+    def to_dict(self) -> dict[str, int]:
+        return {"io": self.io, "peak": self.peak, "params": self.params}
 
 
 class _TooSlow(Exception):
@@ -343,18 +358,25 @@ class _TooSlow(Exception):
 
 
 def _deadline_mode(seconds: float) -> Any:
-    """A dispatch mode that raises ``_TooSlow`` at the first operator past ``seconds``."""
+    """A dispatch mode that raises ``_TooSlow`` at the first operator past ``seconds`` and
+    keeps the element count of the largest tensor an operator made (``peak``): an
+    intermediate (a transposed convolution's output before a pooling) can dwarf the inputs
+    and outputs, and the interpreter runs every element of it."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Deadline(TorchDispatchMode):
         def __init__(self) -> None:
             super().__init__()
             self.end = time.monotonic() + seconds
+            self.peak = 0
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             if time.monotonic() > self.end:
                 raise _TooSlow
-            return func(*args, **(kwargs or {}))
+            out = func(*args, **(kwargs or {}))
+            made = out if isinstance(out, list | tuple) else (out,)
+            self.peak = max([self.peak, *(_numel(t) for t in made)])
+            return out
 
     return Deadline()
 
@@ -403,14 +425,15 @@ def _measure(problem: Problem, source: str) -> _Measure:
     io = _numel(inputs)
     forward = "ran"
     _warm_up()
+    mode = _deadline_mode(META_FORWARD_S)
     try:
-        with torch.no_grad(), _deadline_mode(META_FORWARD_S):
+        with torch.no_grad(), mode:
             io += _numel(model(*inputs))
     except _TooSlow:
         forward = "slow"
     except Exception:
         forward = "raised"
-    return _Measure(io, int(params), forward)
+    return _Measure(io, int(params), forward, int(mode.peak))
 
 
 def _check_runs(problem: Problem) -> tuple[str | None, float]:
@@ -491,16 +514,18 @@ def _plan(
     relations = _relations(slots)
     frozen = {i for i, s in enumerate(slots) if not s.shrinkable}
     current = base
+    # inputs plus outputs, the largest tensor (what a fused kernel runs over), parameters
+    limits = (target, target // PEAK_SHARE, target)
 
     def over(m: _Measure) -> int:
-        return max(0, m.io - target) + max(0, m.params - target)
+        return sum(max(0, v - limit) for v, limit in zip(m.budgets(), limits, strict=True))
 
     def saves(before: _Measure, after: _Measure) -> bool:
-        """Whether a step saves a share of an over-budget measure (inputs plus outputs, or
-        parameters) worth taking."""
+        """Whether a step saves a share of an over-budget measure (inputs plus outputs, the
+        largest tensor, or parameters) worth taking."""
         return any(
-            old > target and old - new >= SAVING * (old - target)
-            for old, new in ((before.io, after.io), (before.params, after.params))
+            old > limit and old - new >= SAVING * (old - limit)
+            for old, new, limit in zip(before.budgets(), after.budgets(), limits, strict=True)
         )
 
     def attempt(members: list[int], value: int) -> bool:
@@ -568,9 +593,9 @@ def _small_source(problem: Problem) -> tuple[str, SizesReport]:
         report.mode = "published"
         report.note = f"not shrunk: the problem could not be measured ({type(exc).__name__})"
         return problem.source, report
-    published = {"io": base.io, "params": base.params}
+    published = base.to_dict()
     report.elements = {"published": published}
-    if base.io <= ALREADY_SMALL and base.params <= ALREADY_SMALL:
+    if max(base.budgets()) <= ALREADY_SMALL:
         report.note = "already within the interpreter's budget; as written"
         return problem.source, report
     errors: list[str] = []
@@ -588,7 +613,7 @@ def _small_source(problem: Problem) -> tuple[str, SizesReport]:
         if error is None:
             report.changed = _changes(slots, values)
             report.check_s = round(seconds, 3)
-            report.elements["small"] = {"io": measured.io, "params": measured.params}
+            report.elements["small"] = measured.to_dict()
             if target != TARGET:
                 report.note = f"shrunk less: at the rule's sizes the reference raised {errors[0]}"
             return source, report
