@@ -103,16 +103,17 @@ def _terminal_step_loop(session: OptimizationSession) -> None:
             print(f"step> not understood: {line.strip()!r}", file=sys.stderr)
 
 
-def _shrink_note(problem_path: str, device: str, sizes: str = "auto") -> None:
+def _shrink_note(problem_path: str, opts: SearchOptions) -> None:
     """Before loading (which draws the inputs): a problem's own small sizes on the CPU
-    (``KERNELOPT_SMALL``), said on stderr. Every other module problem shrinks by the size
-    rule when the session starts (``kernelopt_jupyter.sizes``; said in its opening notice)."""
+    (``KERNELOPT_SMALL``; ``opts.sizes``), said on stderr. Every other module problem shrinks
+    by the size rule when the session starts (``kernelopt_jupyter.sizes``; said in its
+    opening notice)."""
     try:
         source = Path(problem_path).read_text()
-        resolved = resolve_device(device)
+        resolved = resolve_device(opts.device)
     except (OSError, UnicodeDecodeError, DeviceError):
         return  # load_problem / the session report these with their own one-line errors
-    note = shrink_for_cpu(source, resolved, sizes)
+    note = shrink_for_cpu(source, resolved, opts.sizes)
     if note:
         print(f"kernelopt: {note}", file=sys.stderr)
 
@@ -154,7 +155,7 @@ def optimize_one(
         session = OptimizationSession.open(opts.out_dir, resume=True, options=opts)
     else:
         _start_workers_ahead(opts)
-        _shrink_note(problem_path, opts.device, opts.sizes)
+        _shrink_note(problem_path, opts)
         # Validated in the mode it will run in (a dropout is random only in training mode).
         session = OptimizationSession(load_problem(problem_path, mode=opts.mode), opts)
     progress = None if quiet else TextProgress(sys.stderr, heartbeat_s=HEARTBEAT_S)
