@@ -196,6 +196,7 @@ def _optimize(problem: Path, out: Path, env: dict[str, str], *flags: str) -> Any
     )
 
 
+@pytest.mark.slow
 def test_a_real_failed_harvest_is_said_recorded_and_analysed_again_next_time(
     tmp_path: Path,
 ) -> None:

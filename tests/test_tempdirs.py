@@ -32,6 +32,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_a_cpu_search_leaves_no_temporary_folder(tmp_path: Path) -> None:
     env = _env(tmp_path)
     done = subprocess.run(

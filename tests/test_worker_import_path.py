@@ -172,6 +172,7 @@ def test_verify_runs_a_problem_that_imports_its_sibling_from_another_folder(
     assert json.loads(done.stdout)["verdict"] == "pass"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("problem", ["fused_mlp.py", "row_softmax.py"])
 def test_a_cpu_search_from_a_folder_with_a_fake_z3_and_triton_still_harvests(
     tmp_path: Path, problem: str
