@@ -338,3 +338,25 @@ def test_a_stop_during_the_quick_start_ends_the_search_as_stopped(
     assert result.status == "stopped" and stand_ins == []
     assert not [e for e in read_events(tmp_path / "events.jsonl") if e.type == "error"]
     assert json.loads((tmp_path / "result.json").read_text())["status"] == "stopped"
+
+
+def test_the_verdict_names_the_file_the_candidate_is_kept_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kernelopt_jupyter import verify
+
+    told: list[str] = []
+
+    def verify_candidate(problem: Any, source: str, options: Any, **kw: Any) -> VerifyReport:
+        told.append(kw["candidate_path"])
+        assert Path(kw["candidate_path"]).read_text() == source  # written before the gates
+        return report_of("c0", device="cpu")
+
+    monkeypatch.setattr(verify, "verify_candidate", verify_candidate)
+    problem = problem_from_source(PROBLEM, "bn_relu.py", validate=False)
+    options = SearchOptions(device="cpu", out_dir=tmp_path, memory_path=None)
+    session = OptimizationSession(problem, options)
+    monkeypatch.setattr(session, "_verify_service", lambda *a: None)
+    session._deadline = None
+    session._gate(problem, Candidate("c0", ROOT, None, "harvest"))
+    assert told == [str(tmp_path / "candidates" / "c0.py")]

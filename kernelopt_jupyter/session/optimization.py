@@ -604,7 +604,11 @@ class OptimizationSession:
         from kernelopt_jupyter.verify import verify_candidate
 
         options = self._verify_options(dispatch_only=candidate.dispatch_only, baselines=baselines)
-        path = f"{self.out_dir}/{candidate.id}.py"
+        # Written first: the verdict names the file the candidate is kept in.
+        (self.out_dir / "candidates").mkdir(exist_ok=True)
+        saved = self.out_dir / "candidates" / f"{candidate.id}.py"
+        saved.write_text(candidate.source)
+        path = str(saved)
         service = self._verify_service(problem, options)
         if self._deadline is None:
             report = verify_candidate(
@@ -628,8 +632,6 @@ class OptimizationSession:
                 min_s=quickest,
             )
             self._verify_s.append(time.monotonic() - started)
-        (self.out_dir / "candidates").mkdir(exist_ok=True)
-        (self.out_dir / "candidates" / f"{candidate.id}.py").write_text(candidate.source)
         return report
 
     def _screen(self, problem: Problem, variants: list[str], time_limit_s: float) -> ScreenResult:
