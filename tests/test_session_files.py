@@ -197,7 +197,7 @@ def test_a_heartbeat_names_the_phase_of_a_long_step() -> None:
 
 
 def test_a_problem_that_can_shrink_does_so_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kernelopt_jupyter.session.optimization import shrink_for_cpu
+    from kernelopt_jupyter.sizes import shrink_for_cpu
 
     # setenv then delenv: monkeypatch restores the variable's absence after the test, even
     # though shrink_for_cpu sets it behind monkeypatch's back.

@@ -25,7 +25,7 @@ from kernelopt_jupyter.verify.compare import (
     output_scale,
     tensors_equal,
 )
-from kernelopt_jupyter.verify.sandbox import digest
+from kernelopt_jupyter.verify.sandbox import digest, oom_request
 from kernelopt_jupyter.verify.timing import Laps
 
 #: Floating inputs of the stress case are multiplied by this (large magnitudes).
@@ -235,10 +235,8 @@ HOST_REFEREE_NOTE = "the float64 referee ran on the host (device memory was shor
 
 def oom_detail(exc: BaseException) -> str:
     """The harness's own out-of-memory, said in one line with what it asked for."""
-    import re
-
-    found = re.search(r"Tried to allocate ([0-9.]+ [KMGT]?i?B)", str(exc))
-    asked = f"asked for {found.group(1)} more" if found else "asked for more than was free"
+    need = oom_request(exc)
+    asked = f"asked for {need} more" if need else "asked for more than was free"
     free, total = torch.cuda.mem_get_info() if torch.cuda.is_available() else (0, 0)
     return (
         f"the reference's process ran out of device memory: it {asked} with "

@@ -143,12 +143,17 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
 
 
-def _oom_detail(exc: BaseException) -> str:
-    """A clean verdict for a candidate that ran out of device memory, with what it asked."""
+def oom_request(exc: BaseException) -> str:
+    """What an out-of-memory asked for, as torch says it ("16.00 GiB"), or ""."""
     import re
 
     found = re.search(r"Tried to allocate ([0-9.]+ [KMGT]?i?B)", str(exc))
-    need = found.group(1) if found else ""
+    return found.group(1) if found else ""
+
+
+def _oom_detail(exc: BaseException) -> str:
+    """A clean verdict for a candidate that ran out of device memory, with what it asked."""
+    need = oom_request(exc)
     peak = torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else 0.0
     asked = f"needs {need} more" if need else "needs more device memory than was free"
     return (

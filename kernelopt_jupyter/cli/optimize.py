@@ -21,8 +21,8 @@ from kernelopt_jupyter.device import DeviceError, resolve_device
 from kernelopt_jupyter.problem import ProblemError, load_problem
 from kernelopt_jupyter.session import OptimizationSession, SearchOptions, SessionError
 from kernelopt_jupyter.session.files import write_atomic
-from kernelopt_jupyter.session.optimization import shrink_for_cpu
 from kernelopt_jupyter.session.progress import TextProgress
+from kernelopt_jupyter.sizes import shrink_for_cpu
 
 #: Below this ratio over the faster baseline a result counts as "improved" (2% past noise).
 IMPROVED_RATIO = 1.02

@@ -40,7 +40,6 @@ from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source
 from kernelopt_jupyter.session.files import write_atomic
 from kernelopt_jupyter.session.gating import verify_before
 from kernelopt_jupyter.sizes import SMALL_ENV, SizesError, SizesReport, resolve_sizes
-from kernelopt_jupyter.sizes import shrink_for_cpu as _shrink_for_cpu
 from kernelopt_jupyter.verify.report import GATE_PASS, VerifyReport
 
 RESULT_SCHEMA = 1
@@ -126,13 +125,6 @@ def make_policy(
         except (OSError, ValueError) as exc:
             raise SessionError(f"--agents {spec}: {exc}") from None
     raise SessionError(f"unknown agents {spec!r}; use offline, claude or replay:FILE")
-
-
-def shrink_for_cpu(source: str, device: str, sizes: str = "auto") -> str | None:
-    """Turn on ``KERNELOPT_SMALL=1`` for a problem that reads it where its sizes are small
-    (``sizes.shrink_for_cpu``: on the CPU unless ``--sizes published``) and say so; None when
-    nothing changed. Call it before the problem is loaded: loading draws its inputs."""
-    return _shrink_for_cpu(source, device, sizes)
 
 
 #: Inputs at least this large make the quick start's verification wait for the analysis to
@@ -461,7 +453,8 @@ class OptimizationSession:
         early = self._quick_start()
         if early is None:
             return self._analyse()
-        if input_bytes(self.problem) >= ALONE_INPUT_BYTES:
+        size = input_bytes(self.problem)
+        if size >= ALONE_INPUT_BYTES:
             # Large inputs: the analysis's worker holds them (and Inductor's compile) while a
             # verification holds them in two processes more; one after the other they fit an
             # 80 GB card. The quick start goes first: it needs no compile.
@@ -470,7 +463,7 @@ class OptimizationSession:
                 kind="quick_start",
                 candidate=early.id,
                 reason=f"{early.id} ({early.note}) is gated before the analysis, not beside "
-                f"it: the inputs take {input_bytes(self.problem) / 2**30:.1f} GiB",
+                f"it: the inputs take {size / 2**30:.1f} GiB",
             )
             with contextlib.suppress(DeadlineReached, BudgetExhausted, SearchStopped):
                 search.gate(early)
