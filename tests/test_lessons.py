@@ -7,6 +7,7 @@ The structural checks are fast and run in the main suite. The executions are mar
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -61,6 +62,8 @@ def test_lesson_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     work.mkdir()
     shutil.copy(path, work / path.name)
     shutil.copytree(LESSONS / "sessions", work / "sessions")
+    if (LESSONS / "recordings").is_dir():  # GPU measurements shown to CPU readers (lesson 10)
+        shutil.copytree(LESSONS / "recordings", work / "recordings")
     nb = nbformat.read(work / path.name, as_version=4)
     client = NotebookClient(
         nb,
@@ -235,3 +238,64 @@ def test_exercise_solution_is_solved_and_wrong_answers_are_not(name: str) -> Non
         assert not result.solved, f"{answer!r} solved {name}:\n{result.message}"
         assert result.report is not None and result.report.failed_gate == gate, result.message
         assert "Hint:" in result.message
+
+
+# ------------------------------------------------------- lesson 10: measured on a GPU only
+
+
+def _run_lesson(path: Path, work: Path) -> nbformat.NotebookNode:
+    shutil.copy(path, work / path.name)
+    nb = nbformat.read(work / path.name, as_version=4)
+    NotebookClient(
+        nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(work)}}
+    ).execute()
+    return nb
+
+
+def _outputs(nb: nbformat.NotebookNode) -> tuple[str, int]:
+    text = "".join(
+        o.get("text", "")
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if o["output_type"] == "stream"
+    )
+    charts = sum(
+        1 for c in nb.cells for o in c.get("outputs", []) if "image/svg+xml" in o.get("data", {})
+    )
+    return text, charts
+
+
+@pytest.mark.lessons
+@pytest.mark.slow
+def test_measured_lesson_shows_a_recording_only_where_one_exists(tmp_path: Path) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("with a GPU the lesson measures; this checks what a CPU reader sees")
+    lesson = LESSONS / "10_measured.ipynb"
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    text, charts = _outputs(_run_lesson(lesson, bare))
+    assert "no GPU recording ships with this lesson" in text and charts == 0
+    # SYNTHETIC figures, made up for this test only (never shipped): the recording's shape.
+    recorded = tmp_path / "recorded"
+    (recorded / "recordings").mkdir(parents=True)
+    elements = [4**k for k in range(6, 15)]
+    sizes = [512, 1024, 2048, 4096, 8192]
+    (recorded / "recordings" / "10_measured.json").write_text(
+        json.dumps(
+            {
+                "schema": 1,
+                "date": "2000-01-01",
+                "machine": {"gpu": "SYNTHETIC H100", "torch": "t", "triton": "tr", "cuda": "c"},
+                "bandwidth": {
+                    "elements": elements,
+                    "series": {"eager": [float(i + 1) for i in range(len(elements))]},
+                },
+                "matmul": {"sizes": sizes, "series": {"cuBLAS": [1.0, 2.0, 3.0, 4.0, 5.0]}},
+            }
+        )
+    )
+    text, charts = _outputs(_run_lesson(lesson, recorded))
+    assert "RECORDING of a run on SYNTHETIC H100 on 2000-01-01" in text
+    assert "not measured on this machine" in text and charts == 2
