@@ -10,8 +10,9 @@ candidate file the learner completes. The blank is the region between two marker
 :func:`check` reads the file, runs the verifier's gates on it (static, correctness, the float64
 referee; never the performance gate: an exercise is about getting the kernel right), and prints
 whether the exercise is solved, each gate's line and, when it is not, the hint for the gate that
-stopped it (a blank still holding ``...`` is not verified). Lesson 9 (``notebooks/lessons/09_exercises.ipynb``) holds the exercises' text, their
-blanks and their solutions; this module holds what grades them.
+stopped it (a blank still holding ``...`` is not verified). Lesson 9
+(``notebooks/lessons/09_exercises.ipynb``) holds the exercises' text, their blanks and their
+solutions; this module holds what grades them.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 #: The lines that open and close the blank (the text after them is the task, for the reader).
 BLANK_START = "# >>> your code"
 BLANK_END = "# <<< your code"
-#: A blank line still unfilled: ``...`` alone or assigned (``mask = ...``).
+#: A line of a blank not filled yet: ``...`` alone or assigned (``mask = ...``).
 _PLACEHOLDER = re.compile(r"(?:[\w\[\], ]+=\s*)?\.\.\.")
 
 
@@ -44,7 +45,6 @@ class Exercise:
     """
 
     name: str
-    title: str
     reference: str
     hints: dict[str, str] = field(default_factory=dict)
     cheat: bool = False
@@ -69,7 +69,6 @@ EXERCISES: dict[str, Exercise] = {
     for e in (
         Exercise(
             "masked_load",
-            "A masked load",
             _reference(
                 """
 N = 1000  # not a multiple of the block: the last program runs past the end
@@ -91,7 +90,6 @@ def get_inputs():
         ),
         Exercise(
             "broadcast_2d",
-            "A 2-D broadcast",
             _reference(
                 """
 ROWS, COLS = 40, 72
@@ -114,7 +112,6 @@ def get_inputs():
         ),
         Exercise(
             "row_min",
-            "A row reduction",
             _reference(
                 """
 ROWS, COLS = 24, 100
@@ -137,7 +134,6 @@ def get_inputs():
         ),
         Exercise(
             "multi_block_sum",
-            "A multi-block sum",
             _reference(
                 """
 N = 3000  # six programs of 512
@@ -161,7 +157,6 @@ def get_inputs():
         ),
         Exercise(
             "online_softmax",
-            "Online softmax",
             _reference(
                 """
 ROWS, COLS = 8, 300  # a row is five blocks of 64
@@ -184,7 +179,6 @@ def get_inputs():
         ),
         Exercise(
             "layer_norm",
-            "Layer norm",
             _reference(
                 """
 ROWS, COLS = 8, 200
@@ -221,7 +215,6 @@ def get_init_inputs():
         ),
         Exercise(
             "matmul_k_loop",
-            "A tiled matmul's K-loop",
             _reference(
                 """
 M, N, K = 32, 48, 64
@@ -244,7 +237,6 @@ def get_inputs():
         ),
         Exercise(
             "catch_a_cheat",
-            "Write a cheat and watch it get caught",
             _reference(
                 """
 N = 2048
