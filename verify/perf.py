@@ -250,13 +250,13 @@ def _reference_answer(
     checker: Any, header: dict[str, Any], *, stop: bool = True
 ) -> tuple[dict[str, Any], list[Any]]:
     """A reference reply with its large tensors copied into this process device to device
-    (``Checker._shared``: mapped, copied, then scrubbed in the reference), or as bytes where
+    (``Lender.shared``: mapped, copied, then scrubbed in the reference), or as bytes where
     CUDA IPC is off or a handle could not be opened (asked again, once, as bytes). With
     ``stop`` the candidate's process is stopped meanwhile: nothing of it runs while an answer
     is staged."""
-    for share in (checker.ipc and perf_ipc(), False):
+    for share in (checker.lending.ipc and perf_ipc(), False):
         with _Stopped(checker.cand.pid) if stop else contextlib.nullcontext():
-            reply, blobs = checker._shared({**header, "share": share})
+            reply, blobs = checker.lending.shared({**header, "share": share})
         if reply is not None:
             return reply, blobs
     raise RuntimeError("the reference's reply could not be taken")  # bytes never return None
@@ -264,21 +264,20 @@ def _reference_answer(
 
 def _setup_pool(checker: Any, header: dict[str, Any]) -> dict[str, Any]:
     """The timed inputs: drawn by the reference (which compiles its baselines meanwhile), then
-    lent to the candidate, device to device on the GPU (``Checker._lend_inputs``, as a checked
+    lent to the candidate, device to device on the GPU (``Lender.lend_inputs``, as a checked
     call's inputs) and this process's copies dropped; the reference's setup reply (its
     ``ok`` False with the candidate's ``detail`` when the candidate's setup failed)."""
-    from kernelopt_jupyter.verify.checker import _drop_device_blobs
+    from kernelopt_jupyter.verify.lending import drop_device_blobs
 
     setup, blobs = _reference_answer(checker, header, stop=False)  # inputs: no secret
-    tree, pool_blobs = checker._lend_inputs(*wire.subset(setup["pool"], blobs))
-    _drop_device_blobs(setup["pool"], blobs)
+    tree, pool_blobs = checker.lending.lend_inputs(*wire.subset(setup["pool"], blobs))
+    drop_device_blobs(setup["pool"], blobs)
     del blobs
     reply, _ = checker._cand_ask({"cmd": "perf_setup", "pool": tree}, pool_blobs)
     del pool_blobs
-    if reply.get("ipc_error") and checker.ipc:
+    if reply.get("ipc_error") and checker.lending.ipc:
         # The candidate could not map the lent pool: this verification goes bytes from here.
-        checker.ipc = False
-        checker.ipc_note = str(reply["ipc_error"])
+        checker.lending.turn_off(str(reply["ipc_error"]))
         return _setup_pool(checker, header)
     if not reply.get("ok"):
         return {**setup, "ok": False, "detail": reply.get("detail")}
@@ -410,9 +409,9 @@ def run_gate(checker: Any, baselines: list[str], budget_s: float = BUDGET_S) -> 
     )
     # The candidate's last timed output: into output slots this process lends (as a checked
     # call's output goes), else as bytes.
-    slots = checker._out_slots(expected["out"]) if perf_ipc() else None
+    slots = checker.lending.out_slots(expected["out"]) if perf_ipc() else None
     if slots is None:
-        checker.reply_bulk = None
+        checker.lending.reply_bulk = None
     last, last_blobs = checker._cand_ask({"cmd": "perf_last", "slots": slots}, limit=1 << 40)
     changes = last.get("changes") or []
     if changes:
@@ -420,7 +419,7 @@ def run_gate(checker: Any, baselines: list[str], budget_s: float = BUDGET_S) -> 
             "the candidate changed the harness while timed: " + str(changes[0]), "performance"
         )
     try:
-        got = wire.decode(last["out"], last_blobs, bulk=checker.reply_bulk)
+        got = wire.decode(last["out"], last_blobs, bulk=checker.lending.reply_bulk)
     except wire.WireError as exc:
         raise CandidateFailure(f"a timed output could not be taken as data ({exc})") from None
     cmp = compare_outputs(
