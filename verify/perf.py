@@ -192,12 +192,14 @@ def sandbox_command(
     box: Any, header: dict[str, Any], blobs: list[Any]
 ) -> tuple[dict[str, Any], list[Any]]:
     """The candidate process's side (``box`` is its ``Sandbox``, the candidate loaded)."""
+    from kernelopt_jupyter.verify.sandbox import encode_output, receive_inputs
+
     cmd = header["cmd"]
     if box.model is None:
         return {"ok": False, "detail": "no candidate loaded"}, []
     if cmd == "perf_setup":
         try:
-            pool = wire.unwrap(box._receive_inputs(header, blobs, key="pool"))
+            pool = wire.unwrap(receive_inputs(header, blobs, key="pool"))
         except wire.WireError as exc:
             if "device handle" not in str(exc):
                 raise
@@ -205,7 +207,7 @@ def sandbox_command(
         pool = [[v.to(box.device) if isinstance(v, torch.Tensor) else v for v in p] for p in pool]
 
         def forward(*inputs: Any) -> Any:
-            with box._candidate_runs():
+            with box.watch.candidate_runs():
                 return box.model(*inputs)
 
         box.perf = _Side(box.device, pool, {"candidate": forward})
@@ -230,7 +232,7 @@ def sandbox_command(
     # perf_last: the output of the last timed call, as data
     assert side.last is not None
     index, salt, out = side.last
-    encoded = box._encode_output(out, header.get("slots"))  # the checker's slots, or bytes
+    encoded = encode_output(out, header.get("slots"), box.device)  # the checker's slots, or bytes
     changes = box.guard.changes() if box.guard is not None else []
     reply = {"ok": True, "index": index, "salt": salt, "out": encoded.tree, "changes": changes}
     # (index and salt are diagnostics: the checker compares against what it asked for last)
