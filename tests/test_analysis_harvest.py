@@ -43,7 +43,7 @@ def harvested() -> dict[str, tuple[Problem, Harvest]]:
 #: machine it failed 5 times, with the same figures before and after the twenty-fourth
 #: session's changes: a false failure on tiny rows. The twenty-fifth session left the shift
 #: call out of the relative checks and pooled the small-value mean over the calls
-#: (``Checker._fp64_verdict``): 160 of 160 seeds pass since, the largest ratio 2.5x. The
+#: (``judge.fp64_verdict``): 160 of 160 seeds pass since, the largest ratio 2.5x. The
 #: seed stays fixed all the same, as the corpus's good candidates' does.
 SEED = 1
 

@@ -121,6 +121,31 @@ def test_engine_imports_no_jupyter_package_at_import_time() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+#: The most lines a class of ``verify/`` may take, decorators and docstring included: the
+#: trusted side stays a set of parts a reader can hold one at a time.
+MAX_VERIFY_CLASS_LINES = 400
+
+
+def _class_lengths(folder: Path) -> dict[str, int]:
+    """``path:Class`` -> lines, for every class (nested ones too) under ``folder``."""
+    lengths: dict[str, int] = {}
+    for path in sorted(folder.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+                lengths[f"{path.relative_to(ROOT)}:{node.name}"] = node.end_lineno - first + 1
+    return lengths
+
+
+def test_no_class_of_the_verifier_is_over_400_lines() -> None:
+    """The checker is a pure judge (``verify/judge.py``) inside a process shell; the
+    sandbox's and the reference's classes keep their helpers outside them."""
+    lengths = _class_lengths(ROOT / "verify")
+    assert "verify/checker.py:Checker" in lengths and "verify/judge.py:ValueJudge" in lengths
+    long = {name: n for name, n in lengths.items() if n > MAX_VERIFY_CLASS_LINES}
+    assert not long, f"classes over {MAX_VERIFY_CLASS_LINES} lines: {long}"
+
+
 def test_folders_are_the_layers() -> None:
     """``ls kernelopt_jupyter`` shows the layer picture of docs/engine.md."""
     entries = {p.name for p in (ROOT / PKG).iterdir() if not p.name.startswith((".", "_"))}

@@ -1,5 +1,5 @@
 """The float64 gate's decision from the checker's per-call referee records
-(``Checker._fp64_verdict``): which records each of its checks reads."""
+(``judge.fp64_verdict``): which records each of its checks reads."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kernelopt_jupyter.verify.checker import Checker
+from kernelopt_jupyter.verify.judge import fp64_verdict
 
 EPS = 2.0**-23
 
@@ -37,14 +37,7 @@ def _record(
 
 
 def _verdict(records: list[dict[str, Any]]) -> dict[str, Any]:
-    checker = Checker.__new__(Checker)  # the verdict reads these fields alone
-    checker.fp64_reason = None
-    checker.fp64_note = ""
-    checker.factor = 10.0
-    checker.referee = records
-    checker.per_call = []
-    checker.strict = True
-    return checker._fp64_verdict()
+    return fp64_verdict(records, [], factor=10.0)
 
 
 CALLS = ["fresh", "reload", "perturb", "zeros", "stress", "late"]
@@ -110,7 +103,7 @@ def test_a_call_with_many_small_values_is_judged_on_its_own() -> None:
     """From ``SMALL_VALUES_ALONE`` values on, a call keeps its own figure: a tanh-form GELU
     used on the stress call only (hundreds of small values there, 11-14x) is not diluted by
     the other calls' exact ones, as it was by a pool of every call (2 of 8 seeds passed)."""
-    from kernelopt_jupyter.verify.checker import SMALL_VALUES_ALONE
+    from kernelopt_jupyter.verify.judge import SMALL_VALUES_ALONE
 
     calls = [_record(k, i + 1, count=100) for i, k in enumerate(CALLS)]
     stress = _record("stress", 7, small=12.0, count=SMALL_VALUES_ALONE)

@@ -212,7 +212,7 @@ def test_bulk_tensors_go_device_to_device(offset: str, verdict: str) -> None:
     assert moved < 64, timings  # the bytes path moved several GB here
     assert report.verdict == verdict, [(g.name, g.status, g.detail) for g in report.gates]
     # The 256 MB output's answer key (fp32, float64) and the candidate's copy wait in host
-    # memory (``checker.HOST_KEY_BYTES``): the checker's device peak is its staging (the
+    # memory (``lending.HOST_KEY_BYTES``): the checker's device peak is its staging (the
     # input it lends, the slot for the output) and one step at a time, about 1.5x the
     # footprint (about 4x with the key on the device).
     memory = correctness.metrics["memory"]

@@ -13,7 +13,12 @@ from typing import Any
 
 import pytest
 
-from kernelopt_jupyter.verify.checker import CandidateFailure, Checker
+from kernelopt_jupyter.verify.checker import Checker
+from kernelopt_jupyter.verify.judge import CandidateFailure, DispatchJudge
+
+
+def _judge(*, dispatch_only: bool, cuda_graphs: bool) -> DispatchJudge:
+    return DispatchJudge(dispatch_only=dispatch_only, cuda_graphs=cuda_graphs)
 
 
 def _checker(*, dispatch_only: bool, cuda_graphs: bool) -> Checker:
@@ -44,49 +49,47 @@ def _reply(
 
 
 def test_a_replayed_vendor_graph_passes_the_accounting() -> None:
-    checker = _checker(dispatch_only=True, cuda_graphs=True)
+    judge = _judge(dispatch_only=True, cuda_graphs=True)
     # call 1: two eager warm-ups, the capture and a replay: vendor ops seen, output written
-    checker._accounting(0, "call 1", "static", _reply("vendor", replays=1, vendor=3))
+    judge.account(0, "call 1", "static", _reply("vendor", replays=1, vendor=3))
     # call 2 on: the replay alone; its output memory is not written by any visible op
-    checker._accounting(1, "call 2", "correctness", _reply("stale", replays=1))
-    checker._accounting(2, "call 3", "correctness", _reply("stale", replays=1))
+    judge.account(1, "call 2", "correctness", _reply("stale", replays=1))
+    judge.account(2, "call 3", "correctness", _reply("stale", replays=1))
 
 
 def test_a_replayed_graph_of_aten_kernels_passes_when_dispatch_only() -> None:
     """Found on the H200 (sixteenth session): ``avg_pool7_stride3``'s graphed candidates (an
     average pool is ATen's own CUDA kernel, neither Triton nor a vendor library) failed every
     second call as "not written during this call"."""
-    checker = _checker(dispatch_only=True, cuda_graphs=True)
-    checker._accounting(0, "call 1", "static", _reply("torch", replays=1, compute=6))
-    checker._accounting(1, "call 2", "correctness", _reply("stale", replays=1))
+    judge = _judge(dispatch_only=True, cuda_graphs=True)
+    judge.account(0, "call 1", "static", _reply("torch", replays=1, compute=6))
+    judge.account(1, "call 2", "correctness", _reply("stale", replays=1))
     # A candidate with kernels of its own may not run ATen compute at all, graphed or not.
-    kernels = _checker(dispatch_only=False, cuda_graphs=True)
+    kernels = _judge(dispatch_only=False, cuda_graphs=True)
     with pytest.raises(CandidateFailure, match="PyTorch compute ops"):
-        kernels._accounting(
-            0, "call 1", "static", _reply("torch", replays=1, compute=6, launches=1)
-        )
+        kernels.account(0, "call 1", "static", _reply("torch", replays=1, compute=6, launches=1))
 
 
 def test_a_kept_output_without_captured_work_still_fails() -> None:
-    checker = _checker(dispatch_only=True, cuda_graphs=True)
-    checker._accounting(0, "call 1", "static", _reply("torch"))  # nothing captured
+    judge = _judge(dispatch_only=True, cuda_graphs=True)
+    judge.account(0, "call 1", "static", _reply("torch"))  # nothing captured
     with pytest.raises(CandidateFailure, match="not written during this call"):
-        checker._accounting(1, "call 2", "correctness", _reply("stale", replays=1))
+        judge.account(1, "call 2", "correctness", _reply("stale", replays=1))
 
 
 def test_no_replay_no_allowance() -> None:
-    checker = _checker(dispatch_only=True, cuda_graphs=True)
-    checker._accounting(0, "call 1", "static", _reply("vendor", vendor=2))
+    judge = _judge(dispatch_only=True, cuda_graphs=True)
+    judge.account(0, "call 1", "static", _reply("vendor", vendor=2))
     # vendor work seen before, but this call replayed no graph: a kept output is stale
     with pytest.raises(CandidateFailure, match="not written during this call"):
-        checker._accounting(1, "call 2", "correctness", _reply("stale"))
+        judge.account(1, "call 2", "correctness", _reply("stale"))
 
 
 def test_a_candidate_not_using_cuda_graphs_gets_no_allowance() -> None:
-    checker = _checker(dispatch_only=True, cuda_graphs=False)
-    checker._accounting(0, "call 1", "static", _reply("vendor", replays=1, vendor=3))
+    judge = _judge(dispatch_only=True, cuda_graphs=False)
+    judge.account(0, "call 1", "static", _reply("vendor", replays=1, vendor=3))
     with pytest.raises(CandidateFailure, match="not written during this call"):
-        checker._accounting(1, "call 2", "correctness", _reply("stale", replays=1))
+        judge.account(1, "call 2", "correctness", _reply("stale", replays=1))
 
 
 def test_the_plausibility_floor_owes_inputs_and_outputs_not_weights(

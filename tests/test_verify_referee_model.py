@@ -81,7 +81,7 @@ def test_the_referee_leaves_the_float32_model_as_it_was() -> None:
     assert ref.in64 is None and ref.model64 is None  # no float64 model kept
 
     # The referee's output is a float64 copy's on the same inputs (as before the change).
-    inputs, _ = ref._transform(ref.loaded.make_inputs(1, "cpu"), {})
+    inputs, _ = reference.transform_inputs(ref.loaded.make_inputs(1, "cpu"), {})
     twin = _reference(TRAINING_BN)  # setup's weights: the model as the case's forward began
     with torch.no_grad():
         expected = copy.deepcopy(twin.model).to(torch.float64)(inputs[0].double())

@@ -192,12 +192,14 @@ def sandbox_command(
     box: Any, header: dict[str, Any], blobs: list[Any]
 ) -> tuple[dict[str, Any], list[Any]]:
     """The candidate process's side (``box`` is its ``Sandbox``, the candidate loaded)."""
+    from kernelopt_jupyter.verify.sandbox import encode_output, receive_inputs
+
     cmd = header["cmd"]
     if box.model is None:
         return {"ok": False, "detail": "no candidate loaded"}, []
     if cmd == "perf_setup":
         try:
-            pool = wire.unwrap(box._receive_inputs(header, blobs, key="pool"))
+            pool = wire.unwrap(receive_inputs(header, blobs, key="pool"))
         except wire.WireError as exc:
             if "device handle" not in str(exc):
                 raise
@@ -205,7 +207,7 @@ def sandbox_command(
         pool = [[v.to(box.device) if isinstance(v, torch.Tensor) else v for v in p] for p in pool]
 
         def forward(*inputs: Any) -> Any:
-            with box._candidate_runs():
+            with box.watch.candidate_runs():
                 return box.model(*inputs)
 
         box.perf = _Side(box.device, pool, {"candidate": forward})
@@ -230,7 +232,7 @@ def sandbox_command(
     # perf_last: the output of the last timed call, as data
     assert side.last is not None
     index, salt, out = side.last
-    encoded = box._encode_output(out, header.get("slots"))  # the checker's slots, or bytes
+    encoded = encode_output(out, header.get("slots"), box.device)  # the checker's slots, or bytes
     changes = box.guard.changes() if box.guard is not None else []
     reply = {"ok": True, "index": index, "salt": salt, "out": encoded.tree, "changes": changes}
     # (index and salt are diagnostics: the checker compares against what it asked for last)
@@ -250,13 +252,13 @@ def _reference_answer(
     checker: Any, header: dict[str, Any], *, stop: bool = True
 ) -> tuple[dict[str, Any], list[Any]]:
     """A reference reply with its large tensors copied into this process device to device
-    (``Checker._shared``: mapped, copied, then scrubbed in the reference), or as bytes where
+    (``Lender.shared``: mapped, copied, then scrubbed in the reference), or as bytes where
     CUDA IPC is off or a handle could not be opened (asked again, once, as bytes). With
     ``stop`` the candidate's process is stopped meanwhile: nothing of it runs while an answer
     is staged."""
-    for share in (checker.ipc and perf_ipc(), False):
+    for share in (checker.lending.ipc and perf_ipc(), False):
         with _Stopped(checker.cand.pid) if stop else contextlib.nullcontext():
-            reply, blobs = checker._shared({**header, "share": share})
+            reply, blobs = checker.lending.shared({**header, "share": share})
         if reply is not None:
             return reply, blobs
     raise RuntimeError("the reference's reply could not be taken")  # bytes never return None
@@ -264,21 +266,20 @@ def _reference_answer(
 
 def _setup_pool(checker: Any, header: dict[str, Any]) -> dict[str, Any]:
     """The timed inputs: drawn by the reference (which compiles its baselines meanwhile), then
-    lent to the candidate, device to device on the GPU (``Checker._lend_inputs``, as a checked
+    lent to the candidate, device to device on the GPU (``Lender.lend_inputs``, as a checked
     call's inputs) and this process's copies dropped; the reference's setup reply (its
     ``ok`` False with the candidate's ``detail`` when the candidate's setup failed)."""
-    from kernelopt_jupyter.verify.checker import _drop_device_blobs
+    from kernelopt_jupyter.verify.lending import drop_device_blobs
 
     setup, blobs = _reference_answer(checker, header, stop=False)  # inputs: no secret
-    tree, pool_blobs = checker._lend_inputs(*wire.subset(setup["pool"], blobs))
-    _drop_device_blobs(setup["pool"], blobs)
+    tree, pool_blobs = checker.lending.lend_inputs(*wire.subset(setup["pool"], blobs))
+    drop_device_blobs(setup["pool"], blobs)
     del blobs
     reply, _ = checker._cand_ask({"cmd": "perf_setup", "pool": tree}, pool_blobs)
     del pool_blobs
-    if reply.get("ipc_error") and checker.ipc:
+    if reply.get("ipc_error") and checker.lending.ipc:
         # The candidate could not map the lent pool: this verification goes bytes from here.
-        checker.ipc = False
-        checker.ipc_note = str(reply["ipc_error"])
+        checker.lending.turn_off(str(reply["ipc_error"]))
         return _setup_pool(checker, header)
     if not reply.get("ok"):
         return {**setup, "ok": False, "detail": reply.get("detail")}
@@ -410,9 +411,9 @@ def run_gate(checker: Any, baselines: list[str], budget_s: float = BUDGET_S) -> 
     )
     # The candidate's last timed output: into output slots this process lends (as a checked
     # call's output goes), else as bytes.
-    slots = checker._out_slots(expected["out"]) if perf_ipc() else None
+    slots = checker.lending.out_slots(expected["out"]) if perf_ipc() else None
     if slots is None:
-        checker.reply_bulk = None
+        checker.lending.reply_bulk = None
     last, last_blobs = checker._cand_ask({"cmd": "perf_last", "slots": slots}, limit=1 << 40)
     changes = last.get("changes") or []
     if changes:
@@ -420,7 +421,7 @@ def run_gate(checker: Any, baselines: list[str], budget_s: float = BUDGET_S) -> 
             "the candidate changed the harness while timed: " + str(changes[0]), "performance"
         )
     try:
-        got = wire.decode(last["out"], last_blobs, bulk=checker.reply_bulk)
+        got = wire.decode(last["out"], last_blobs, bulk=checker.lending.reply_bulk)
     except wire.WireError as exc:
         raise CandidateFailure(f"a timed output could not be taken as data ({exc})") from None
     cmp = compare_outputs(

@@ -12,6 +12,7 @@ import copy
 import math
 import random
 import socket
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -420,7 +421,7 @@ class Reference:
         laps = Laps()
         seed, spec = int(header["seed"]), header.get("transform") or {}
         inputs: list[Any] | None
-        inputs, described = self._transform(self.loaded.make_inputs(seed, self.device), spec)
+        inputs, described = transform_inputs(self.loaded.make_inputs(seed, self.device), spec)
         if described is None:
             why = NOTHING_TO_VARY.get(str(spec.get("kind")), "nothing to change")
             return {"ok": True, "skip": why, "nothing_to_vary": True}, []
@@ -534,7 +535,7 @@ class Reference:
         assert self.loaded is not None
         inputs = box.pop()
         if inputs is None:
-            inputs, _ = self._transform(self.loaded.make_inputs(seed, self.device), spec)
+            inputs, _ = transform_inputs(self.loaded.make_inputs(seed, self.device), spec)
         small = sum(inputs[i].numel() for i in _float_inputs(inputs)) <= LINEAR_BOUND_MAX
         in64 = self._float64_inputs(inputs)
         if not small:
@@ -546,7 +547,7 @@ class Reference:
             # The bound first, then both staged: its float64 evaluations do not run beside
             # out64's staged copy (on small problems they were most of this process's peak).
             if out64 is not None and inputs is not None:
-                bound = self._linear_bound(inputs, out64)
+                bound = _linear_bound(inputs, out64, self._model64)
         finally:
             self._float32_again()  # the model back before anything is staged
         del inputs
@@ -627,101 +628,6 @@ class Reference:
 
     # ------------------------------------------------------------------ helpers
 
-    def _transform(self, inputs: list[Any], spec: dict[str, Any]) -> tuple[list[Any], Any]:
-        kind = spec.get("kind", "fresh")
-        if kind == "fresh":
-            return inputs, {"kind": "fresh"}
-        if kind == "perturb":
-            floats = _float_inputs(inputs)
-            if not floats:
-                return inputs, {"kind": "perturb", "note": "no floating input to perturb"}
-            rng = random.Random(int(spec["pick"]))
-            which = rng.choice(floats)
-            flat = inputs[which].reshape(-1)
-            index = rng.randrange(flat.numel())
-            value = float(flat[index])
-            new = value + 1.0 + abs(value) if value == value else 0.5
-            # Only one element changes: a candidate that samples a few values to pick a
-            # cached answer returns the old one.
-            target = inputs[which].clone()
-            target.reshape(-1)[index] = new
-            inputs[which] = target
-            return inputs, {"kind": "perturb", "input": which, "index": index}
-        if kind == "stress":
-            scale = float(spec.get("scale", STRESS_SCALE))
-            for i in _float_inputs(inputs):
-                inputs[i] = inputs[i] * scale
-            return inputs, {"kind": "stress", "scale": scale}
-        if kind == "shift":
-            shifted = []
-            for i in _float_inputs(inputs):
-                rms = output_scale(inputs[i])  # finite values only, chunked
-                if rms > 0 and math.isfinite(rms):
-                    inputs[i] = inputs[i] + SHIFT_RMS * rms
-                    shifted.append(i)
-            return inputs, {"kind": "shift", "by_rms": SHIFT_RMS, "inputs": shifted}
-        if kind == "zeros":
-            rng = random.Random(int(spec["pick"]))
-            zeroed = []
-            for i in _float_inputs(inputs):
-                t = inputs[i]
-                if t.numel() == 0:
-                    continue
-                t = t.clone(memory_format=torch.contiguous_format)
-                if t.dim() >= 2:
-                    rows = t.view(-1, t.shape[-1])
-                    rows[rng.randrange(rows.shape[0])] = 0
-                else:
-                    flat = t.view(-1)
-                    span = max(1, flat.numel() // 8)
-                    start = rng.randrange(flat.numel() - span + 1)
-                    flat[start : start + span] = 0
-                inputs[i] = t
-                zeroed.append(i)
-            return inputs, {"kind": "zeros", "inputs": zeroed}
-        if kind == "permute":
-            # Integer and boolean inputs (masks, labels, indices) are the same in every seed's
-            # draw when the problem builds them (a causal mask): a candidate could hard-code
-            # them and never read the argument. Their rows (dim -2; dim 0 of a vector) are
-            # reordered: every value stays one the problem makes (an index in range, a mask
-            # row with as many set entries), so the reference stays defined on them.
-            rng = random.Random(int(spec["pick"]))
-            permuted = []
-            for i, v in enumerate(inputs):
-                if not isinstance(v, torch.Tensor) or v.dim() == 0:
-                    continue
-                if v.is_floating_point() or v.is_complex():
-                    continue
-                dim = v.dim() - 2 if v.dim() >= 2 else 0
-                order = list(range(v.shape[dim]))
-                rng.shuffle(order)
-                if len(order) < 2:
-                    continue
-                if order == sorted(order):  # a real change
-                    order = order[1:] + order[:1]
-                rows = torch.tensor(order, device=v.device)
-                inputs[i] = torch.empty_like(v).copy_(v.index_select(dim, rows))
-                permuted.append(i)
-            if not permuted:
-                return inputs, None
-            return inputs, {"kind": "permute", "inputs": permuted}
-        if kind == "batch":
-            tensors = [v for v in inputs if isinstance(v, torch.Tensor) and v.dim() >= 1]
-            if not tensors:
-                return inputs, None
-            batch = tensors[0].shape[0]
-            size = max(1, (batch // 2) | 1)
-            if size == batch:
-                size = batch + 2
-            out = []
-            for v in inputs:
-                if isinstance(v, torch.Tensor) and v.dim() >= 1 and v.shape[0] == batch:
-                    reps = -(-size // batch)
-                    v = torch.cat([v] * reps)[:size].contiguous() if reps > 1 else v[:size].clone()
-                out.append(v)
-            return out, {"kind": "batch", "from": batch, "to": size}
-        raise ValueError(f"unknown transform {kind!r}")
-
     def _float64_inputs(self, inputs: list[Any]) -> list[Any]:
         """The referee's float64 copies of ``inputs``: on the device where they fit beside
         what the device already holds, else on the host (``referee_on_host``), where the
@@ -773,53 +679,6 @@ class Reference:
             return None, "the reference does not compute in float64 when given float64 inputs"
         return out64, None
 
-    def _linear_bound(self, inputs: list[Any], out64: Any) -> Any:
-        """For a problem linear in its floating inputs, the float64 output on absolute inputs
-        and absolute weights (the scale of any honest evaluation's rounding error); else None.
-
-        Linearity is checked on the case itself: ``f(x) == f(x+) - f(x-)`` in float64, where
-        ``x+`` and ``x-`` are the positive and negative parts of every floating input (a bias,
-        a nonlinearity or a product of inputs breaks it). Bounded cost: inputs of at most
-        ``LINEAR_BOUND_MAX`` elements, two or three extra float64 evaluations.
-        """
-        floats = _float_inputs(inputs)
-        if not floats or sum(inputs[i].numel() for i in floats) > LINEAR_BOUND_MAX:
-            return None
-        fn = self._model64()
-        if isinstance(fn, str):
-            return None
-
-        def part(sign: float) -> list[Any]:
-            values = _to_fp64(_clone_float64(inputs))
-            for i in floats:
-                values[i] = (values[i] * sign).clamp(min=0)
-            return values
-
-        try:
-            with torch.no_grad():
-                pos = fn(*part(1.0))
-                neg = fn(*part(-1.0))
-                if not _linear_parts(out64, pos, neg):
-                    return None
-                params = [
-                    t
-                    for t in (fn.state_dict().values() if isinstance(fn, torch.nn.Module) else [])
-                    if t.is_floating_point()
-                ]
-                if not any(bool((t < 0).any()) for t in params):
-                    return _add(pos, neg, into=True)
-                del pos, neg  # not needed by the evaluation on absolute values
-                absolute = copy.deepcopy(fn)
-                for t in absolute.state_dict().values():
-                    if t.is_floating_point():
-                        t.abs_()
-                values = _to_fp64(_clone_float64(inputs))
-                for i in floats:
-                    values[i] = values[i].abs()
-                return absolute(*values)
-        except Exception:
-            return None
-
     def _model64(self, device: str | None = None) -> Any:
         assert self.loaded is not None
         if self.loaded.problem.kind != "module":
@@ -844,6 +703,153 @@ class Reference:
         in64, self.in64 = self.in64, None
         if in64 is not None:
             in64.restore()
+
+
+def transform_inputs(inputs: list[Any], spec: dict[str, Any]) -> tuple[list[Any], Any]:
+    """A call's inputs varied as its schedule entry says (``spec``: ``schedule.Call.transform``)
+    and the variation described; ``None`` for a variation these inputs cannot take."""
+    kind = spec.get("kind", "fresh")
+    if kind == "fresh":
+        return inputs, {"kind": "fresh"}
+    if kind == "perturb":
+        floats = _float_inputs(inputs)
+        if not floats:
+            return inputs, {"kind": "perturb", "note": "no floating input to perturb"}
+        rng = random.Random(int(spec["pick"]))
+        which = rng.choice(floats)
+        flat = inputs[which].reshape(-1)
+        index = rng.randrange(flat.numel())
+        value = float(flat[index])
+        new = value + 1.0 + abs(value) if value == value else 0.5
+        # Only one element changes: a candidate that samples a few values to pick a
+        # cached answer returns the old one.
+        target = inputs[which].clone()
+        target.reshape(-1)[index] = new
+        inputs[which] = target
+        return inputs, {"kind": "perturb", "input": which, "index": index}
+    if kind == "stress":
+        scale = float(spec.get("scale", STRESS_SCALE))
+        for i in _float_inputs(inputs):
+            inputs[i] = inputs[i] * scale
+        return inputs, {"kind": "stress", "scale": scale}
+    if kind == "shift":
+        shifted = []
+        for i in _float_inputs(inputs):
+            rms = output_scale(inputs[i])  # finite values only, chunked
+            if rms > 0 and math.isfinite(rms):
+                inputs[i] = inputs[i] + SHIFT_RMS * rms
+                shifted.append(i)
+        return inputs, {"kind": "shift", "by_rms": SHIFT_RMS, "inputs": shifted}
+    if kind == "zeros":
+        rng = random.Random(int(spec["pick"]))
+        zeroed = []
+        for i in _float_inputs(inputs):
+            t = inputs[i]
+            if t.numel() == 0:
+                continue
+            t = t.clone(memory_format=torch.contiguous_format)
+            if t.dim() >= 2:
+                rows = t.view(-1, t.shape[-1])
+                rows[rng.randrange(rows.shape[0])] = 0
+            else:
+                flat = t.view(-1)
+                span = max(1, flat.numel() // 8)
+                start = rng.randrange(flat.numel() - span + 1)
+                flat[start : start + span] = 0
+            inputs[i] = t
+            zeroed.append(i)
+        return inputs, {"kind": "zeros", "inputs": zeroed}
+    if kind == "permute":
+        # Integer and boolean inputs (masks, labels, indices) are the same in every seed's
+        # draw when the problem builds them (a causal mask): a candidate could hard-code
+        # them and never read the argument. Their rows (dim -2; dim 0 of a vector) are
+        # reordered: every value stays one the problem makes (an index in range, a mask
+        # row with as many set entries), so the reference stays defined on them.
+        rng = random.Random(int(spec["pick"]))
+        permuted = []
+        for i, v in enumerate(inputs):
+            if not isinstance(v, torch.Tensor) or v.dim() == 0:
+                continue
+            if v.is_floating_point() or v.is_complex():
+                continue
+            dim = v.dim() - 2 if v.dim() >= 2 else 0
+            order = list(range(v.shape[dim]))
+            rng.shuffle(order)
+            if len(order) < 2:
+                continue
+            if order == sorted(order):  # a real change
+                order = order[1:] + order[:1]
+            rows = torch.tensor(order, device=v.device)
+            inputs[i] = torch.empty_like(v).copy_(v.index_select(dim, rows))
+            permuted.append(i)
+        if not permuted:
+            return inputs, None
+        return inputs, {"kind": "permute", "inputs": permuted}
+    if kind == "batch":
+        tensors = [v for v in inputs if isinstance(v, torch.Tensor) and v.dim() >= 1]
+        if not tensors:
+            return inputs, None
+        batch = tensors[0].shape[0]
+        size = max(1, (batch // 2) | 1)
+        if size == batch:
+            size = batch + 2
+        out = []
+        for v in inputs:
+            if isinstance(v, torch.Tensor) and v.dim() >= 1 and v.shape[0] == batch:
+                reps = -(-size // batch)
+                v = torch.cat([v] * reps)[:size].contiguous() if reps > 1 else v[:size].clone()
+            out.append(v)
+        return out, {"kind": "batch", "from": batch, "to": size}
+    raise ValueError(f"unknown transform {kind!r}")
+
+
+def _linear_bound(inputs: list[Any], out64: Any, model64: Callable[[], Any]) -> Any:
+    """For a problem linear in its floating inputs, the float64 output on absolute inputs
+    and absolute weights (the scale of any honest evaluation's rounding error); else None.
+
+    Linearity is checked on the case itself: ``f(x) == f(x+) - f(x-)`` in float64, where
+    ``x+`` and ``x-`` are the positive and negative parts of every floating input (a bias,
+    a nonlinearity or a product of inputs breaks it). Bounded cost: inputs of at most
+    ``LINEAR_BOUND_MAX`` elements, two or three extra float64 evaluations. ``model64`` gives the
+    float64 model (or why there is none), asked for only where the inputs are small enough.
+    """
+    floats = _float_inputs(inputs)
+    if not floats or sum(inputs[i].numel() for i in floats) > LINEAR_BOUND_MAX:
+        return None
+    fn = model64()
+    if isinstance(fn, str):
+        return None
+
+    def part(sign: float) -> list[Any]:
+        values = _to_fp64(_clone_float64(inputs))
+        for i in floats:
+            values[i] = (values[i] * sign).clamp(min=0)
+        return values
+
+    try:
+        with torch.no_grad():
+            pos = fn(*part(1.0))
+            neg = fn(*part(-1.0))
+            if not _linear_parts(out64, pos, neg):
+                return None
+            params = [
+                t
+                for t in (fn.state_dict().values() if isinstance(fn, torch.nn.Module) else [])
+                if t.is_floating_point()
+            ]
+            if not any(bool((t < 0).any()) for t in params):
+                return _add(pos, neg, into=True)
+            del pos, neg  # not needed by the evaluation on absolute values
+            absolute = copy.deepcopy(fn)
+            for t in absolute.state_dict().values():
+                if t.is_floating_point():
+                    t.abs_()
+            values = _to_fp64(_clone_float64(inputs))
+            for i in floats:
+                values[i] = values[i].abs()
+            return absolute(*values)
+    except Exception:
+        return None
 
 
 def serve(sock: socket.socket) -> None:

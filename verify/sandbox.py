@@ -162,328 +162,49 @@ def _oom_detail(exc: BaseException) -> str:
     )
 
 
-class Sandbox:
-    """The candidate under the harness's instruments, one command at a time."""
+class ProcessWatch:
+    """What the candidate's code may not do to this process while it runs (``watching``):
+    add an audit hook, fork or start a process, signal another one, call native code through
+    ctypes on the CPU, write where it has no business, start threads outside its call's
+    accounting or hand tensors to the host unseen. Refusals are kept until ``changes``."""
 
-    def __init__(self, src_dir: str | None = None) -> None:
-        self.src_dir = src_dir
-        self.device = "cpu"
-        self.model: Any = None
-        self.recorder: LaunchRecorder | None = None
-        self.accounting = Accounting()
-        self.guard: GlobalGuard | None = None
-        self.buffers: dict[int, torch.Tensor] = {}
-        self.kept: list[tuple[Any, str, set[int]]] = []  # recent outputs, digests, storages
-        self.weight_storages: set[int] = set()
-        self.graph_replays = 0
+    def __init__(self, accounting: Accounting) -> None:
+        self.accounting = accounting
+        self.device = "cpu"  # the candidate's device, once loaded (``Sandbox.load``)
         self.watching = False  # the candidate's code may be running (import, build, forward)
         self.forks = 0
         self.refusals: list[str] = []  # what the audit hook refused since the last report
         self.hooks_at_start: dict[str, Any] = {}
-        self.last_inputs: list[Any] | None = None
-        self.last_host: list[Any] = []
         # one (Event, description) per thread a call started: the Event is set at its end
         self.call_threads: list[tuple[Any, str]] = []
         self.write_denied: tuple[str, ...] = ()  # where the candidate may not write (below)
 
-    # ------------------------------------------------------------------ commands
+    def install(self) -> None:
+        """Before the candidate is imported: forks, threads and host exports, watched."""
+        box = self
 
-    def load(self, header: dict[str, Any], blobs: list[Any]) -> dict[str, Any]:
-        """Import the candidate, build it, load the reference's weights (sent as data)."""
-        self.device = header["device"]
-        if self.device == "cpu":
-            torch.set_num_threads(1)  # small checks on shared CPUs: threads only spin
-            from kernelopt_jupyter.cpu_triton import install_interpreter_shims
+        def in_child() -> None:
+            if box.watching:
+                os._exit(70)  # before any of the candidate's code runs in the child
 
-            install_interpreter_shims()
-        import kernelopt_jupyter.problem as problem_module
-        from kernelopt_jupyter.problem import candidate_model, load_source_module
+        def in_parent() -> None:
+            if box.watching:
+                box.forks += 1
 
-        # Inside the worker's own temporary folder, removed when the worker ends.
-        problem_module._MODULE_DIR = Path(tempfile.mkdtemp(prefix="candidate-", dir=self.src_dir))
-        init = wire.unwrap(wire.decode(header["init"], blobs, trusted=True))
-        state = wire.unwrap(wire.decode(header["state"], blobs, trusted=True))
-        if self.device == "cuda":
-            _warm_triton_platform()
-        self.recorder = LaunchRecorder(self.device)
-        self.recorder.install()
-        self._watch_graph_replays()
-        _import_kernel_languages(header["source"])
-        self.guard = GlobalGuard()
-        self.accounting.registry = self.guard.registry
-        shape = types.SimpleNamespace(kind=header["kind"], entry=header["entry"])
-        forks_before = self.forks
-        self.call_threads = []
-        with self.recorder.recording(), self._candidate_runs(), self.accounting.observing():
-            try:
-                module = load_source_module(header["source"], "candidate")
-            except BaseException as exc:  # SystemExit from a candidate is its failure too
-                return {"ok": False, "detail": f"importing the candidate raised {_one_line(exc)}"}
-            try:
-                model = candidate_model(shape, module, init)  # type: ignore[arg-type]
-            except BaseException as exc:  # SystemExit from a candidate is its failure too
-                return {"ok": False, "detail": f"building the candidate raised {_one_line(exc)}"}
-        if not isinstance(model, torch.nn.Module):
-            return {"ok": False, "detail": "ModelNew must be a torch.nn.Module"}
-        # A thread started while importing or building (also one started through _thread,
-        # which threading.enumerate does not list) would run beside every later call, outside
-        # any call's accounting: it could read the inputs lent for the next call, or write the
-        # output buffer lent for this one after the harness filled it.
-        running = [what for done, what in self.call_threads if not done.is_set()]
-        if running:
-            return {
-                "ok": False,
-                "detail": f"importing or building the candidate left {len(running)} thread(s) "
-                f"running ({'; '.join(running)}: work beside the calls escapes the accounting; "
-                "join every thread before __init__ returns)",
-            }
-        try:
-            # nn.Module's own methods: a candidate cannot override its way out of the weights.
-            model = torch.nn.Module.to(model, self.device)
-            if not header.get("as_constructed"):
-                # An inference problem: the candidate in eval mode, as the reference. Else it
-                # stays as its constructor left it, as the reference does (until the twelfth
-                # session it was always put in eval mode: the reference's own code failed a
-                # training-mode BatchNorm problem there).
-                torch.nn.Module.eval(model)
-            loaded = {k: v.to(self.device) for k, v in state.items()}
-            result = torch.nn.Module.load_state_dict(model, loaded, strict=False)
-        except BaseException as exc:  # SystemExit from a candidate is its failure too
-            return {
-                "ok": False,
-                "detail": f"the reference's weights do not load into ModelNew ({_one_line(exc)})",
-            }
-        self.model = model
-        self.weight_storages = {
-            k for k in (storage_key(t) for t in self._state_tensors()) if k is not None
-        }
-        self.accounting.know(self._state_tensors() + _attribute_tensors(model))
-        self.accounting.refresh_aliased()  # what construction wrote into host-shared memory
-        return {
-            "ok": True,
-            "missing": list(result.missing_keys),
-            "unexpected": list(result.unexpected_keys),
-            "construction_launches": self.recorder.total,
-            "changes": self.guard.changes(every_op=True)
-            + self._process_changes(forks_before, None)
-            + _hook_changes(self.hooks_at_start, _hooks()),
-        }
+        os.register_at_fork(after_in_child=in_child, after_in_parent=in_parent)
+        self.write_denied = _write_denied_roots()
+        sys.addaudithook(self._audit)  # cannot be removed; it refuses any later audit hook
+        with suppress(ImportError):
+            from kernelopt_jupyter.worker import become_subreaper
 
-    def reload(self, header: dict[str, Any], blobs: list[Any]) -> dict[str, Any]:
-        """Load new weights into the model (in place, as ``load_state_dict`` does)."""
-        state = wire.unwrap(wire.decode(header["state"], blobs, trusted=True))
-        try:
-            loaded = {k: v.to(self.device) for k, v in state.items()}
-            torch.nn.Module.load_state_dict(self.model, loaded, strict=True)
-        except BaseException as exc:
-            return {"ok": False, "detail": f"reloading the weights failed ({_one_line(exc)})"}
-        return {"ok": True}
-
-    def call(self, header: dict[str, Any], blobs: list[Any]) -> tuple[dict[str, Any], list[Any]]:
-        """One checked call: inputs refilled in place, forward under the accounting."""
-        assert self.recorder is not None and self.guard is not None
-        burst = int(header.get("burst") or 0)
-        if burst and self.last_inputs is not None:
-            # A run of back-to-back calls on the previous call's inputs, each one under the
-            # same instruments as a checked call: a candidate that changes its behaviour after
-            # a number of calls meets the checked call that follows, on new inputs.
-            started = time.monotonic()
-            for k in range(burst):
-                if time.monotonic() - started > BURST_BUDGET_S:
-                    break  # a slow candidate gets fewer back-to-back calls, not a timeout
-                try:
-                    # The same prologue as a checked call (refill, fingerprint), so the gap
-                    # between calls does not tell the run from the checked call after it.
-                    for buf, again in zip(self.last_inputs, self.last_host):
-                        if isinstance(buf, torch.Tensor) and isinstance(again, torch.Tensor):
-                            buf.copy_(again)
-                    digest(self._state_tensors())
-                    # (in the checked call's program order: a run in grid order was a tell)
-                    order = header.get("order", "grid")
-                    seed = int(header.get("order_seed", 0)) + k + 1
-                    self._forward(self.last_inputs, order, seed)
-                except Refused as exc:
-                    return {"ok": False, "detail": f"{exc} (call {k + 1} of a run of {burst})"}, []
-                except BaseException as exc:  # SystemExit from a candidate is its failure too
-                    return {
-                        "ok": False,
-                        "detail": f"forward raised {_one_line(exc)} on call {k + 1} of a run of "
-                        f"{burst} back-to-back calls",
-                    }, []
-        laps = Laps()
-        try:
-            sent = self._receive_inputs(header, blobs)
-        except wire.WireError as exc:
-            if "device handle" not in str(exc):
-                raise
-            return {"ok": False, "ipc_error": str(exc), "detail": str(exc)}, []
-        inputs = self._fill_inputs(sent)
-        self.last_inputs = inputs
-        self.last_host = [
-            v.tensor if isinstance(v, wire.Sent) else None
-            for v in (sent if isinstance(sent, list | tuple) else [sent])
-        ]
-        laps.lap("inputs")
-        state_before = digest(self._state_tensors())
-        laps.lap("fingerprints")
-        launches_before = self.recorder.total
-        kernels_before = dict(self.recorder.kernels)
-        replays_before = self.graph_replays
-        forks_before = self.forks
-        children_before = _children_cpu()
-        start = time.monotonic()
-        try:
-            out = self._forward(
-                inputs,
-                header.get("order", "grid"),
-                int(header.get("order_seed", 0)),
-                bool(header.get("poison")),
-            )
-        except Refused as exc:
-            return {"ok": False, "detail": str(exc)}, []
-        except torch.OutOfMemoryError as exc:
-            return {"ok": False, "oom": True, "detail": _oom_detail(exc)}, []
-        except BaseException as exc:  # SystemExit from a candidate is its failure too
-            return {"ok": False, "detail": f"forward raised {_one_line(exc)}"}, []
-        seconds = time.monotonic() - start
-        laps.lap("forward")
-        launches = self.recorder.total - launches_before
-        kernels = {
-            k: v - kernels_before.get(k, 0)
-            for k, v in self.recorder.kernels.items()
-            if v - kernels_before.get(k, 0)
-        }
-        leaves = _tensor_leaves(out)
-        # An output in host-shared memory the host wrote after the last op or launch did.
-        self.accounting.check_aliased(leaves)
-        input_storages = {k for k in (storage_key(t) for t in _tensor_leaves(inputs)) if k}
-        storages = {k for k in (storage_key(t) for t in leaves) if k is not None}
-        provenance = []
-        for t in leaves:
-            key = storage_key(t)
-            provenance.append(
-                {
-                    "state": self.accounting.state_of(t),
-                    "input": key in input_storages,
-                    "weight": key in self.weight_storages,
-                }
-            )
-        previous_changed = False
-        shared_with_previous = False
-        laps.lap("checks")
-        for old_out, old_digest, old_storages in self.kept:
-            previous_changed = previous_changed or digest(old_out) != old_digest
-            shared = (storages & old_storages) - self.weight_storages
-            shared_with_previous = shared_with_previous or bool(shared)
-        laps.lap("fingerprints")
-        encoded = self._encode_output(out, header.get("slots"))
-        laps.lap("output")
-        out_digest = digest(out)
-        # Earlier outputs stay alive, as a caller's would: their memory cannot be reused, and
-        # they must not change (a few of them, so alternating result buffers show too).
-        size = sum(t.numel() * t.element_size() for t in leaves)
-        keep = KEEP_OUTPUTS if size * KEEP_OUTPUTS <= KEEP_BYTES else 1
-        self.kept = [(out, out_digest, storages), *self.kept][:keep]
-        input_digests = [digest(v) for v in inputs]
-        state_after = digest(self._state_tensors())
-        laps.lap("fingerprints")
-        reply = {
-            "ok": True,
-            "out": encoded.tree,
-            "seconds": seconds,
-            "launches": launches,
-            "kernels": kernels,
-            "compute_ops": self.accounting.compute_ops(),
-            "vendor_ops": self.accounting.vendor_ops(),
-            "op_classes": dict(self.accounting.classes),
-            "provenance": provenance,
-            "graph_replays": self.graph_replays - replays_before,
-            "input_digests": input_digests,
-            "inputs_after": self._mutated_inputs(header, inputs),
-            "state_before": state_before,
-            "state_after": state_after,
-            "previous_changed": previous_changed,
-            "shared_with_previous": shared_with_previous,
-            "stream_violations": list(self.recorder.stream_violations),
-            "changes": self.guard.changes()
-            + self.accounting.take_registry_changes()
-            + self._process_changes(forks_before, children_before),
-            # Where this call's time went in this process (reported, never judged on).
-            "phases_s": laps.parts,
-        }
-        blobs_out = list(encoded.blobs)
-        if reply["inputs_after"] is not None:
-            fields, more = wire.pack([("inputs_after", reply["inputs_after"])])
-            wire.shift(fields["inputs_after"], len(blobs_out))
-            reply["inputs_after"] = fields["inputs_after"]
-            blobs_out += more
-        wanted = [str(name) for name in header.get("return_state") or []]
-        if wanted:
-            # The parameters and buffers the reference's forward changed, by their names in
-            # the state dict, read as data (no hook of the candidate's runs).
-            named = self._named_state()
-            reply["state_missing"] = [name for name in wanted if name not in named]
-            fields, more = wire.pack(
-                [("state_values", {name: named[name] for name in wanted if name in named})]
-            )
-            wire.shift(fields["state_values"], len(blobs_out))
-            reply["state_values"] = fields["state_values"]
-            blobs_out += more
-        return reply, blobs_out
-
-    def stats(self) -> dict[str, Any]:
-        """Peak device memory of this process, and the launch signatures for the compile check."""
-        assert self.recorder is not None
-        peak = torch.cuda.max_memory_allocated() if self.device == "cuda" else 0
-        return {"peak_bytes": int(peak), "spec_errors": dict(self.recorder.spec_errors)}
-
-    # ------------------------------------------------------------------ helpers
-
-    def _forward(self, inputs: list[Any], order: str, order_seed: int, poison: bool = False) -> Any:
-        """One forward under the instruments: launches, dispatch accounting, program order."""
-        assert self.recorder is not None
-        self.accounting.reset()
-        self.accounting.poison = poison
-        self.accounting.know(self._state_tensors())
-        self.accounting.inputs(_tensor_leaves(inputs))
-        self.recorder.accounting = self.accounting
-        self.call_threads = []
-        hooks = _hooks()
-        try:
-            with (
-                torch.no_grad(),
-                self.recorder.recording(),
-                program_order(order, order_seed),
-                self._candidate_runs(),
-                self.accounting,
-            ):
-                out = self.model(*inputs)
-            # The collector stays off until the reply is sent (``serve``): no finaliser of the
-            # candidate's garbage runs between forward and the reply, behind the accounting.
-            gc.disable()
-            if self.device == "cuda":
-                torch.cuda.synchronize()  # every stream: work left anywhere is finished
-        finally:
-            self.recorder.accounting = None
-        # Nothing of the candidate may run after forward returned, behind the accounting's
-        # back: no thread it started still running, no hook, handler or timer left armed.
-        running = [what for done, what in self.call_threads if not done.is_set()]
-        if running:
-            raise Refused(
-                f"forward returned while {len(running)} thread(s) it started were still running "
-                f"({'; '.join(running)}: work after the call escapes the accounting; join every "
-                "thread in forward)"
-            )
-        now = _hooks()
-        left = _hook_changes(hooks, now) or _hook_changes(self.hooks_at_start, now)
-        if left:
-            raise Refused(
-                "forward left code armed to run after it returned: " + "; ".join(left[:4])
-            )
-        return out
+            become_subreaper()  # orphans of anything it starts come here, to be seen
+        _watch_threads(self)
+        _watch_host_exports(self)
+        self.hooks_at_start = _hooks()
 
     @contextmanager
-    def _candidate_runs(self) -> Iterator[None]:
+    def candidate_runs(self) -> Iterator[None]:
+        """The candidate's code may run inside this block (import, build, forward)."""
         self.watching = True
         try:
             yield
@@ -571,7 +292,7 @@ class Sandbox:
             )
             raise PermissionError(f"the verifier's sandbox refuses opening {path}")
 
-    def _process_changes(self, forks_before: int, children_before: float | None) -> list[str]:
+    def changes(self, forks_before: int, children_before: float | None) -> list[str]:
         """What the candidate did to the process structure since the marks were taken."""
         found = [
             r if r.startswith("wrote to") else f"{r} (work outside the accounting)"
@@ -595,113 +316,324 @@ class Sandbox:
                 )
         return found
 
-    def install_process_watch(self) -> None:
-        """Before the candidate is imported: forks, threads and host exports, watched."""
-        box = self
 
-        def in_child() -> None:
-            if box.watching:
-                os._exit(70)  # before any of the candidate's code runs in the child
+class Sandbox:
+    """The candidate under the harness's instruments, one command at a time."""
 
-        def in_parent() -> None:
-            if box.watching:
-                box.forks += 1
+    def __init__(self, src_dir: str | None = None) -> None:
+        self.src_dir = src_dir
+        self.device = "cpu"
+        self.model: Any = None
+        self.recorder: LaunchRecorder | None = None
+        self.accounting = Accounting()
+        self.guard: GlobalGuard | None = None
+        self.buffers: dict[int, torch.Tensor] = {}
+        self.kept: list[tuple[Any, str, set[int]]] = []  # recent outputs, digests, storages
+        self.weight_storages: set[int] = set()
+        self.graph_replays = 0
+        self.watch = ProcessWatch(self.accounting)
+        self.last_inputs: list[Any] | None = None
+        self.last_host: list[Any] = []
 
-        os.register_at_fork(after_in_child=in_child, after_in_parent=in_parent)
-        self.write_denied = _write_denied_roots()
-        sys.addaudithook(self._audit)  # cannot be removed; it refuses any later audit hook
-        with suppress(ImportError):
-            from kernelopt_jupyter.worker import become_subreaper
+    # ------------------------------------------------------------------ commands
 
-            become_subreaper()  # orphans of anything it starts come here, to be seen
-        _watch_threads(self)
-        _watch_host_exports(self)
-        self.hooks_at_start = _hooks()
+    def load(self, header: dict[str, Any], blobs: list[Any]) -> dict[str, Any]:
+        """Import the candidate, build it, load the reference's weights (sent as data)."""
+        self.device = self.watch.device = header["device"]
+        if self.device == "cpu":
+            torch.set_num_threads(1)  # small checks on shared CPUs: threads only spin
+            from kernelopt_jupyter.cpu_triton import install_interpreter_shims
 
-    def _receive_inputs(self, header: dict[str, Any], blobs: list[Any], key: str = "inputs") -> Any:
-        """The call's inputs (``header[key]``: the performance gate's pool too) as sent:
-        bytes, or (on the GPU) the checker's staging buffers, mapped, copied into this process
-        and unmapped."""
-        if not wire.has_bulk(header.get(key)):
-            return wire.decode(header[key], blobs, trusted=True)
-        from kernelopt_jupyter.verify import ipc
+            install_interpreter_shims()
+        import kernelopt_jupyter.problem as problem_module
+        from kernelopt_jupyter.problem import candidate_model, load_source_module
 
-        mappings = ipc.Mappings()
-        try:
-            return wire.decode(header[key], blobs, trusted=True, bulk=wire.Bulk(mappings))
-        finally:
-            with contextlib.suppress(ipc.IpcError, RuntimeError):
-                mappings.close()
-
-    def _encode_output(self, out: Any, slots: Any) -> wire.Encoded:
-        """The output as data for the checker: its large tensors' bytes copied into the
-        staging buffers the checker lent for them (``verify.ipc``), the rest as bytes."""
-        if not isinstance(slots, list) or not slots or self.device != "cuda":
-            return wire.encode(out)
-        from kernelopt_jupyter.verify import ipc
-
-        mappings = ipc.Mappings()
-        leaf = [0]
-
-        def share(t: torch.Tensor) -> dict[str, Any] | None:
-            k = leaf[0]
-            leaf[0] += 1
-            slot = slots[k] if k < len(slots) else None
-            nbytes = t.numel() * t.element_size()
-            if not isinstance(slot, dict) or t.device.type != "cuda" or nbytes < ipc.MIN_BYTES:
-                return None
+        # Inside the worker's own temporary folder, removed when the worker ends.
+        problem_module._MODULE_DIR = Path(tempfile.mkdtemp(prefix="candidate-", dir=self.src_dir))
+        init = wire.unwrap(wire.decode(header["init"], blobs, trusted=True))
+        state = wire.unwrap(wire.decode(header["state"], blobs, trusted=True))
+        if self.device == "cuda":
+            _warm_triton_platform()
+        self.recorder = LaunchRecorder(self.device)
+        self.recorder.install()
+        self._watch_graph_replays()
+        _import_kernel_languages(header["source"])
+        self.guard = GlobalGuard()
+        self.accounting.registry = self.guard.registry
+        shape = types.SimpleNamespace(kind=header["kind"], entry=header["entry"])
+        forks_before = self.watch.forks
+        self.watch.call_threads = []
+        with self.recorder.recording(), self.watch.candidate_runs(), self.accounting.observing():
             try:
-                base, extent = mappings.base(str(slot.get("handle")))
-            except ipc.IpcError:
-                return None
-            if nbytes > extent:
-                return None
+                module = load_source_module(header["source"], "candidate")
+            except BaseException as exc:  # SystemExit from a candidate is its failure too
+                return {"ok": False, "detail": f"importing the candidate raised {_one_line(exc)}"}
             try:
-                src = t.detach().contiguous().reshape(-1).view(torch.uint8)
-                ipc.bytes_at(base, nbytes).copy_(src)
-            except RuntimeError:
-                return None  # the byte path carries this one
-            return {"slot": k}
-
+                model = candidate_model(shape, module, init)  # type: ignore[arg-type]
+            except BaseException as exc:  # SystemExit from a candidate is its failure too
+                return {"ok": False, "detail": f"building the candidate raised {_one_line(exc)}"}
+        if not isinstance(model, torch.nn.Module):
+            return {"ok": False, "detail": "ModelNew must be a torch.nn.Module"}
+        # A thread started while importing or building (also one started through _thread,
+        # which threading.enumerate does not list) would run beside every later call, outside
+        # any call's accounting: it could read the inputs lent for the next call, or write the
+        # output buffer lent for this one after the harness filled it.
+        running = [what for done, what in self.watch.call_threads if not done.is_set()]
+        if running:
+            return {
+                "ok": False,
+                "detail": f"importing or building the candidate left {len(running)} thread(s) "
+                f"running ({'; '.join(running)}: work beside the calls escapes the accounting; "
+                "join every thread before __init__ returns)",
+            }
         try:
-            return wire.encode(out, share=share)
+            # nn.Module's own methods: a candidate cannot override its way out of the weights.
+            model = torch.nn.Module.to(model, self.device)
+            if not header.get("as_constructed"):
+                # An inference problem: the candidate in eval mode, as the reference. Else it
+                # stays as its constructor left it, as the reference does (until the twelfth
+                # session it was always put in eval mode: the reference's own code failed a
+                # training-mode BatchNorm problem there).
+                torch.nn.Module.eval(model)
+            loaded = {k: v.to(self.device) for k, v in state.items()}
+            result = torch.nn.Module.load_state_dict(model, loaded, strict=False)
+        except BaseException as exc:  # SystemExit from a candidate is its failure too
+            return {
+                "ok": False,
+                "detail": f"the reference's weights do not load into ModelNew ({_one_line(exc)})",
+            }
+        self.model = model
+        self.weight_storages = {
+            k for k in (storage_key(t) for t in self._state_tensors()) if k is not None
+        }
+        self.accounting.know(self._state_tensors() + _attribute_tensors(model))
+        self.accounting.refresh_aliased()  # what construction wrote into host-shared memory
+        return {
+            "ok": True,
+            "missing": list(result.missing_keys),
+            "unexpected": list(result.unexpected_keys),
+            "construction_launches": self.recorder.total,
+            "changes": self.guard.changes(every_op=True)
+            + self.watch.changes(forks_before, None)
+            + _hook_changes(self.watch.hooks_at_start, _hooks()),
+        }
+
+    def reload(self, header: dict[str, Any], blobs: list[Any]) -> dict[str, Any]:
+        """Load new weights into the model (in place, as ``load_state_dict`` does)."""
+        state = wire.unwrap(wire.decode(header["state"], blobs, trusted=True))
+        try:
+            loaded = {k: v.to(self.device) for k, v in state.items()}
+            torch.nn.Module.load_state_dict(self.model, loaded, strict=True)
+        except BaseException as exc:
+            return {"ok": False, "detail": f"reloading the weights failed ({_one_line(exc)})"}
+        return {"ok": True}
+
+    def call(self, header: dict[str, Any], blobs: list[Any]) -> tuple[dict[str, Any], list[Any]]:
+        """One checked call: inputs refilled in place, forward under the accounting."""
+        assert self.recorder is not None and self.guard is not None
+        burst = int(header.get("burst") or 0)
+        if burst and self.last_inputs is not None:
+            # A run of back-to-back calls on the previous call's inputs, each one under the
+            # same instruments as a checked call: a candidate that changes its behaviour after
+            # a number of calls meets the checked call that follows, on new inputs.
+            started = time.monotonic()
+            for k in range(burst):
+                if time.monotonic() - started > BURST_BUDGET_S:
+                    break  # a slow candidate gets fewer back-to-back calls, not a timeout
+                try:
+                    # The same prologue as a checked call (refill, fingerprint), so the gap
+                    # between calls does not tell the run from the checked call after it.
+                    for buf, again in zip(self.last_inputs, self.last_host):
+                        if isinstance(buf, torch.Tensor) and isinstance(again, torch.Tensor):
+                            buf.copy_(again)
+                    digest(self._state_tensors())
+                    # (in the checked call's program order: a run in grid order was a tell)
+                    order = header.get("order", "grid")
+                    seed = int(header.get("order_seed", 0)) + k + 1
+                    self._forward(self.last_inputs, order, seed)
+                except Refused as exc:
+                    return {"ok": False, "detail": f"{exc} (call {k + 1} of a run of {burst})"}, []
+                except BaseException as exc:  # SystemExit from a candidate is its failure too
+                    return {
+                        "ok": False,
+                        "detail": f"forward raised {_one_line(exc)} on call {k + 1} of a run of "
+                        f"{burst} back-to-back calls",
+                    }, []
+        laps = Laps()
+        try:
+            sent = receive_inputs(header, blobs)
+        except wire.WireError as exc:
+            if "device handle" not in str(exc):
+                raise
+            return {"ok": False, "ipc_error": str(exc), "detail": str(exc)}, []
+        inputs = self._fill_inputs(sent)
+        self.last_inputs = inputs
+        self.last_host = [
+            v.tensor if isinstance(v, wire.Sent) else None
+            for v in (sent if isinstance(sent, list | tuple) else [sent])
+        ]
+        laps.lap("inputs")
+        state_before = digest(self._state_tensors())
+        laps.lap("fingerprints")
+        launches_before = self.recorder.total
+        kernels_before = dict(self.recorder.kernels)
+        replays_before = self.graph_replays
+        forks_before = self.watch.forks
+        children_before = _children_cpu()
+        start = time.monotonic()
+        try:
+            out = self._forward(
+                inputs,
+                header.get("order", "grid"),
+                int(header.get("order_seed", 0)),
+                bool(header.get("poison")),
+            )
+        except Refused as exc:
+            return {"ok": False, "detail": str(exc)}, []
+        except torch.OutOfMemoryError as exc:
+            return {"ok": False, "oom": True, "detail": _oom_detail(exc)}, []
+        except BaseException as exc:  # SystemExit from a candidate is its failure too
+            return {"ok": False, "detail": f"forward raised {_one_line(exc)}"}, []
+        seconds = time.monotonic() - start
+        laps.lap("forward")
+        launches = self.recorder.total - launches_before
+        kernels = {
+            k: v - kernels_before.get(k, 0)
+            for k, v in self.recorder.kernels.items()
+            if v - kernels_before.get(k, 0)
+        }
+        leaves = _tensor_leaves(out)
+        # An output in host-shared memory the host wrote after the last op or launch did.
+        self.accounting.check_aliased(leaves)
+        input_storages = {k for k in (storage_key(t) for t in _tensor_leaves(inputs)) if k}
+        storages = {k for k in (storage_key(t) for t in leaves) if k is not None}
+        provenance = []
+        for t in leaves:
+            key = storage_key(t)
+            provenance.append(
+                {
+                    "state": self.accounting.state_of(t),
+                    "input": key in input_storages,
+                    "weight": key in self.weight_storages,
+                }
+            )
+        previous_changed = False
+        shared_with_previous = False
+        laps.lap("checks")
+        for old_out, old_digest, old_storages in self.kept:
+            previous_changed = previous_changed or digest(old_out) != old_digest
+            shared = (storages & old_storages) - self.weight_storages
+            shared_with_previous = shared_with_previous or bool(shared)
+        laps.lap("fingerprints")
+        encoded = encode_output(out, header.get("slots"), self.device)
+        laps.lap("output")
+        out_digest = digest(out)
+        # Earlier outputs stay alive, as a caller's would: their memory cannot be reused, and
+        # they must not change (a few of them, so alternating result buffers show too).
+        size = sum(t.numel() * t.element_size() for t in leaves)
+        keep = KEEP_OUTPUTS if size * KEEP_OUTPUTS <= KEEP_BYTES else 1
+        self.kept = [(out, out_digest, storages), *self.kept][:keep]
+        input_digests = [digest(v) for v in inputs]
+        state_after = digest(self._state_tensors())
+        laps.lap("fingerprints")
+        reply = {
+            "ok": True,
+            "out": encoded.tree,
+            "seconds": seconds,
+            "launches": launches,
+            "kernels": kernels,
+            "compute_ops": self.accounting.compute_ops(),
+            "vendor_ops": self.accounting.vendor_ops(),
+            "op_classes": dict(self.accounting.classes),
+            "provenance": provenance,
+            "graph_replays": self.graph_replays - replays_before,
+            "input_digests": input_digests,
+            "inputs_after": self._mutated_inputs(header, inputs),
+            "state_before": state_before,
+            "state_after": state_after,
+            "previous_changed": previous_changed,
+            "shared_with_previous": shared_with_previous,
+            "stream_violations": list(self.recorder.stream_violations),
+            "changes": self.guard.changes()
+            + self.accounting.take_registry_changes()
+            + self.watch.changes(forks_before, children_before),
+            # Where this call's time went in this process (reported, never judged on).
+            "phases_s": laps.parts,
+        }
+        blobs_out = list(encoded.blobs)
+        if reply["inputs_after"] is not None:
+            fields, more = wire.pack([("inputs_after", reply["inputs_after"])])
+            wire.shift(fields["inputs_after"], len(blobs_out))
+            reply["inputs_after"] = fields["inputs_after"]
+            blobs_out += more
+        wanted = [str(name) for name in header.get("return_state") or []]
+        if wanted:
+            # The parameters and buffers the reference's forward changed, by their names in
+            # the state dict, read as data (no hook of the candidate's runs).
+            named = named_state(self.model)
+            reply["state_missing"] = [name for name in wanted if name not in named]
+            fields, more = wire.pack(
+                [("state_values", {name: named[name] for name in wanted if name in named})]
+            )
+            wire.shift(fields["state_values"], len(blobs_out))
+            reply["state_values"] = fields["state_values"]
+            blobs_out += more
+        return reply, blobs_out
+
+    def stats(self) -> dict[str, Any]:
+        """Peak device memory of this process, and the launch signatures for the compile check."""
+        assert self.recorder is not None
+        peak = torch.cuda.max_memory_allocated() if self.device == "cuda" else 0
+        return {"peak_bytes": int(peak), "spec_errors": dict(self.recorder.spec_errors)}
+
+    # ------------------------------------------------------------------ helpers
+
+    def _forward(self, inputs: list[Any], order: str, order_seed: int, poison: bool = False) -> Any:
+        """One forward under the instruments: launches, dispatch accounting, program order."""
+        assert self.recorder is not None
+        self.accounting.reset()
+        self.accounting.poison = poison
+        self.accounting.know(self._state_tensors())
+        self.accounting.inputs(_tensor_leaves(inputs))
+        self.recorder.accounting = self.accounting
+        self.watch.call_threads = []
+        hooks = _hooks()
+        try:
+            with (
+                torch.no_grad(),
+                self.recorder.recording(),
+                program_order(order, order_seed),
+                self.watch.candidate_runs(),
+                self.accounting,
+            ):
+                out = self.model(*inputs)
+            # The collector stays off until the reply is sent (``serve``): no finaliser of the
+            # candidate's garbage runs between forward and the reply, behind the accounting.
+            gc.disable()
+            if self.device == "cuda":
+                torch.cuda.synchronize()  # every stream: work left anywhere is finished
         finally:
-            with contextlib.suppress(ipc.IpcError, RuntimeError):
-                mappings.close()
+            self.recorder.accounting = None
+        # Nothing of the candidate may run after forward returned, behind the accounting's
+        # back: no thread it started still running, no hook, handler or timer left armed.
+        running = [what for done, what in self.watch.call_threads if not done.is_set()]
+        if running:
+            raise Refused(
+                f"forward returned while {len(running)} thread(s) it started were still running "
+                f"({'; '.join(running)}: work after the call escapes the accounting; join every "
+                "thread in forward)"
+            )
+        now = _hooks()
+        left = _hook_changes(hooks, now) or _hook_changes(self.watch.hooks_at_start, now)
+        if left:
+            raise Refused(
+                "forward left code armed to run after it returned: " + "; ".join(left[:4])
+            )
+        return out
 
     def _state_tensors(self) -> list[torch.Tensor]:
         """The model's parameters and persistent buffers (what ``state_dict`` holds)."""
-        return list(self._named_state().values())
-
-    def _named_state(self) -> dict[str, torch.Tensor]:
-        """The model's parameters and persistent buffers by their state-dict names
-        (``block.bn.running_mean``), read from the modules' own dictionaries: ``state_dict``
-        would run the candidate's state-dict hooks, here, after the call's inputs are in place
-        and outside the accounting (a hook that computed the answer there passed), and
-        ``named_modules`` can be overridden."""
-        named: dict[str, torch.Tensor] = {}
-        if self.model is None:
-            return named
-        # A module registered under two names (one BatchNorm applied twice) is named under
-        # both, as ``state_dict`` names it; a module inside itself is not entered again, and
-        # the walk stops after STATE_WALK_LIMIT modules (a candidate's graph of modules).
-        todo: list[tuple[str, Any, frozenset[int]]] = [("", self.model, frozenset())]
-        walked = 0
-        while todo and walked < STATE_WALK_LIMIT:
-            prefix, module, above = todo.pop()
-            if id(module) in above or not isinstance(module, torch.nn.Module):
-                continue
-            walked += 1
-            own = vars(module)
-            skip = own.get("_non_persistent_buffers_set") or set()
-            for table in ("_parameters", "_buffers"):
-                for name, value in dict(own.get(table) or {}).items():
-                    if isinstance(value, torch.Tensor) and name not in skip:
-                        named.setdefault(prefix + name, value)
-            path = above | {id(module)}
-            for name, child in dict(own.get("_modules") or {}).items():
-                todo.append((f"{prefix}{name}.", child, path))
-        return named
+        return list(named_state(self.model).values())
 
     def _fill_inputs(self, tree_value: Any) -> list[Any]:
         """The call's inputs: tensors copied into this process's buffers for that argument
@@ -756,6 +688,90 @@ class Sandbox:
 
         replay._kernelopt_wrapped = True  # type: ignore[attr-defined]
         graph.replay = replay
+
+
+def receive_inputs(header: dict[str, Any], blobs: list[Any], key: str = "inputs") -> Any:
+    """The call's inputs (``header[key]``: the performance gate's pool too) as sent:
+    bytes, or (on the GPU) the checker's staging buffers, mapped, copied into this process
+    and unmapped."""
+    if not wire.has_bulk(header.get(key)):
+        return wire.decode(header[key], blobs, trusted=True)
+    from kernelopt_jupyter.verify import ipc
+
+    mappings = ipc.Mappings()
+    try:
+        return wire.decode(header[key], blobs, trusted=True, bulk=wire.Bulk(mappings))
+    finally:
+        with contextlib.suppress(ipc.IpcError, RuntimeError):
+            mappings.close()
+
+
+def encode_output(out: Any, slots: Any, device: str) -> wire.Encoded:
+    """The output as data for the checker: its large tensors' bytes copied into the
+    staging buffers the checker lent for them (``verify.ipc``), the rest as bytes."""
+    if not isinstance(slots, list) or not slots or device != "cuda":
+        return wire.encode(out)
+    from kernelopt_jupyter.verify import ipc
+
+    mappings = ipc.Mappings()
+    leaf = [0]
+
+    def share(t: torch.Tensor) -> dict[str, Any] | None:
+        k = leaf[0]
+        leaf[0] += 1
+        slot = slots[k] if k < len(slots) else None
+        nbytes = t.numel() * t.element_size()
+        if not isinstance(slot, dict) or t.device.type != "cuda" or nbytes < ipc.MIN_BYTES:
+            return None
+        try:
+            base, extent = mappings.base(str(slot.get("handle")))
+        except ipc.IpcError:
+            return None
+        if nbytes > extent:
+            return None
+        try:
+            src = t.detach().contiguous().reshape(-1).view(torch.uint8)
+            ipc.bytes_at(base, nbytes).copy_(src)
+        except RuntimeError:
+            return None  # the byte path carries this one
+        return {"slot": k}
+
+    try:
+        return wire.encode(out, share=share)
+    finally:
+        with contextlib.suppress(ipc.IpcError, RuntimeError):
+            mappings.close()
+
+
+def named_state(model: Any) -> dict[str, torch.Tensor]:
+    """The model's parameters and persistent buffers by their state-dict names
+    (``block.bn.running_mean``), read from the modules' own dictionaries: ``state_dict``
+    would run the candidate's state-dict hooks, here, after the call's inputs are in place
+    and outside the accounting (a hook that computed the answer there passed), and
+    ``named_modules`` can be overridden."""
+    named: dict[str, torch.Tensor] = {}
+    if model is None:
+        return named
+    # A module registered under two names (one BatchNorm applied twice) is named under
+    # both, as ``state_dict`` names it; a module inside itself is not entered again, and
+    # the walk stops after STATE_WALK_LIMIT modules (a candidate's graph of modules).
+    todo: list[tuple[str, Any, frozenset[int]]] = [("", model, frozenset())]
+    walked = 0
+    while todo and walked < STATE_WALK_LIMIT:
+        prefix, module, above = todo.pop()
+        if id(module) in above or not isinstance(module, torch.nn.Module):
+            continue
+        walked += 1
+        own = vars(module)
+        skip = own.get("_non_persistent_buffers_set") or set()
+        for table in ("_parameters", "_buffers"):
+            for name, value in dict(own.get(table) or {}).items():
+                if isinstance(value, torch.Tensor) and name not in skip:
+                    named.setdefault(prefix + name, value)
+        path = above | {id(module)}
+        for name, child in dict(own.get("_modules") or {}).items():
+            todo.append((f"{prefix}{name}.", child, path))
+    return named
 
 
 def _warm_triton_platform() -> None:
@@ -830,7 +846,7 @@ _DIR_FD_INDEX = {
     "os.chown": 3,
     "os.utime": 3,
 }
-#: Modules the walk of a model's state visits at most (``Sandbox._named_state``).
+#: Modules the walk of a model's state visits at most (``named_state``).
 STATE_WALK_LIMIT = 100_000
 #: Files Python runs at start-up wherever they are on the path.
 _STARTUP_FILES = frozenset({"sitecustomize.py", "usercustomize.py"})
@@ -864,7 +880,7 @@ def _written_path(event: str, args: tuple[Any, ...]) -> str | None:
             return os.path.join(os.sep, "<unknown folder>", target)
     # os.open(name, flags, dir_fd=fd) is audited as ("open", name, None, flags): its folder is
     # not in the event. A protected folder's descriptor is refused where it is opened
-    # (Sandbox._check_folder_open), and the name rule (.pth, sitecustomize) holds anyway.
+    # (ProcessWatch._check_folder_open), and the name rule (.pth, sitecustomize) holds anyway.
     return target
 
 
@@ -1033,7 +1049,7 @@ def _describe_thread(function: Any) -> str:
     return f"thread {name!r} running {where}" if name else f"a thread running {where}"
 
 
-def _watch_threads(box: Sandbox) -> None:
+def _watch_threads(box: ProcessWatch) -> None:
     """Every Python thread started while the candidate runs runs under its call's accounting
     (the dispatch mode stack is per thread, so a helper thread's ops were invisible)."""
     import _thread
@@ -1069,7 +1085,7 @@ def _watch_threads(box: Sandbox) -> None:
             threading._start_joinable_thread = start  # type: ignore[attr-defined]
 
 
-def _watch_host_exports(box: Sandbox) -> None:
+def _watch_host_exports(box: ProcessWatch) -> None:
     """A tensor handed to the host (numpy, DLPack) while the candidate runs is foreign data:
     the host may compute into it where the dispatcher cannot see."""
 
@@ -1110,7 +1126,7 @@ def _watch_host_exports(box: Sandbox) -> None:
     _wrap_address(box, torch.UntypedStorage)
 
 
-def _wrap_alias(box: Sandbox, owner: Any, name: str) -> None:
+def _wrap_alias(box: ProcessWatch, owner: Any, name: str) -> None:
     """``<owner>.<name>(host, ...)`` called by the candidate (at import, in ``__init__`` or in
     forward): a CPU result sharing memory with ``host`` is followed by content."""
     original = getattr(owner, name, None)
@@ -1133,7 +1149,7 @@ def _wrap_alias(box: Sandbox, owner: Any, name: str) -> None:
     setattr(owner, name, aliasing)
 
 
-def _wrap_address(box: Sandbox, owner: Any) -> None:
+def _wrap_address(box: ProcessWatch, owner: Any) -> None:
     """``data_ptr`` of host memory asked for by the candidate's own code (not Triton's, not
     the harness's) while it runs marks the memory as handed to the host."""
     original = getattr(owner, "data_ptr", None)
@@ -1251,7 +1267,7 @@ def serve(sock: socket.socket) -> None:
         Path(src_dir).mkdir(parents=True, exist_ok=True)
     _scrub_markers()
     box = Sandbox(src_dir)
-    box.install_process_watch()
+    box.watch.install()
     while True:
         try:
             header, blobs = wire.recv(sock, MAX_IN)
