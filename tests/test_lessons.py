@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from kernelopt_jupyter.exercises import (
+from kernelopt_jupyter.notebook.exercises import (
     EXERCISES,
     _judge,
     blank,
