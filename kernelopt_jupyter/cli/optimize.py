@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kernelopt_jupyter import defaults
 from kernelopt_jupyter.device import DeviceError, resolve_device
 from kernelopt_jupyter.problem import ProblemError, load_problem
 from kernelopt_jupyter.session import OptimizationSession, SearchOptions, SessionError
@@ -55,8 +56,8 @@ def _fail(message: str) -> int:
 def _options(args: argparse.Namespace, out_dir: Path | None) -> SearchOptions:
     opts = SearchOptions(
         agents=getattr(args, "agents", "offline") or "offline",
-        budget=int(getattr(args, "budget", None) or 16),
-        seeds=int(getattr(args, "seeds", None) or 3),
+        budget=int(getattr(args, "budget", None) or defaults.CANDIDATE_BUDGET),
+        seeds=int(getattr(args, "seeds", None) or defaults.SEEDS),
         device=getattr(args, "device", "auto") or "auto",
         step=bool(getattr(args, "step", False)),
         model=getattr(args, "model", None),
