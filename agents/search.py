@@ -33,6 +33,7 @@ from kernelopt_jupyter.analysis.baselines import emit_baseline
 from kernelopt_jupyter.analysis.screen import ScreenResult
 from kernelopt_jupyter.candidate import Candidate, unified_diff
 from kernelopt_jupyter.deadline import Deadline
+from kernelopt_jupyter.event_payloads import GateDecided, Verdict
 from kernelopt_jupyter.events import EventLog
 from kernelopt_jupyter.problem import Problem
 from kernelopt_jupyter.verify.report import (
@@ -427,15 +428,20 @@ class BeamSearch:
     def _record(
         self, candidate: Candidate, report: VerifyReport, *, reused: bool = False
     ) -> GatedCandidate:
+        # The gate events repeat the report's gates (docs/events.md): the verdict below is
+        # the message that decides the candidate.
         for g in report.gates:
             plain = g.to_dict()
-            self.log.emit(
-                "gate",
-                candidate=candidate.id,
-                name=g.name,
-                status=g.status,
-                detail=g.detail,
-                metrics={k: v for k, v in plain.items() if k not in ("name", "status", "detail")},
+            self.log.publish(
+                GateDecided(
+                    candidate=candidate.id,
+                    name=g.name,
+                    status=g.status,
+                    detail=g.detail,
+                    metrics={
+                        k: v for k, v in plain.items() if k not in ("name", "status", "detail")
+                    },
+                )
             )
         gate4 = report.gate("performance")
         perf: dict[str, Any] = dict(gate4.metrics) if gate4 is not None else {}
@@ -451,20 +457,21 @@ class BeamSearch:
             speedup_vs_compile=vs_compile,
             ci=(perf.get("ci_low"), perf.get("ci_high")),
         )
-        self.log.emit(
-            "verdict",
-            candidate=candidate.id,
-            verdict=gated.verdict,
-            ms=ms,
-            speedup=perf.get("speedup"),
-            ci_low=perf.get("ci_low"),
-            ci_high=perf.get("ci_high"),
-            speedup_vs_eager=vs_eager,
-            speedup_vs_compile=vs_compile,
-            source_key=source_key(candidate.source),
-            report=report.to_dict(),
-            reused=reused,  # a verdict already decided before a resume, not gated again
-            mode=self.problem.mode,  # the semantics the verdict holds for
+        self.log.publish(
+            Verdict(
+                candidate=candidate.id,
+                verdict=gated.verdict,
+                ms=ms,
+                speedup=perf.get("speedup"),
+                ci_low=perf.get("ci_low"),
+                ci_high=perf.get("ci_high"),
+                speedup_vs_eager=vs_eager,
+                speedup_vs_compile=vs_compile,
+                source_key=source_key(candidate.source),
+                report=report.to_dict(),
+                reused=reused,  # a verdict already decided before a resume, not gated again
+                mode=self.problem.mode,  # the semantics the verdict holds for
+            )
         )
         self.gated.append(gated)
         self._by_id[candidate.id] = gated

@@ -203,7 +203,7 @@ def empty_cell_to_line(lines: list[str]) -> list[str]:
 
 def shown_status(state: SessionState) -> str:
     """'running', 'paused', or how the session ended ('finished', 'stopped', 'failed')."""
-    return str((state.finished or {}).get("status") or state.status)
+    return (state.finished.status if state.finished else "") or state.status
 
 
 def find_candidate(state: SessionState, which: str) -> str:

@@ -37,6 +37,7 @@ from kernelopt_jupyter.analysis.screen import ScreenResult
 from kernelopt_jupyter.candidate import Candidate
 from kernelopt_jupyter.deadline import Deadline
 from kernelopt_jupyter.device import resolve_device
+from kernelopt_jupyter.event_payloads import SessionStarted, Verdict
 from kernelopt_jupyter.events import Event, EventLog, read_events
 from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source, with_mode
 from kernelopt_jupyter.session.files import write_atomic
@@ -770,17 +771,17 @@ class OptimizationSession:
         if not events_file.is_file() or not problem_file.is_file():
             raise SessionError(f"{folder}: not a KernelOPT session (no events.jsonl/problem.py)")
         events = read_events(events_file)
-        started = next((e for e in events if e.type == "session_started"), None)
+        started = next((p for e in events if isinstance(p := e.payload(), SessionStarted)), None)
         try:
             problem = problem_from_source(
                 problem_file.read_text(),
-                str(started.data.get("problem")) if started else str(problem_file),
+                started.problem_path if started else str(problem_file),
                 validate=False,
             )
         except ProblemError as exc:
             raise SessionError(str(exc)) from None
         if options is None:
-            saved = dict(started.data.get("options", {})) if started else {}
+            saved = dict(started.options) if started else {}
             options = SearchOptions(
                 **{k: v for k, v in saved.items() if k in SearchOptions.__dataclass_fields__}
             )
@@ -797,11 +798,13 @@ def _decided_reports(events: list[Event]) -> dict[str, VerifyReport]:
     """Source key -> verifier report of every verdict a saved log holds (for ``--resume``)."""
     known: dict[str, VerifyReport] = {}
     for e in events:
-        if e.type == "verdict" and "report" in e.data and "source_key" in e.data:
-            try:
-                known[str(e.data["source_key"])] = VerifyReport.from_dict(e.data["report"])
-            except ValueError:
-                continue  # a verdict written by an older schema is gated again, not trusted
+        verdict = e.payload()
+        if not isinstance(verdict, Verdict) or verdict.report is None or not verdict.source_key:
+            continue
+        try:
+            known[verdict.source_key] = VerifyReport.from_dict(verdict.report)
+        except ValueError:
+            continue  # a verdict written by an older schema is gated again, not trusted
     return known
 
 
