@@ -132,3 +132,24 @@ def test_a_search_writes_typed_events_whose_gates_repeat_the_verdict(tmp_path: P
     lines = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
     written = next(x["data"] for x in lines if x["type"] == "verdict")
     assert tuple(written) == EVENT_TYPES["verdict"]
+
+
+def test_the_progress_lines_take_the_failed_gate_from_the_verdict() -> None:
+    """The CLI's progress says which gate failed from the verdict's report, once, whether or
+    not the gate events came before it."""
+    import io
+
+    from kernelopt_jupyter.session.progress import TextProgress
+
+    report = report_of("c1", fail_at="correctness", detail="seed 1: max_abs_err 0.31")
+    out = io.StringIO()
+    progress = TextProgress(out)
+    progress(Event("candidate", CandidateProposed(id="c1", source="x").to_dict(), t=1.0))
+    for gate in report.gates:
+        progress(Event("gate", GateDecided("c1", gate.name, gate.status, gate.detail).to_dict()))
+    verdict = Verdict(candidate="c1", verdict=report.verdict, report=report.to_dict())
+    progress(Event("verdict", verdict.to_dict(), t=2.0))
+    lines = out.getvalue().splitlines()
+    failed = [ln for ln in lines if "gate failed" in ln]
+    assert failed == ["[    2.0s]   correctness gate failed: seed 1: max_abs_err 0.31"]
+    assert lines[-1].startswith("[    2.0s] c1: fail (static pass, correctness fail")
