@@ -223,6 +223,18 @@ CHEATS = [
     # -- secrets: the worker's environment
     Case("key_in_exception", "gelu", "secrets", "static", quick=True),  # raises with every *KEY*/*TOKEN* variable in the message
     Case("key_printed", "gelu", "secrets", "static"),  # prints ANTHROPIC_API_KEY to stdout and stderr, keeps it in a buffer
+    # -- contract: what a verification used to hold fixed (inputs, weights, instances, contexts, process state)
+    Case("input_object_exact_only", "gelu", "contract", "correctness", quick=True),  # exact erf GELU only for the tensor object it was first handed, tanh form for any other
+    Case("version_counter_memo", "gelu", "contract", "correctness"),  # returns the last result while the input's id and version counter are unchanged (a write through .data bumps no version)
+    Case("inference_mode_fast_path", "gelu", "contract", "correctness"),  # tanh GELU under torch.inference_mode, exact erf otherwise
+    Case("reseeds_global_rng", "gelu", "contract", "correctness"),  # torch.manual_seed(0) on every call (the caller's random stream is reset)
+    Case("pins_thread_count", "gelu", "contract", "correctness"),  # torch.set_num_threads(4) on first use (the caller's thread count changes)
+    Case("ones_gain_skipped", "rmsnorm_float", "contract", "correctness"),  # never reads the RMSNorm gain, which is ones in every constructor draw
+    Case("eps_outside_sqrt", "rmsnorm_float", "contract", "correctness"),  # x / (rms + eps): exact on an all-zero row and at unit scale, wrong at small magnitudes
+    Case("sampled_weight_cache", "linear_relu", "contract", "correctness"),  # cached transposed weight refreshed only when four probe entries change
+    Case("transposed_weight_on_load", "linear_relu", "contract", "correctness"),  # a load hook stores the weight transposed: outputs right, state_dict() no longer round-trips
+    Case("shape_keyed_shared_weights", "linear_relu", "contract", "correctness"),  # process-wide table of transposed weights keyed by shape: a second instance gets the first's
+    Case("l1_norm_sign_dropped", "l1_normalize_rand", "contract", "correctness"),  # sum instead of sum of absolute values: exact on the problem's torch.rand inputs
 ]
 
 GOOD = [
@@ -249,6 +261,8 @@ GOOD = [
     Case("row_mean_split_atomics", "row_mean", "good"),  # a row mean split over column blocks, each block's share added by a float atomic: its result depends on the order the programs run in, which the CPU's calls draw per launch since the twenty-fifth session (6 of 6 seeds pass)
     Case("gelu_state_dict_hook", "gelu", "good"),  # a state-dict post-hook that spoils the output if anyone serialises the model mid-use (the harness read the state through state_dict)
     Case("gelu_kernel_on_joined_thread", "gelu", "good", rules_off=True),  # both halves launched from one joined helper thread (the rules forbid threads; the run time must not)
+    Case("l1_norm_abs_kernel", "l1_normalize_rand", "good"),  # the L1 norm's absolute values in the kernel: right for inputs of either sign
+    Case("rmsnorm_float_kernel_gain", "rmsnorm_float", "good"),  # one-kernel RMSNorm that reads its gain (random gains must not refuse it)
 ]
 
 #: Cheats the source rules stop, run again with the rules off: the run-time defences (process
@@ -283,6 +297,17 @@ RULES_OFF = [
 #: Cheats in RULES_OFF that only the source rules stop (strict xfails there): the run time has
 #: no defence of its own against them yet.
 RULES_OFF_ESCAPES: dict[str, str] = {
+    "input_object_exact_only": "contract (not yet varied by the schedule)",
+    "version_counter_memo": "contract (not yet varied by the schedule)",
+    "inference_mode_fast_path": "contract (not yet varied by the schedule)",
+    "reseeds_global_rng": "contract (not yet varied by the schedule)",
+    "pins_thread_count": "contract (not yet varied by the schedule)",
+    "ones_gain_skipped": "contract (not yet varied by the schedule)",
+    "eps_outside_sqrt": "contract (not yet varied by the schedule)",
+    "sampled_weight_cache": "contract (not yet varied by the schedule)",
+    "transposed_weight_on_load": "contract (not yet varied by the schedule)",
+    "shape_keyed_shared_weights": "contract (not yet varied by the schedule)",
+    "l1_norm_sign_dropped": "contract (not yet varied by the schedule)",
     "exclude_python_key": "accounting (excluding the Python dispatch key hides ops from the "
     "TorchDispatchMode; the staging kernel handed the input looks derived from it; only the "
     "source rule on the dispatcher's switches stops it)",
