@@ -153,3 +153,16 @@ def test_the_progress_lines_take_the_failed_gate_from_the_verdict() -> None:
     failed = [ln for ln in lines if "gate failed" in ln]
     assert failed == ["[    2.0s]   correctness gate failed: seed 1: max_abs_err 0.31"]
     assert lines[-1].startswith("[    2.0s] c1: fail (static pass, correctness fail")
+
+
+def test_opening_a_session_whose_log_does_not_fit_says_which_line(tmp_path: Path) -> None:
+    from kernelopt_jupyter.session import OptimizationSession, SessionError
+
+    (tmp_path / "problem.py").write_text("import torch\n")
+    lines = [
+        Event("session_started", {"problem": "p.py", "kind": "module"}).to_json(),
+        Event("budget", {"candidates": "three"}).to_json(),
+    ]
+    (tmp_path / "events.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(SessionError, match=r"events\.jsonl: line 2: .*'candidates'.* delete"):
+        OptimizationSession.open(tmp_path)

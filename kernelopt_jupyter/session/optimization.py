@@ -38,7 +38,7 @@ from kernelopt_jupyter.candidate import Candidate
 from kernelopt_jupyter.deadline import Deadline
 from kernelopt_jupyter.device import resolve_device
 from kernelopt_jupyter.event_payloads import SessionStarted, Verdict
-from kernelopt_jupyter.events import Event, EventLog, read_events
+from kernelopt_jupyter.events import Event, EventError, EventLog, read_events
 from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source, with_mode
 from kernelopt_jupyter.session.files import write_atomic
 from kernelopt_jupyter.session.gating import verify_before
@@ -770,7 +770,10 @@ class OptimizationSession:
         problem_file = folder / "problem.py"
         if not events_file.is_file() or not problem_file.is_file():
             raise SessionError(f"{folder}: not a KernelOPT session (no events.jsonl/problem.py)")
-        events = read_events(events_file)
+        try:
+            events = read_events(events_file)
+        except EventError as exc:
+            raise SessionError(f"{exc} (repair or delete that line to open it)") from None
         started = next((p for e in events if isinstance(p := e.payload(), SessionStarted)), None)
         try:
             problem = problem_from_source(
