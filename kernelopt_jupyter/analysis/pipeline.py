@@ -19,6 +19,7 @@ from kernelopt_jupyter.analysis.cache import AnalysisCache
 from kernelopt_jupyter.candidate import eager_dispatch_source
 from kernelopt_jupyter.deadline import Deadline
 from kernelopt_jupyter.device import GPU_LOCK
+from kernelopt_jupyter.event_payloads import Baseline, Degraded, Profile
 from kernelopt_jupyter.events import Event, EventLog
 from kernelopt_jupyter.problem import Problem
 
@@ -653,12 +654,13 @@ def analysis_from_events(events: list[Event] | None) -> AnalysisFacts | None:
     timed: dict[str, float] = {}
     degraded: list[dict[str, str]] = []
     for event in events or []:
-        if event.type == "profile" and "facts" in event.data and facts is None:
-            facts = AnalysisFacts.from_dict(event.data["facts"])
-        elif event.type == "baseline" and event.data.get("ms") is not None:
-            timed[str(event.data.get("name"))] = float(event.data["ms"])
-        elif event.type == "degraded":
-            degraded.append(failure(str(event.data.get("phase")), str(event.data.get("error"))))
+        d = event.payload()
+        if isinstance(d, Profile) and d.facts is not None and facts is None:
+            facts = AnalysisFacts.from_dict(d.facts)
+        elif isinstance(d, Baseline) and d.ms is not None:
+            timed[d.name] = float(d.ms)
+        elif isinstance(d, Degraded):
+            degraded.append(failure(d.phase, d.error))
     if facts is not None:
         facts.baselines.update({k: v for k, v in timed.items() if facts.baselines.get(k) is None})
         if degraded:
