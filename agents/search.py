@@ -12,11 +12,11 @@ import functools
 import hashlib
 import math
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from kernelopt_jupyter import defaults
 from kernelopt_jupyter.agents.base import (
     AgentContext,
     AgentIO,
@@ -32,6 +32,8 @@ from kernelopt_jupyter.agents.stepping import StepControl
 from kernelopt_jupyter.analysis.baselines import emit_baseline
 from kernelopt_jupyter.analysis.screen import ScreenResult
 from kernelopt_jupyter.candidate import Candidate, unified_diff
+from kernelopt_jupyter.deadline import Deadline
+from kernelopt_jupyter.event_payloads import GateDecided, Verdict
 from kernelopt_jupyter.events import EventLog
 from kernelopt_jupyter.problem import Problem
 from kernelopt_jupyter.verify.report import (
@@ -61,22 +63,19 @@ class SearchConfig:
     """Shape and budgets of one search."""
 
     device: str = "cpu"
-    iterations: int = 5
-    plans: int = 4
-    retries: int = 4
-    beam: int = 4
-    max_candidates: int = 16
-    max_seconds: float | None = None
-    #: Whole-search deadline (a ``time.monotonic()`` value) set by the session, which counts
-    #: the analysis against ``--time-limit``; the gate runner cancels work in flight at it.
-    deadline: float | None = None
-    #: When the whole run began (``time.monotonic()``), set by the session: the budget's clock
-    #: (``budget.seconds``, ``max_seconds``) counts the analysis too. None: the search's start.
-    started: float | None = None
+    iterations: int = defaults.ITERATIONS
+    plans: int = defaults.PLANS
+    retries: int = defaults.RETRIES
+    beam: int = defaults.BEAM
+    max_candidates: int = defaults.CANDIDATE_BUDGET
+    #: The whole run's deadline (``--time-limit``), made by the session when the run began:
+    #: the budget's clock (``budget.seconds``) counts the analysis too, and the gate runner
+    #: cancels work in flight at it. The default starts the clock with the config, no limit.
+    deadline: Deadline = field(default_factory=Deadline.start)
     max_tokens: int | None = None
     max_usd: float | None = None
-    seeds: int = 3
-    time_limit_s: float = 180.0
+    seeds: int = defaults.SEEDS
+    time_limit_s: float = defaults.SEARCH_HANG_LIMIT_S
     #: Stop after an iteration that improved nothing (GPU only: on CPU nothing is timed).
     early_stop: bool = True
 
@@ -257,7 +256,6 @@ class BeamSearch:
         self._next_id = 1  # the root is c0
         self._id_lock = threading.Lock()
         self._step = 0
-        self._t0 = config.started if config.started is not None else time.monotonic()
         #: Set when a person rejected an Executor's edit or a Tuner's variants: re-plan.
         self._replan = False
         self._tokens = 0.0
@@ -291,30 +289,21 @@ class BeamSearch:
             "budget",
             candidates=len(self.gated),
             max_candidates=self.config.max_candidates,
-            seconds=round(time.monotonic() - self._t0, 1),
-            max_seconds=self.config.max_seconds,
+            seconds=round(self.config.deadline.elapsed(), 1),
+            max_seconds=self.config.deadline.limit_s,
             tokens=int(self._tokens),
             max_tokens=self.config.max_tokens,
             cost_usd=round(self._cost_usd, 6),
             max_usd=self.config.max_usd,
         )
 
-    def _seconds_left(self) -> float | None:
-        """Seconds before the nearer of the deadline and ``max_seconds``; None without either."""
-        ends = [self.config.deadline] if self.config.deadline is not None else []
-        if self.config.max_seconds:
-            ends.append(self._t0 + self.config.max_seconds)
-        return max(0.0, min(ends) - time.monotonic()) if ends else None
-
     def _check_budget(self) -> None:
         if self.control.stop_requested:
             raise SearchStopped()
         if len(self.gated) >= self.config.max_candidates:
             raise BudgetExhausted("candidate budget used")
-        if self.config.deadline is not None and time.monotonic() >= self.config.deadline:
+        if self.config.deadline.reached():
             raise DeadlineReached("time limit reached")
-        if self.config.max_seconds and time.monotonic() - self._t0 > self.config.max_seconds:
-            raise BudgetExhausted("time budget used")
         if self.config.max_tokens and self._tokens >= self.config.max_tokens:
             raise BudgetExhausted("token budget used")
         if self.config.max_usd and self._cost_usd >= self.config.max_usd:
@@ -325,7 +314,7 @@ class BeamSearch:
     ) -> T:
         """Run one agent step with its events; returns the policy's answer."""
         self._check_budget()
-        self.ctx.budget_left = self._seconds_left()
+        self.ctx.budget_left = self.config.deadline.left()
         step = self._step
         self._step += 1
         self.log.emit("agent_started", agent=agent, step=step, iteration=self.ctx.iteration)
@@ -439,15 +428,20 @@ class BeamSearch:
     def _record(
         self, candidate: Candidate, report: VerifyReport, *, reused: bool = False
     ) -> GatedCandidate:
+        # The gate events repeat the report's gates (docs/events.md): the verdict below is
+        # the message that decides the candidate.
         for g in report.gates:
             plain = g.to_dict()
-            self.log.emit(
-                "gate",
-                candidate=candidate.id,
-                name=g.name,
-                status=g.status,
-                detail=g.detail,
-                metrics={k: v for k, v in plain.items() if k not in ("name", "status", "detail")},
+            self.log.publish(
+                GateDecided(
+                    candidate=candidate.id,
+                    name=g.name,
+                    status=g.status,
+                    detail=g.detail,
+                    metrics={
+                        k: v for k, v in plain.items() if k not in ("name", "status", "detail")
+                    },
+                )
             )
         gate4 = report.gate("performance")
         perf: dict[str, Any] = dict(gate4.metrics) if gate4 is not None else {}
@@ -463,20 +457,21 @@ class BeamSearch:
             speedup_vs_compile=vs_compile,
             ci=(perf.get("ci_low"), perf.get("ci_high")),
         )
-        self.log.emit(
-            "verdict",
-            candidate=candidate.id,
-            verdict=gated.verdict,
-            ms=ms,
-            speedup=perf.get("speedup"),
-            ci_low=perf.get("ci_low"),
-            ci_high=perf.get("ci_high"),
-            speedup_vs_eager=vs_eager,
-            speedup_vs_compile=vs_compile,
-            source_key=source_key(candidate.source),
-            report=report.to_dict(),
-            reused=reused,  # a verdict already decided before a resume, not gated again
-            mode=self.problem.mode,  # the semantics the verdict holds for
+        self.log.publish(
+            Verdict(
+                candidate=candidate.id,
+                verdict=gated.verdict,
+                ms=ms,
+                speedup=perf.get("speedup"),
+                ci_low=perf.get("ci_low"),
+                ci_high=perf.get("ci_high"),
+                speedup_vs_eager=vs_eager,
+                speedup_vs_compile=vs_compile,
+                source_key=source_key(candidate.source),
+                report=report.to_dict(),
+                reused=reused,  # a verdict already decided before a resume, not gated again
+                mode=self.problem.mode,  # the semantics the verdict holds for
+            )
         )
         self.gated.append(gated)
         self._by_id[candidate.id] = gated
@@ -828,7 +823,7 @@ class BeamSearch:
         never passes anything: each kept variant still goes through every gate."""
         if self.screen_runner is None or len(variants) <= SCREEN_KEEP:
             return variants
-        left = self._seconds_left()
+        left = self.config.deadline.left()
         limit = 60.0 if left is None else min(60.0, left - 5.0)
         if limit < 5.0:
             return variants  # the gates meet the deadline and say so

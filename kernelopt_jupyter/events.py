@@ -19,85 +19,22 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernelopt_jupyter.event_payloads import (
+    PAYLOADS,
+    Payload,
+    PayloadError,
+    check_fields,
+    declared_fields,
+)
 from kernelopt_jupyter.secrets import redact_data
 
 EVENT_SCHEMA = 1
 
-#: Every event type a search may emit, with every field its ``data`` may carry (docs/events.md
-#: says when each is sent). A field an emit site sends must be declared here: tests run with
-#: strict validation (``KERNELOPT_STRICT_EVENTS=1``), and ``--resume`` reads some of them back.
-EVENT_TYPES: dict[str, tuple[str, ...]] = {
-    "session_started": (
-        "problem",
-        "kind",
-        "device",
-        "agents",
-        "options",
-        "resumed",
-        "name",
-        "entry",
-        "notice",
-        "mode",
-        "sizes",
-    ),
-    "baseline": ("name", "ms", "ci_low", "ci_high", "measured", "detail", "compile_s"),
-    "profile": (
-        "dispatch_map",
-        "summary",
-        "facts",
-        "timeline",
-        "timeline_detail",
-        "candidate",
-        "cached",
-        "step_seconds",
-        "baselines_deferred",
-    ),
-    # A phase of the analysis failed (``analysis.pipeline.PHASES``): the search goes on with
-    # what the analysis has, and this analysis is never cached.
-    "degraded": ("phase", "error"),
-    "agent_started": ("agent", "step", "iteration"),
-    "agent_text": ("agent", "step", "delta"),
-    "agent_thinking": ("agent", "step", "delta"),
-    "retry": ("agent", "step", "status", "reason", "wait_s", "attempt", "max_attempts"),
-    "tool_call": ("agent", "step", "tool", "input"),
-    "agent_finished": ("agent", "step", "summary", "usage", "output"),
-    "agent_failed": ("agent", "step", "error", "usage"),
-    "plan": ("plan_id", "agent", "title", "rationale", "targets", "parent", "action"),
-    "candidate": ("id", "parent", "agent", "plan_id", "source", "diff", "dispatch_only", "note"),
-    "gate": ("candidate", "name", "status", "detail", "metrics"),
-    "verdict": (
-        "candidate",
-        "verdict",
-        "ms",
-        "speedup",
-        "ci_low",
-        "ci_high",
-        "speedup_vs_eager",
-        "speedup_vs_compile",
-        "source_key",
-        "report",
-        "reused",
-        "mode",
-    ),
-    "decision": ("kind", "candidate", "reason", "report", "screen"),
-    "step_paused": ("agent", "step", "actions", "payload", "pause"),
-    "step_resumed": ("action", "by"),
-    "budget": (
-        "candidates",
-        "max_candidates",
-        "seconds",
-        "max_seconds",
-        "tokens",
-        "max_tokens",
-        "cost_usd",
-        "max_usd",
-        "usage",
-    ),
-    "experience": ("item",),
-    "explanation": ("candidate", "text"),
-    "error": ("where", "message"),
-    "session_finished": ("status", "best", "speedup_vs_eager", "speedup_vs_compile"),
-}
+#: Every event type a search may emit, with every field its ``data`` may carry: the field names
+#: of its payload class in ``event_payloads`` (docs/events.md says when each is sent). A field
+#: an emit site sends must be declared there: tests run with strict validation
+#: (``KERNELOPT_STRICT_EVENTS=1``), which also checks each field's type.
+EVENT_TYPES: dict[str, tuple[str, ...]] = {name: declared_fields(name) for name in PAYLOADS}
 
 #: Set to ``1`` to make every :class:`EventLog` refuse a field ``EVENT_TYPES`` does not declare
 #: (tests/conftest.py turns it on for the whole test session, subprocesses included).
@@ -105,13 +42,19 @@ STRICT_ENV = "KERNELOPT_STRICT_EVENTS"
 
 
 def validate_event(event_type: str, data: dict[str, Any]) -> None:
-    """Raise :class:`EventError` for an unknown type or a field its type does not declare."""
+    """Raise :class:`EventError` for an unknown type, a field its type does not declare, or a
+    field whose value, as it is written to ``events.jsonl``, is not of its declared type."""
     declared = EVENT_TYPES.get(event_type)
     if declared is None:
         raise EventError(f"unknown event type {event_type!r}")
     extra = sorted(set(data) - set(declared))
     if extra:
         raise EventError(f"event {event_type!r} sends undeclared field(s) {extra}")
+    written = json.loads(json.dumps(data, default=_json_default))
+    try:
+        check_fields(event_type, written)
+    except PayloadError as exc:
+        raise EventError(str(exc)) from None
 
 
 class EventError(ValueError):
@@ -128,6 +71,17 @@ class Event:
     t: float = 0.0
     session: str = ""
     schema: int = EVENT_SCHEMA
+
+    def payload(self) -> Payload | None:
+        """The typed data (``event_payloads``), or None for a type this version does not
+        know. Raises :class:`EventError` for a field of the wrong type."""
+        cls = PAYLOADS.get(self.type)
+        if cls is None:
+            return None
+        try:
+            return cls.from_dict(self.data)
+        except PayloadError as exc:
+            raise EventError(str(exc)) from None
 
     def to_json(self) -> str:
         """One line of ``events.jsonl``."""
@@ -224,6 +178,10 @@ class EventLog:
                     self.emit("error", where="subscriber", message=f"{type(exc).__name__}: {exc}")
         return event
 
+    def publish(self, payload: Payload) -> Event:
+        """Record a typed event: its payload class names the type, every field is written."""
+        return self.emit(payload.TYPE, **payload.to_dict())
+
     def subscribe(self, fn: Subscriber, *, replay: bool = True) -> None:
         """Add a live reader; with ``replay`` it first receives every event so far, in order.
 
@@ -316,7 +274,14 @@ def iter_events(path: str | Path) -> Iterator[Event]:
             if number == len(lines):
                 return
             raise EventError(f"{p}: line {number} is not JSON") from None
-        yield Event.from_dict(raw)
+        event = Event.from_dict(raw)
+        if event.type in PAYLOADS:
+            # The boundary: a reader gets typed data or a message naming the line.
+            try:
+                check_fields(event.type, event.data)
+            except PayloadError as exc:
+                raise EventError(f"{p}: line {number}: {exc}") from None
+        yield event
 
 
 def read_events(path: str | Path) -> list[Event]:

@@ -16,6 +16,7 @@ import pytest
 from kernelopt_jupyter import worker
 from kernelopt_jupyter.analysis import pipeline
 from kernelopt_jupyter.analysis.cache import AnalysisCache, degraded_of
+from kernelopt_jupyter.event_payloads import Degraded
 from kernelopt_jupyter.events import Event, EventLog, read_events
 from kernelopt_jupyter.problem import problem_from_source
 from kernelopt_jupyter.session.progress import TextProgress
@@ -150,7 +151,7 @@ def test_the_console_and_the_panel_say_which_phase_failed() -> None:
     assert Z3 in line and "not cached" in line and "\n" not in line
     state = SessionState()
     state.apply(event)
-    assert state.degraded == [{"phase": "harvest", "error": Z3}]
+    assert state.degraded == [Degraded(phase="harvest", error=Z3)]
     assert any("harvest phase failed" in e for e in state.take_changes().errors)
     pytest.importorskip("ipywidgets")
     from kernelopt_jupyter.notebook.panel.view import SessionPanel

@@ -223,7 +223,7 @@ def test_a_hung_worker_is_stopped_with_its_tree(tmp_path: Path) -> None:
     )
     args = {"device": "cpu", "budget": 1, "seeds": 1, "agents": "offline"}
     worker = _BenchWorker("cpu0", {"KERNELOPT_SMALL": "1"}, json.dumps(args))
-    row, why = worker.run(_Job(0, problem), tmp_path / "out", deadline=15.0)
+    row, why = worker.run(_Job(0, problem), tmp_path / "out", hang_limit_s=15.0)
     assert row is None and "hung" in why
     assert worker.proc.returncode is not None
     # What the problem started went with the worker (a zombie is gone: it only awaits its reaper).

@@ -134,7 +134,7 @@ def test_parser_accepts_every_contract_flag() -> None:
             "compile",
         ]
     )
-    assert (v.device, v.seeds, v.json, v.time_limit, v.baseline) == (
+    assert (v.device, v.seeds, v.json, v.hang_limit, v.baseline) == (
         "cuda",
         5,
         True,
@@ -192,3 +192,38 @@ def test_reference_that_raises_in_forward_exits_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     _assert_json_error(done.stdout, message)
     assert message in done.stderr
+
+
+@pytest.mark.parametrize(
+    "command", [["verify", "p.py", "c.py"], ["export", "run"], ["reverify", "pkg"]]
+)
+def test_hang_limit_is_named_for_what_it_bounds_and_time_limit_stays_its_alias(
+    command: list[str],
+) -> None:
+    """verify, export and reverify bound each run of a candidate (``--hang-limit``); their older
+    ``--time-limit`` still works and sets the same value, and the default has one home."""
+    from kernelopt_jupyter import defaults
+
+    parser = build_parser()
+    assert parser.parse_args(command).hang_limit == defaults.HANG_LIMIT_S
+    assert parser.parse_args([*command, "--hang-limit", "30"]).hang_limit == 30.0
+    assert parser.parse_args([*command, "--time-limit", "45"]).hang_limit == 45.0
+
+
+def test_search_defaults_come_from_one_home() -> None:
+    from kernelopt_jupyter import defaults
+    from kernelopt_jupyter.agents.search import SearchConfig
+    from kernelopt_jupyter.session import SearchOptions
+    from kernelopt_jupyter.verify.report import VerifyOptions
+
+    parser = build_parser()
+    for args in (["optimize", "p.py"], ["bench", "p.py"]):
+        parsed = parser.parse_args(args)
+        assert (parsed.budget, parsed.seeds) == (defaults.CANDIDATE_BUDGET, defaults.SEEDS)
+    assert parser.parse_args(["verify", "p.py", "c.py"]).seeds == defaults.SEEDS
+    options, config = SearchOptions(), SearchConfig()
+    assert (options.budget, options.seeds) == (defaults.CANDIDATE_BUDGET, defaults.SEEDS)
+    assert (config.max_candidates, config.seeds) == (defaults.CANDIDATE_BUDGET, defaults.SEEDS)
+    assert options.time_limit_s == config.time_limit_s == defaults.SEARCH_HANG_LIMIT_S
+    assert VerifyOptions().seeds == defaults.SEEDS
+    assert VerifyOptions().time_limit_s == defaults.HANG_LIMIT_S

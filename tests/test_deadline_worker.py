@@ -9,6 +9,7 @@ import pytest
 from _processes import below_us, left_running
 
 from kernelopt_jupyter.agents.search import DeadlineReached
+from kernelopt_jupyter.deadline import Deadline
 from kernelopt_jupyter.problem import problem_from_source
 from kernelopt_jupyter.session.gating import verify_before
 from kernelopt_jupyter.verify.report import VerifyOptions
@@ -47,7 +48,7 @@ def test_the_deadline_kills_the_verification_in_flight() -> None:
     before = below_us()
     with pytest.raises(DeadlineReached, match="time limit"):
         verify_before(
-            problem, HANGS, options, "<hangs>", device="cpu", deadline=time.monotonic() + 8.0
+            problem, HANGS, options, "<hangs>", device="cpu", deadline=Deadline.start(8.0)
         )
     # Nothing of the cut verification outlives it (the kill takes the whole tree).
     left = left_running(before)
@@ -58,7 +59,9 @@ def test_no_time_left_starts_nothing() -> None:
     problem = problem_from_source(PROBLEM, "double.py")
     options = VerifyOptions(device="cpu", seeds=1)
     with pytest.raises(DeadlineReached, match="before the gates could start"):
-        verify_before(problem, HANGS, options, "<c>", device="cpu", deadline=time.monotonic())
+        verify_before(
+            problem, HANGS, options, "<c>", device="cpu", deadline=Deadline(time.monotonic(), 0.0)
+        )
 
 
 def test_the_deadline_travels_in_the_options_and_no_extra_worker_starts(
@@ -76,17 +79,34 @@ def test_the_deadline_travels_in_the_options_and_no_extra_worker_starts(
     def no_worker(*args: object, **kwargs: object) -> None:
         raise AssertionError("an extra worker was started")
 
-    def verify_now(
-        _problem: object, _source: str, opts: VerifyOptions, _path: str, **_kw: object
-    ) -> object:
+    def verify_now(_problem: object, _source: str, opts: VerifyOptions, **_kw: object) -> object:
         seen.append(opts)
         return report
 
     monkeypatch.setattr(worker, "run_task", no_worker)
     monkeypatch.setattr(verify, "verify_candidate", verify_now)
-    deadline = time.monotonic() + 60.0
+    deadline = Deadline.start(60.0)
     assert verify_before(problem, HANGS, options, "<c>", device="cpu", deadline=deadline) is report
-    assert seen and seen[0].deadline == deadline and seen[0].time_limit_s == 5.0
+    assert seen and seen[0].deadline == deadline.at and seen[0].time_limit_s == 5.0
+
+
+def test_without_a_limit_the_verification_runs_with_no_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import kernelopt_jupyter.verify as verify
+    from kernelopt_jupyter.verify.report import VerifyReport
+
+    problem = problem_from_source(PROBLEM, "double.py")
+    seen: list[VerifyOptions] = []
+
+    def verify_now(_p: object, _s: str, opts: VerifyOptions, **_kw: object) -> object:
+        seen.append(opts)
+        return VerifyReport("double.py", "<c>", "cpu", [])
+
+    monkeypatch.setattr(verify, "verify_candidate", verify_now)
+    options = VerifyOptions(device="cpu", seeds=1)
+    verify_before(problem, "a", options, "<c>", device="cpu", deadline=Deadline.start(None))
+    assert seen and seen[0].deadline is None
 
 
 def test_left_running_counts_what_the_test_started_not_a_helper_of_an_older_process() -> None:
@@ -136,12 +156,12 @@ def test_a_verification_that_could_not_end_before_the_deadline_is_not_begun(
     options = VerifyOptions(device="cpu", seeds=1)
     ran: list[str] = []
 
-    def verify_now(_p: object, source: str, _o: object, _path: str, **_kw: object) -> object:
+    def verify_now(_p: object, source: str, _o: object, **_kw: object) -> object:
         ran.append(source)
         return VerifyReport("double.py", "<c>", "cpu", [])
 
     monkeypatch.setattr(verify, "verify_candidate", verify_now)
-    deadline = time.monotonic() + 6.0
+    deadline = Deadline.start(6.0)
     with pytest.raises(DeadlineReached, match=r"a verification takes about 9\.0 s") as cut:
         verify_before(problem, "a", options, "<c>", device="cpu", deadline=deadline, min_s=9.0)
     assert not cut.value.begun  # the search says "not gated", not "cut during its gates"
@@ -173,7 +193,7 @@ def test_the_session_holds_back_what_its_quickest_verification_could_not_finish(
     problem = problem_from_source(PROBLEM, "double.py")
     options = optimization.SearchOptions(device="cpu", out_dir=Path(str(tmp_path)))
     session = optimization.OptimizationSession(problem, options)
-    session._deadline = 1000.0
+    session._deadline = Deadline(clock[0], 900.0)
     monkeypatch.setattr(session, "_verify_service", lambda *_a: None)
     for n in range(3):
         session._gate(problem, Candidate(id=f"c{n}", source=HANGS, agent="executor"))

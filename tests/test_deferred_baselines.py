@@ -14,6 +14,7 @@ from kernelopt_jupyter import worker
 from kernelopt_jupyter.analysis import pipeline
 from kernelopt_jupyter.analysis.baselines import Baselines
 from kernelopt_jupyter.analysis.cache import AnalysisCache
+from kernelopt_jupyter.deadline import Deadline
 from kernelopt_jupyter.events import EventLog, read_events
 from kernelopt_jupyter.problem import problem_from_source
 from kernelopt_jupyter.worker import WorkerResult
@@ -199,7 +200,6 @@ def test_with_little_time_left_after_the_first_verdict_the_peers_are_not_timed(
     """On the H200 the deferred peers took 11-18 s; with 25 s left they took the time of the
     next candidates. Under ``DEFER_SKIP_S`` left they are not timed, say why, and nothing
     partial is cached."""
-    import time
 
     calls: list[list[str] | None] = []
 
@@ -211,7 +211,7 @@ def test_with_little_time_left_after_the_first_verdict_the_peers_are_not_timed(
     problem = problem_from_source(SOURCE, "relu.py", validate=False)
     cache = AnalysisCache(tmp_path)
     log = EventLog(None)
-    deadline = time.monotonic() + pipeline.DEFER_SKIP_S - 10
+    deadline = Deadline.start(pipeline.DEFER_SKIP_S - 10)
     facts = pipeline.analyse(
         problem, "cuda", log, cache=cache, defer_baselines=True, deadline=deadline
     )
@@ -223,7 +223,7 @@ def test_with_little_time_left_after_the_first_verdict_the_peers_are_not_timed(
     assert cache.load(cache.key(problem, "cuda")) is None
     # with time enough they are timed as before
     roomy = pipeline.analyse(
-        problem, "cuda", EventLog(None), defer_baselines=True, deadline=time.monotonic() + 300
+        problem, "cuda", EventLog(None), defer_baselines=True, deadline=Deadline.start(300)
     )
     assert roomy.deferred is not None
     roomy.deferred.measure()
@@ -342,7 +342,7 @@ def test_a_worker_ahead_the_search_never_used_is_closed(monkeypatch: pytest.Monk
 
     ahead = _FakeAhead()
     deferred, _ = _deferred(monkeypatch, ahead)
-    deferred.deadline = pipeline.time.monotonic() + 5.0  # under DEFER_SKIP_S left
+    deferred.deadline = Deadline.start(5.0)  # under DEFER_SKIP_S left
     assert deferred.measure()["eager"] is None
     assert ahead.closed and ahead.begun is None
 

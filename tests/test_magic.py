@@ -484,11 +484,10 @@ def test_real_step_mode_through_the_panel(
         paused = panel.state.paused
         if paused is None or panel.controls.step_buttons["approve"].disabled:
             continue
-        pauses.append(str(paused["agent"]))
-        payload = paused.get("payload") or {}
-        source = payload.get("source")
+        pauses.append(paused.agent)
+        source = paused.payload.get("source")
         if (
-            paused["agent"] == "executor"
+            paused.agent == "executor"
             and isinstance(source, str)
             and "2.0" in source
             and not edited
@@ -534,11 +533,11 @@ def test_real_step_mode_rejects_and_the_search_goes_on(
         paused = panel.state.paused
         if paused is None or panel.controls.step_buttons["approve"].disabled:
             continue
-        agent = str(paused["agent"])
+        agent = paused.agent
         seen.append(agent)
         if agent == "planner":
             planner_turns += 1
-        plans = (paused.get("payload") or {}).get("plans") or []
+        plans = paused.payload.get("plans") or []
         # Reject the Planner's first proposal, and again once the search has a new candidate.
         again = not rejected or len(panel.state.candidates) > 1
         if agent == "planner" and plans and len(rejected) < 2 and again:

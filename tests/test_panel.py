@@ -18,6 +18,7 @@ import pytest
 from panel_sample import REFERENCE, candidate_source, sample_events
 
 from kernelopt_jupyter.agents.stepping import StepControl
+from kernelopt_jupyter.event_payloads import Profile
 from kernelopt_jupyter.events import Event, EventLog
 from kernelopt_jupyter.notebook.accept import render_accepted_cell
 from kernelopt_jupyter.notebook.panel import plots
@@ -484,32 +485,34 @@ def test_plots_follow_the_profiles() -> None:
     assert plots.update_progress(fig, [], 0.0) == "no timed candidate yet"
     assert plots.update_progress(fig, state.progress, state.last_t) == ""
     assert [round(y, 2) for y in fig.data[plots.PROGRESS].y][:2] == [1.1, 1.2]
-    one = {"dispatch_map": [{"name": "k", "kind": "triton", "share": 1}]}
+    one = Profile.from_dict({"dispatch_map": [{"name": "k", "kind": "triton", "share": 1}]})
     assert "needs FLOPs" in plots.update_roofline(fig, one)
-    cpu = {
-        "dispatch_map": {
-            "records": [
-                {
-                    "name": "a",
-                    "kind": "vendor",
-                    "share": None,
-                    "ms": None,
-                    "flops": 8e6,
-                    "bytes": 4e6,
-                    "bound_ms": 3.0,
-                },
-                {
-                    "name": "b",
-                    "kind": "triton",
-                    "share": None,
-                    "ms": None,
-                    "flops": 1e6,
-                    "bytes": 4e6,
-                    "bound_ms": 1.0,
-                },
-            ]
+    cpu = Profile.from_dict(
+        {
+            "dispatch_map": {
+                "records": [
+                    {
+                        "name": "a",
+                        "kind": "vendor",
+                        "share": None,
+                        "ms": None,
+                        "flops": 8e6,
+                        "bytes": 4e6,
+                        "bound_ms": 3.0,
+                    },
+                    {
+                        "name": "b",
+                        "kind": "triton",
+                        "share": None,
+                        "ms": None,
+                        "flops": 1e6,
+                        "bytes": 4e6,
+                        "bound_ms": 1.0,
+                    },
+                ]
+            }
         }
-    }
+    )
     assert "estimated" in plots.update_dispatch(fig, cpu)
     assert list(fig.data[plots.DISPATCH][plots.KINDS.index("vendor")].x) == [75.0]
     assert "no GPU timings" in plots.update_roofline(fig, cpu)
@@ -545,7 +548,9 @@ def test_charts_have_titles_axes_units_and_a_kind_legend() -> None:
     assert layout.width is None and layout.autosize  # fills the panel's width
     legend = [trace.name for trace in fig.data if trace.showlegend is not False]
     assert "vendor library call" in legend and "Triton kernel" in legend
-    profile = {"timeline": [{"name": "k", "kind": "triton", "start_ms": 0.0, "dur_ms": 7250.0}]}
+    profile = Profile.from_dict(
+        {"timeline": [{"name": "k", "kind": "triton", "start_ms": 0.0, "dur_ms": 7250.0}]}
+    )
     # On the CPU the bars are interpreter time, and the chart says so.
     note = plots.update_timeline(fig, profile, None, "c1", device="cpu")
     assert "interpreter" in note
@@ -825,7 +830,7 @@ def test_the_next_pause_drawn_while_a_decision_is_sent_stays_live(
         refresher.join(10)
     action, value = ctl.step.wait(timeout=1)
     assert (action, value.get("plan_id") if isinstance(value, dict) else value) == sent
-    assert panel.state.paused is not None and panel.state.paused["agent"] == "executor"
+    assert panel.state.paused is not None and panel.state.paused.agent == "executor"
     # The executor's pause is live: its buttons answer it, the message names it.
     assert not panel.controls.step_buttons["approve"].disabled
     assert not panel.controls.step_buttons["reject"].disabled

@@ -325,12 +325,14 @@ def test_the_guard_and_the_accepted_cell_keep_tuple_init_inputs() -> None:
 def test_the_report_notebook_check_builds_both_models_alike() -> None:
     """The report's last cell builds the reference and the winner and compares them on one
     input: a hidden state the constructor draws is the same in both."""
+    from kernelopt_jupyter.event_payloads import SessionStarted
     from kernelopt_jupyter.session.report import _final_cells
 
     problem, *_ = _reference(RNN_CELL)
     best = types.SimpleNamespace(id="c1", source=eager_dispatch_source(problem))
     state = types.SimpleNamespace(candidates={"c1": best}, best="c1")
-    check = "".join(_final_cells(state, {"kind": "module"}, True)[-1]["source"])  # type: ignore[arg-type]
+    started = SessionStarted(kind="module")
+    check = "".join(_final_cells(state, started, True)[-1]["source"])  # type: ignore[arg-type]
     scope: dict[str, Any] = {"__name__": "report"}
     for text in (RNN_CELL, "REFERENCE = Model\n", best.source, check):
         exec(compile(text, "<report cell>", "exec"), scope)

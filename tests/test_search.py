@@ -289,7 +289,9 @@ def test_a_deadline_cut_gate_is_not_listed_and_the_search_ends(tmp_path: Path) -
 def test_a_passed_deadline_gates_nothing(tmp_path: Path) -> None:
     import time
 
-    search = make_search(tmp_path, deadline=time.monotonic() - 1.0)
+    from kernelopt_jupyter.deadline import Deadline
+
+    search = make_search(tmp_path, deadline=Deadline(time.monotonic() - 2.0, 1.0))
     result = search.run()
     assert result.candidates == [] and result.best is None
     assert any("time limit" in n for n in result.notes)

@@ -17,6 +17,7 @@ from kernelopt_jupyter.agents.search import BeamSearch
 from kernelopt_jupyter.agents.stepping import StepControl
 from kernelopt_jupyter.analysis import pipeline
 from kernelopt_jupyter.analysis.pipeline import AnalysisFacts
+from kernelopt_jupyter.deadline import Deadline
 from kernelopt_jupyter.events import EventLog
 from kernelopt_jupyter.problem import Problem, problem_from_source
 from kernelopt_jupyter.session import OptimizationSession, SearchOptions
@@ -131,7 +132,7 @@ def test_replans_after_rejected_edits_are_bounded(tmp_path: Path) -> None:
 
 
 def test_budget_seconds_count_from_the_run_start(tmp_path: Path) -> None:
-    search = make_search(tmp_path, max_candidates=2, started=time.monotonic() - 100.0)
+    search = make_search(tmp_path, max_candidates=2, deadline=Deadline(time.monotonic() - 100.0))
     search.run()
     budgets = search.log.of_type("budget")
     assert budgets and budgets[0].data["seconds"] >= 100.0
@@ -139,10 +140,10 @@ def test_budget_seconds_count_from_the_run_start(tmp_path: Path) -> None:
 
 def test_the_time_budget_includes_what_came_before_the_search(tmp_path: Path) -> None:
     search = make_search(
-        tmp_path, max_candidates=30, max_seconds=50.0, started=time.monotonic() - 60.0
+        tmp_path, max_candidates=30, deadline=Deadline(time.monotonic() - 60.0, 50.0)
     )
     result = search.run()
-    assert any("time budget" in n for n in result.notes)
+    assert any("time limit" in n for n in result.notes)
     assert result.candidates == []  # not even the root: the budget was spent before it
 
 

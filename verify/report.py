@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kernelopt_jupyter import defaults
+
 GateStatus = Literal["pass", "fail", "skipped"]
 
 #: The gates in contract order; they run in this order and stop at the first failure.
@@ -46,8 +48,8 @@ class VerifyOptions:
     """
 
     device: str = "auto"
-    seeds: int = 3
-    time_limit_s: float = 120.0
+    seeds: int = defaults.SEEDS
+    time_limit_s: float = defaults.HANG_LIMIT_S
     dispatch_only: bool = False
     fp64_factor: float = 10.0
     baselines: tuple[str, ...] = ("eager",)

@@ -17,7 +17,9 @@ from typing import Any
 from kernelopt_jupyter.analysis.baselines import Baselines, emit_baseline
 from kernelopt_jupyter.analysis.cache import AnalysisCache
 from kernelopt_jupyter.candidate import eager_dispatch_source
+from kernelopt_jupyter.deadline import Deadline
 from kernelopt_jupyter.device import GPU_LOCK
+from kernelopt_jupyter.event_payloads import Baseline, Degraded, Profile
 from kernelopt_jupyter.events import Event, EventLog
 from kernelopt_jupyter.problem import Problem
 
@@ -108,11 +110,9 @@ MIN_STEP_S = 3.0
 DEFER_SKIP_S = 30.0
 
 
-def _limit(deadline: float | None, default: float = STEP_LIMIT_S) -> float:
+def _limit(deadline: Deadline | None, default: float = STEP_LIMIT_S) -> float:
     """Seconds a step may take: the default, or what is left before ``deadline``."""
-    if deadline is None:
-        return default
-    return min(default, deadline - time.monotonic())
+    return default if deadline is None else deadline.cap(default)
 
 
 #: The analysis's phases as ``degraded`` events name them: the worker as a whole (it died,
@@ -160,7 +160,7 @@ class DeferredBaselines:
     log: EventLog
     facts: AnalysisFacts
     profile: dict[str, Any]
-    deadline: float | None = None
+    deadline: Deadline | None = None
     cache: AnalysisCache | None = None
     key: str | None = None
     complete: bool = True
@@ -230,13 +230,13 @@ def analyse(
     device: str,
     log: EventLog,
     *,
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
     cache: AnalysisCache | None = None,
     defer_baselines: bool = False,
 ) -> AnalysisFacts:
     """Measure baselines, profile and harvest ``problem``; emits ``baseline`` and ``profile``.
 
-    ``deadline`` (a ``time.monotonic()`` value) bounds every step: a step's worker is killed
+    ``deadline`` (the run's :class:`Deadline`) bounds every step: a step's worker is killed
     at it and a step that cannot start is skipped, with a note. A phase that fails is said
     (a ``degraded`` event each, after the ``profile`` event) and listed in the facts'
     ``degraded``; such an analysis is never stored. ``cache`` returns the facts of an earlier
@@ -290,7 +290,7 @@ ANALYSIS_PRELOAD = (
 
 
 def _measure_baselines(
-    problem: Problem, device: str, deadline: float | None, worker: Any = None
+    problem: Problem, device: str, deadline: Deadline | None, worker: Any = None
 ) -> tuple[Baselines, str]:
     """The peers alone, in a worker of their own (the deferred half of the analysis): the one
     started ahead (``DeferredBaselines.start_worker``) when it is still up, else a new one.
@@ -336,7 +336,7 @@ def prestart_analysis(device: str) -> None:
 
 
 def _run_ahead(
-    worker: Any, problem: Problem, deadline: float | None, steps: list[str] | None
+    worker: Any, problem: Problem, deadline: Deadline | None, steps: list[str] | None
 ) -> Any:
     """``analysis_task`` (``steps`` of it) in a worker started ahead: a ``WorkerResult`` as
     ``run_task`` gives one, or None when that worker had died or failed (the caller then
@@ -395,7 +395,7 @@ def analysis_service(task: dict[str, Any], control: Any) -> None:
 def _analysis_worker(
     problem: Problem,
     device: str,
-    deadline: float | None,
+    deadline: Deadline | None,
     steps: list[str] | None = None,
     *,
     ahead: Any = None,
@@ -477,7 +477,7 @@ def analysis_task(
 
 
 def _measure(
-    problem: Problem, device: str, deadline: float | None, *, baselines: bool = True
+    problem: Problem, device: str, deadline: Deadline | None, *, baselines: bool = True
 ) -> tuple[Baselines, dict[str, Any], bool]:
     """The analysis itself, in one worker: baselines (unless ``baselines`` is false: they are
     deferred), the dispatch map with the harvest, the timeline.
@@ -654,12 +654,13 @@ def analysis_from_events(events: list[Event] | None) -> AnalysisFacts | None:
     timed: dict[str, float] = {}
     degraded: list[dict[str, str]] = []
     for event in events or []:
-        if event.type == "profile" and "facts" in event.data and facts is None:
-            facts = AnalysisFacts.from_dict(event.data["facts"])
-        elif event.type == "baseline" and event.data.get("ms") is not None:
-            timed[str(event.data.get("name"))] = float(event.data["ms"])
-        elif event.type == "degraded":
-            degraded.append(failure(str(event.data.get("phase")), str(event.data.get("error"))))
+        d = event.payload()
+        if isinstance(d, Profile) and d.facts is not None and facts is None:
+            facts = AnalysisFacts.from_dict(d.facts)
+        elif isinstance(d, Baseline) and d.ms is not None:
+            timed[d.name] = float(d.ms)
+        elif isinstance(d, Degraded):
+            degraded.append(failure(d.phase, d.error))
     if facts is not None:
         facts.baselines.update({k: v for k, v in timed.items() if facts.baselines.get(k) is None})
         if degraded:

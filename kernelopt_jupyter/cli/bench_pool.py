@@ -43,6 +43,7 @@ from typing import IO, Any
 
 from kernelopt_jupyter import tempdirs
 from kernelopt_jupyter.cli.optimize import bench_one, bench_row, write_bench
+from kernelopt_jupyter.deadline import Deadline
 from kernelopt_jupyter.device import DeviceError, resolve_device
 from kernelopt_jupyter.import_path import python_command, worker_env
 from kernelopt_jupyter.worker import become_subreaper, die_with_parent, kill_tree, stop_process_tree
@@ -134,7 +135,8 @@ def local_slots(gpus: int | str, device: str) -> list[tuple[str, dict[str, str]]
     return [(f"gpu{g}", {"CUDA_VISIBLE_DEVICES": g}) for g in visible[:count]]
 
 
-def _deadline(args: argparse.Namespace) -> float | None:
+def _hang_limit(args: argparse.Namespace) -> float | None:
+    """Seconds a worker may stay silent on one problem before it counts as hung."""
     limit = getattr(args, "time_limit", None)
     return float(limit) * HANG_FACTOR + HANG_SLACK_S if limit else None
 
@@ -164,9 +166,10 @@ class _BenchWorker:
             print(f"[{self.label}] {text}", file=sys.stderr, flush=True)
 
     def run(
-        self, job: _Job, out: Path, deadline: float | None
+        self, job: _Job, out: Path, hang_limit_s: float | None
     ) -> tuple[dict[str, Any] | None, str]:
-        """The problem's row, or None and why the worker gave none (it is then stopped)."""
+        """The problem's row, or None and why the worker gave none (it is then stopped): it
+        died, or said nothing for ``hang_limit_s`` seconds."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
         request = {"path": str(job.path), "out": str(out)}
         try:
@@ -174,12 +177,12 @@ class _BenchWorker:
             self.proc.stdin.flush()
         except OSError:
             return None, self._why_gone()
-        start = time.monotonic()
+        answer_by = Deadline.start(hang_limit_s)
         while True:
-            left = None if deadline is None else deadline - (time.monotonic() - start)
+            left = answer_by.left()
             if left is not None and left <= 0:
                 self.stop()
-                return None, f"no answer after {deadline:.0f} s (hung)"
+                return None, f"no answer after {hang_limit_s:.0f} s (hung)"
             ready, _, _ = select.select([self.proc.stdout], [], [], left)
             if ready:
                 break
@@ -224,12 +227,12 @@ def _drive(
 ) -> None:
     """One worker slot: take problems until none is left; replace a worker that dies."""
     args_json = json.dumps(vars(args), default=str)
-    deadline = _deadline(args)
+    hang_limit_s = _hang_limit(args)
     while (job := queue.take(label)) is not None:
         if label not in workers:
             workers[label] = _BenchWorker(label, env, args_json)
         start = time.monotonic()
-        row, why = workers[label].run(job, out, deadline)
+        row, why = workers[label].run(job, out, hang_limit_s)
         job.seconds += time.monotonic() - start
         if row is None:
             workers.pop(label).stop()

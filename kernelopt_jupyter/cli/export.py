@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from kernelopt_jupyter.cli.main import _device, _positive_int, _seconds, _sizes
+from kernelopt_jupyter import defaults
+from kernelopt_jupyter.cli.main import _device, _positive_int, _sizes, hang_limit
 
 
 def _shape_arg(value: str) -> dict[str, int]:
@@ -50,14 +51,19 @@ def add_parsers(sub: Any) -> None:
     _shape_flags(export)
     _device(export)
     _sizes(export)
-    export.add_argument("--seeds", type=_positive_int, default=3, help="input seeds per shape")
+    export.add_argument(
+        "--seeds",
+        type=_positive_int,
+        default=defaults.SEEDS,
+        help=f"input seeds per shape (default {defaults.SEEDS})",
+    )
     export.add_argument(
         "--mode",
         choices=("as-constructed", "eval"),
         default=None,
         help="module mode to verify in (default: the run's); the guard admits only that mode",
     )
-    export.add_argument("--time-limit", type=_seconds, default=120.0, metavar="SECONDS")
+    hang_limit(export)
     export.add_argument("--json", action="store_true", help="one JSON object on stdout")
 
     shapes = sub.add_parser("shapes", help="list the shape sets a problem is verified at")
@@ -69,7 +75,7 @@ def add_parsers(sub: Any) -> None:
     reverify.add_argument("module", metavar="MODULE", help="an exported package folder")
     _device(reverify)
     reverify.add_argument("--seeds", type=_positive_int, default=None, help="default: as exported")
-    reverify.add_argument("--time-limit", type=_seconds, default=120.0, metavar="SECONDS")
+    hang_limit(reverify)
     reverify.add_argument("--force", action="store_true", help="even when nothing changed")
     reverify.add_argument("--json", action="store_true")
 
@@ -116,7 +122,7 @@ def _export(args: argparse.Namespace, out: TextIO, sink: list[dict[str, Any]]) -
 
     try:
         device = resolve_device(args.device)
-        options = VerifyOptions(device=device, seeds=args.seeds, time_limit_s=args.time_limit)
+        options = VerifyOptions(device=device, seeds=args.seeds, time_limit_s=args.hang_limit)
         result = export_run(
             Path(args.run_dir),
             Path(args.out) if args.out else None,

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from kernelopt_jupyter import __version__
+from kernelopt_jupyter import __version__, defaults
 
 DEVICES = ("auto", "cpu", "cuda")
 BASELINES = ("eager", "compile")
@@ -109,6 +109,31 @@ NO_CACHE_HELP = (
 )
 
 
+def hang_limit(parser: argparse.ArgumentParser) -> None:
+    """``--hang-limit`` of the commands that verify one candidate (``--time-limit`` is its
+    older name, kept as an alias): a limit on each run of the candidate, unlike optimize's
+    and bench's ``--time-limit``, which bounds a whole search."""
+    parser.add_argument(
+        "--hang-limit",
+        "--time-limit",
+        dest="hang_limit",
+        type=_seconds,
+        default=defaults.HANG_LIMIT_S,
+        metavar="SECONDS",
+        help="seconds the candidate may run before it counts as hung "
+        f"(default {defaults.HANG_LIMIT_S:g}; --time-limit is an alias)",
+    )
+
+
+def _seeds_per_gate(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--seeds",
+        type=_positive_int,
+        default=defaults.SEEDS,
+        help=f"input seeds per gate (default {defaults.SEEDS})",
+    )
+
+
 def _device(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--device", choices=DEVICES, default="auto", help="auto = cuda when a GPU is present"
@@ -139,7 +164,12 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("candidate", metavar="CANDIDATE.py")
     _device(verify)
     _sizes(verify)
-    verify.add_argument("--seeds", type=_positive_int, default=3, help="input seeds (default 3)")
+    verify.add_argument(
+        "--seeds",
+        type=_positive_int,
+        default=defaults.SEEDS,
+        help=f"input seeds (default {defaults.SEEDS})",
+    )
     verify.add_argument(
         "--seed",
         type=int,
@@ -148,12 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
         "which): reproduces a run",
     )
     verify.add_argument("--json", action="store_true", help="one JSON object on stdout")
-    verify.add_argument(
-        "--time-limit",
-        type=_seconds,
-        default=120.0,
-        help="seconds the candidate may run before it counts as hung (default 120)",
-    )
+    hang_limit(verify)
     verify.add_argument(
         "--baseline",
         action="append",
@@ -180,13 +205,18 @@ def build_parser() -> argparse.ArgumentParser:
     optimize = sub.add_parser("optimize", help="search for a faster verified candidate")
     optimize.add_argument("problem", metavar="PROBLEM.py")
     optimize.add_argument("--agents", type=_agents, default="offline")
-    optimize.add_argument("--budget", type=_positive_int, default=16, help="candidates to try")
+    optimize.add_argument(
+        "--budget",
+        type=_positive_int,
+        default=defaults.CANDIDATE_BUDGET,
+        help=f"candidates to try (default {defaults.CANDIDATE_BUDGET})",
+    )
     optimize.add_argument("--out", metavar="DIR", default=None)
     _device(optimize)
     _sizes(optimize)
     optimize.add_argument("--json", action="store_true")
     optimize.add_argument("--step", action="store_true", help="approve each step interactively")
-    optimize.add_argument("--seeds", type=_positive_int, default=3, help="input seeds per gate")
+    _seeds_per_gate(optimize)
     optimize.add_argument(
         "--resume",
         action="store_true",
@@ -212,8 +242,13 @@ def build_parser() -> argparse.ArgumentParser:
     _sizes(bench)
     bench.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS")
     bench.add_argument("--json", action="store_true")
-    bench.add_argument("--budget", type=_positive_int, default=16, help="candidates per problem")
-    bench.add_argument("--seeds", type=_positive_int, default=3, help="input seeds per gate")
+    bench.add_argument(
+        "--budget",
+        type=_positive_int,
+        default=defaults.CANDIDATE_BUDGET,
+        help=f"candidates per problem (default {defaults.CANDIDATE_BUDGET})",
+    )
+    _seeds_per_gate(bench)
     bench.add_argument("--model", default=None, help="Claude model (default $KERNELOPT_MODEL)")
     bench.add_argument(
         "--gpus",

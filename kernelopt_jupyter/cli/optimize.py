@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kernelopt_jupyter import defaults
 from kernelopt_jupyter.device import DeviceError, resolve_device
 from kernelopt_jupyter.problem import ProblemError, load_problem
 from kernelopt_jupyter.session import OptimizationSession, SearchOptions, SessionError
@@ -55,8 +56,8 @@ def _fail(message: str) -> int:
 def _options(args: argparse.Namespace, out_dir: Path | None) -> SearchOptions:
     opts = SearchOptions(
         agents=getattr(args, "agents", "offline") or "offline",
-        budget=int(getattr(args, "budget", None) or 16),
-        seeds=int(getattr(args, "seeds", None) or 3),
+        budget=int(getattr(args, "budget", None) or defaults.CANDIDATE_BUDGET),
+        seeds=int(getattr(args, "seeds", None) or defaults.SEEDS),
         device=getattr(args, "device", "auto") or "auto",
         step=bool(getattr(args, "step", False)),
         model=getattr(args, "model", None),
@@ -392,6 +393,14 @@ def search_timeline(events: Path) -> dict[str, Any]:
     candidate the seconds from its proposal to its verdict, and the Executor's seconds
     (compiles and edits), with the part spent on steps that gave no candidate (a harvest
     under a configuration that generated the default code)."""
+    from kernelopt_jupyter.event_payloads import (
+        AgentFinished,
+        AgentStarted,
+        Baseline,
+        CandidateProposed,
+        Profile,
+        Verdict,
+    )
     from kernelopt_jupyter.events import EventError, read_events
 
     first_candidate = first_verdict = last = peers_t = analysed = None
@@ -405,33 +414,30 @@ def search_timeline(events: Path) -> dict[str, Any]:
     except (OSError, EventError):
         return {}
     for event in stream:
-        t, data = float(event.t or 0.0), event.data or {}
+        t, d = float(event.t or 0.0), event.payload()
         last = t
-        if event.type == "candidate":
+        if isinstance(d, CandidateProposed):
             first_candidate = t if first_candidate is None else first_candidate
-            proposed[str(data.get("id"))] = t
-        elif event.type == "profile" and "candidate" not in data:  # not a winner's timeline
+            proposed[d.id] = t
+        elif isinstance(d, Profile) and d.candidate is None:  # not a winner's timeline
             analysed = t if analysed is None else analysed
-            if isinstance(data.get("step_seconds"), dict) and not data.get("cached"):
-                steps = steps or dict(data["step_seconds"])  # a cached one's are another run's
-        elif event.type == "baseline":
+            if d.step_seconds and not d.cached:
+                steps = steps or dict(d.step_seconds)  # a cached one's are another run's
+        elif isinstance(d, Baseline):
             peers_t = t
-        elif event.type == "agent_started" and data.get("agent") == "executor":
+        elif isinstance(d, AgentStarted) and d.agent == "executor":
             started["executor"] = t
-        elif event.type == "agent_finished" and data.get("agent") == "executor":
+        elif isinstance(d, AgentFinished) and d.agent == "executor":
             begun = started.pop("executor", None)
             if begun is not None:
-                output = data.get("output")
-                if not isinstance(output, dict):
-                    output = {}
                 executor["s"] += t - begun
                 executor["steps"] += 1
-                if not output.get("source"):
+                if not d.output.get("source"):
                     executor["no_candidate_s"] += t - begun
                     executor["no_candidate"] += 1
-        elif event.type == "verdict":
+        elif isinstance(d, Verdict):
             first_verdict = t if first_verdict is None else first_verdict
-            start = proposed.get(str(data.get("candidate")))
+            start = proposed.get(d.candidate)
             if start is not None:
                 per_candidate.append(round(t - start, 1))
     ordered = sorted(per_candidate)

@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any, TextIO
 
+from kernelopt_jupyter import defaults
 from kernelopt_jupyter.cli.export import _error, json_command, show_check
 
 
@@ -24,8 +25,8 @@ def _reverify(args: argparse.Namespace, out: TextIO, sink: list[dict[str, Any]])
     path = Path(args.module)
     try:
         device = resolve_device(args.device)
-        seeds = args.seeds or int(read_manifest(export_folder(path)).get("seeds", 3))
-        options = VerifyOptions(device=device, seeds=seeds, time_limit_s=args.time_limit)
+        seeds = args.seeds or int(read_manifest(export_folder(path)).get("seeds", defaults.SEEDS))
+        options = VerifyOptions(device=device, seeds=seeds, time_limit_s=args.hang_limit)
         result = reverify(path, options, force=args.force, on_check=show_check(out))
     except ExportError as exc:
         return _error("reverify", str(exc), exc.code)

@@ -65,7 +65,7 @@ def _run(args: argparse.Namespace, json_sink: list[dict[str, object]] | None = N
     options = VerifyOptions(
         device=device,
         seeds=args.seeds,
-        time_limit_s=args.time_limit,
+        time_limit_s=args.hang_limit,
         baselines=tuple(args.baseline or ("eager",)),
         seed=getattr(args, "seed", None),
     )

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kernelopt_jupyter import defaults
+
 if TYPE_CHECKING:
     from kernelopt_jupyter.deploy.generalize import ShapeCheck
     from kernelopt_jupyter.deploy.packaging import ExportResult
@@ -36,8 +38,8 @@ def export(
     device: str = "auto",
     shapes: list[dict[str, int]] | None = None,
     fixed_shape: bool = False,
-    seeds: int = 3,
-    time_limit_s: float = 120.0,
+    seeds: int = defaults.SEEDS,
+    time_limit_s: float = defaults.HANG_LIMIT_S,
     on_check: Callable[[ShapeCheck], None] | None = None,
     mode: str | None = None,
 ) -> ExportResult:
@@ -75,6 +77,6 @@ def reverify(
     from kernelopt_jupyter.verify import VerifyOptions
 
     folder = export_folder(Path(path))
-    count = seeds or int(read_manifest(folder).get("seeds", 3))
+    count = seeds or int(read_manifest(folder).get("seeds", defaults.SEEDS))
     options = VerifyOptions(device=resolve_device(device), seeds=count)
     return _reverify(folder, options, force=force, on_check=on_check)

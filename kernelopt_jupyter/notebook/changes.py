@@ -7,7 +7,8 @@ dict), the executor's own answer names the change, then the candidate's note, th
 
 from __future__ import annotations
 
-from kernelopt_jupyter.events import Event
+from kernelopt_jupyter.event_payloads import AgentFinished, CandidateProposed
+from kernelopt_jupyter.events import Event, EventError
 from kernelopt_jupyter.launch_configs import LaunchConfigError, read_launch_configs
 from kernelopt_jupyter.session.state import CandidateView, SessionState
 
@@ -50,15 +51,18 @@ class ChangeNotes:
 
     def apply(self, event: Event) -> None:
         """Remember an executor answer's explanation, and which candidate it made."""
-        if event.type == "candidate" and event.data.get("agent") == "executor":
-            said = self.by_plan.get(str(event.data.get("plan_id")), "")
-            self.by_candidate[str(event.data.get("id"))] = said
+        try:
+            d = event.payload()
+        except EventError:
             return
-        if event.type != "agent_finished" or event.data.get("agent") != "executor":
+        if isinstance(d, CandidateProposed) and d.agent == "executor":
+            self.by_candidate[d.id] = self.by_plan.get(str(d.plan_id), "")
             return
-        output = event.data.get("output")
-        if isinstance(output, dict) and output.get("plan_id"):
-            self.by_plan[str(output["plan_id"])] = str(output.get("explanation") or "")
+        if not isinstance(d, AgentFinished) or d.agent != "executor":
+            return
+        # ``output`` is the Executor's answer (agents.base.Edit.to_dict() and its plan id).
+        if d.output.get("plan_id"):
+            self.by_plan[str(d.output["plan_id"])] = str(d.output.get("explanation") or "")
 
 
 def change_text(state: SessionState, cand: CandidateView, notes: ChangeNotes) -> str:

@@ -24,6 +24,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 from IPython.display import HTML, display
 
+from kernelopt_jupyter import defaults
 from kernelopt_jupyter.events import Event, read_events
 from kernelopt_jupyter.notebook.accept import (
     code_view_html,
@@ -202,7 +203,7 @@ def empty_cell_to_line(lines: list[str]) -> list[str]:
 
 def shown_status(state: SessionState) -> str:
     """'running', 'paused', or how the session ended ('finished', 'stopped', 'failed')."""
-    return str((state.finished or {}).get("status") or state.status)
+    return (state.finished.status if state.finished else "") or state.status
 
 
 def find_candidate(state: SessionState, which: str) -> str:
@@ -224,8 +225,18 @@ class KernelOptMagics(Magics):
 
     @magic_arguments()
     @argument("--agents", default="offline", help="offline (default), claude or replay:FILE")
-    @argument("--budget", type=int, default=16, help="most candidates to gate (default 16)")
-    @argument("--seeds", type=int, default=3, help="input seeds of the correctness gate")
+    @argument(
+        "--budget",
+        type=int,
+        default=defaults.CANDIDATE_BUDGET,
+        help=f"most candidates to gate (default {defaults.CANDIDATE_BUDGET})",
+    )
+    @argument(
+        "--seeds",
+        type=int,
+        default=defaults.SEEDS,
+        help=f"input seeds of the correctness gate (default {defaults.SEEDS})",
+    )
     @argument("--device", default="auto", help="auto (default), cpu or cuda")
     @argument("--step", action="store_true", help="pause after every agent step for a decision")
     @argument("--model", default=None, help="Claude model name for --agents claude")

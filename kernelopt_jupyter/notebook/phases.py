@@ -12,7 +12,15 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from kernelopt_jupyter.events import Event
+from kernelopt_jupyter.event_payloads import (
+    Baseline,
+    Budget,
+    Decision,
+    Profile,
+    SessionFinished,
+    SessionStarted,
+)
+from kernelopt_jupyter.events import Event, EventError
 
 LABELS = {
     "baselines": "Measuring the baselines (eager, torch.compile)",
@@ -63,33 +71,36 @@ class PhaseTracker:
     def apply(self, event: Event) -> bool:
         """Fold one event in; True when the phases changed."""
         names = [p.name for p in self.phases]
-        d, t = event.data, event.t
-        if event.type == "session_started":
+        try:
+            d, t = event.payload(), event.t
+        except EventError:
+            return False  # data that does not fit its type moves no phase
+        if isinstance(d, SessionStarted):
             self.phases, self.finished = [], None
-            self.kind = str(d.get("kind") or "module")
+            self.kind = d.kind or "module"
             self.started, self.ended = t, None
-            limit = (d.get("options") or {}).get("max_seconds")
+            limit = d.options.get("max_seconds")
             self.limit = float(limit) if isinstance(limit, int | float) and limit > 0 else None
             self._open("baselines", t)
-        elif event.type == "baseline" and names[-1:] == ["baselines"]:
+        elif isinstance(d, Baseline) and names[-1:] == ["baselines"]:
             self._open("analysis", t)
-        elif event.type == "profile" and not d.get("candidate") and "search" not in names:
+        elif isinstance(d, Profile) and not d.candidate and "search" not in names:
             if names[-1:] == ["baselines"]:  # no baseline event (a resumed log): skip ahead
                 self._open("analysis", t)
             self._open("search", t)
-        elif event.type == "budget" and names[-1:] == ["search"]:
-            done, cap = d.get("candidates"), d.get("max_candidates")
+        elif isinstance(d, Budget) and names[-1:] == ["search"]:
+            done, cap = d.candidates, d.max_candidates
             phase = self.phases[-1]
-            if isinstance(done, int) and isinstance(cap, int) and cap > 0:
+            if done is not None and cap:
                 phase.progress = min(1.0, done / cap)
                 phase.detail = f"{done}/{cap} candidates"
-        elif event.type == "decision" and d.get("kind") == "best" and names[-1:] == ["search"]:
+        elif isinstance(d, Decision) and d.kind == "best" and names[-1:] == ["search"]:
             self._open("winner", t)
-        elif event.type == "session_finished":
+        elif isinstance(d, SessionFinished):
             current = self.current()
             if current is not None:
                 current.end = t
-            self.finished = str(d.get("status") or "finished")
+            self.finished = d.status or "finished"
             self.ended = t
         else:
             return False

@@ -12,6 +12,7 @@ import html
 from collections.abc import Iterable
 from pathlib import Path
 
+from kernelopt_jupyter.event_payloads import SessionFinished
 from kernelopt_jupyter.events import Event, read_events
 from kernelopt_jupyter.notebook.changes import ChangeNotes, change_text
 from kernelopt_jupyter.notebook.phases import PhaseTracker, duration_text
@@ -73,7 +74,7 @@ def render_summary(
     kernel; an unfinished session that does not was interrupted, and says so.
     """
     s = state
-    status = str((s.finished or {}).get("status") or s.status)
+    status = (s.finished.status if s.finished else "") or s.status
     if not s.finished and live:
         # Drawn as the magic starts the search, before its first event: it runs already.
         status = "running" if status == "starting" else status
@@ -103,9 +104,9 @@ def render_summary(
             "an interrupted search)</div>"
         )
     measured = [
-        f"{html.escape(name)} {float(b['ms']):.4f} ms"
+        f"{html.escape(name)} {b.ms:.4f} ms"
         for name, b in s.baselines.items()
-        if b.get("measured") and b.get("ms") is not None
+        if b.measured and b.ms is not None
     ]
     if s.baselines:
         parts.append(
@@ -113,14 +114,16 @@ def render_summary(
             + (", ".join(measured) if measured else "not measured (no GPU)")
             + "</div>"
         )
-    fin = s.finished or {}
+    fin = s.finished or SessionFinished()
     if s.best:
         best = s.candidates.get(s.best)
         text = speedup_text(best) if best else ""
         extra = []
-        for key, label in (("speedup_vs_eager", "eager"), ("speedup_vs_compile", "torch.compile")):
-            value = fin.get(key)
-            if isinstance(value, int | float):
+        for value, label in (
+            (fin.speedup_vs_eager, "eager"),
+            (fin.speedup_vs_compile, "torch.compile"),
+        ):
+            if value is not None:
                 extra.append(f"{value:.2f}x vs {label}")
         parts.append(
             f"<div>best: <b>{html.escape(s.best)}</b> {html.escape(text)}"

@@ -8,9 +8,8 @@ of getting a false verdict.
 
 from __future__ import annotations
 
-import time
-
 from kernelopt_jupyter.agents.search import DeadlineReached
+from kernelopt_jupyter.deadline import Deadline
 from kernelopt_jupyter.device import Device
 from kernelopt_jupyter.problem import Problem
 from kernelopt_jupyter.verify.report import VerifyOptions, VerifyReport
@@ -27,11 +26,11 @@ def verify_before(
     candidate_path: str,
     *,
     device: Device,
-    deadline: float,
+    deadline: Deadline,
     service: VerifyService | None = None,
     min_s: float = MIN_GATE_S,
 ) -> VerifyReport:
-    """Verify ``source``, cancelled at ``deadline`` (``time.monotonic()``). None is started
+    """Verify ``source``, cancelled at ``deadline`` (the run's). None is started
     with less than ``min_s`` left (at least ``MIN_GATE_S``): the caller's estimate of the
     least a verification takes, so work that could not finish is not begun.
 
@@ -47,16 +46,20 @@ def verify_before(
     from kernelopt_jupyter.verify import verify_candidate
     from kernelopt_jupyter.verify.report import VerificationCancelled
 
-    left = deadline - time.monotonic()
-    if left < max(MIN_GATE_S, min_s):
+    left = deadline.left()
+    if left is not None and left < max(MIN_GATE_S, min_s):
         raise DeadlineReached(
-            f"time limit reached before the gates could start ({max(left, 0.0):.1f} s left, "
+            f"time limit reached before the gates could start ({left:.1f} s left, "
             f"a verification takes about {max(MIN_GATE_S, min_s):.1f} s)",
             begun=False,
         )
     try:
         return verify_candidate(
-            problem, source, replace(options, deadline=deadline), candidate_path, service=service
+            problem,
+            source,
+            replace(options, deadline=deadline.at),
+            candidate_path=candidate_path,
+            service=service,
         )
     except VerificationCancelled:
-        raise DeadlineReached(f"time limit reached after {left:.0f} s of gating") from None
+        raise DeadlineReached(f"time limit reached after {left or 0.0:.0f} s of gating") from None

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kernelopt_jupyter import defaults
 from kernelopt_jupyter.agents.base import AgentContext, KernelUnit, Policy, PolicyError
 from kernelopt_jupyter.agents.memory import ExperienceMemory, default_memory_path
 from kernelopt_jupyter.agents.offline import OfflinePolicy
@@ -34,8 +35,10 @@ from kernelopt_jupyter.agents.search import (
 from kernelopt_jupyter.agents.stepping import StepControl
 from kernelopt_jupyter.analysis.screen import ScreenResult
 from kernelopt_jupyter.candidate import Candidate
+from kernelopt_jupyter.deadline import Deadline
 from kernelopt_jupyter.device import resolve_device
-from kernelopt_jupyter.events import Event, EventLog, read_events
+from kernelopt_jupyter.event_payloads import SessionStarted, Verdict
+from kernelopt_jupyter.events import Event, EventError, EventLog, read_events
 from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source, with_mode
 from kernelopt_jupyter.session.files import write_atomic
 from kernelopt_jupyter.session.gating import verify_before
@@ -56,8 +59,8 @@ class SearchOptions:
     """Everything a person can choose about a search (the magic's and CLI's flags)."""
 
     agents: str = "offline"  # offline | claude | replay:FILE
-    budget: int = 16  # candidates
-    seeds: int = 3
+    budget: int = defaults.CANDIDATE_BUDGET  # candidates
+    seeds: int = defaults.SEEDS
     device: str = "auto"
     step: bool = False
     model: str | None = None
@@ -65,11 +68,11 @@ class SearchOptions:
     max_tokens: int | None = None
     max_usd: float | None = None  # API spend limit (Claude), at the model's list prices
     out_dir: Path | None = None
-    time_limit_s: float = 180.0
-    iterations: int = 5
-    plans: int = 4
-    retries: int = 4
-    beam: int = 4
+    time_limit_s: float = defaults.SEARCH_HANG_LIMIT_S
+    iterations: int = defaults.ITERATIONS
+    plans: int = defaults.PLANS
+    retries: int = defaults.RETRIES
+    beam: int = defaults.BEAM
     memory_path: Path | None = field(default_factory=default_memory_path)
     #: The reference's semantics: None keeps the problem's own ("as-constructed" unless its
     #: source declares KERNELOPT_MODE = "eval"); "eval" optimizes for inference.
@@ -188,7 +191,7 @@ class OptimizationSession:
         self._resume = _resume_events
         self._search: BeamSearch | None = None
         self._service: Any = None  # verify.service.VerifyService, made at the first gate
-        self._deadline: float | None = None
+        self._deadline: Deadline | None = None
         self._verify_s: list[float] = []  # wall seconds of this search's verifications
         self._deferred: Any = None  # analysis.pipeline.DeferredBaselines, timed after c0
         self._cache: Any = None  # analysis.cache.AnalysisCache, made at first use
@@ -249,7 +252,7 @@ class OptimizationSession:
     # ------------------------------------------------------------------ the run
     def _time_left(self) -> float | None:
         """Seconds before the whole-search deadline, or None without ``--time-limit``."""
-        return None if self._deadline is None else self._deadline - time.monotonic()
+        return None if self._deadline is None else self._deadline.left()
 
     def opening_notice(self) -> str:
         """What this run can and cannot do, said once at the start (the CPU tier's limits;
@@ -287,9 +290,8 @@ class OptimizationSession:
         and best.py are rewritten (atomically) after every verdict, so a kill at any moment
         leaves every decided candidate on disk with status ``interrupted``.
         """
-        limit = self.options.max_seconds
-        started = time.monotonic()  # the budget's clock starts here: the analysis counts
-        self._deadline = started + limit if limit else None
+        # The budget's clock starts here: the analysis counts.
+        self._deadline = Deadline.start(self.options.max_seconds)
         self._verify_s = []
         policy = make_policy(
             self.options.agents,
@@ -327,13 +329,11 @@ class OptimizationSession:
                 retries=self.options.retries,
                 beam=self.options.beam,
                 max_candidates=self.options.budget,
-                max_seconds=self.options.max_seconds,
                 max_tokens=self.options.max_tokens,
                 max_usd=self.options.max_usd,
                 seeds=self.options.seeds,
                 time_limit_s=self.options.time_limit_s,
                 deadline=self._deadline,
-                started=started,
             )
             self._search = BeamSearch(
                 self.problem,
@@ -594,7 +594,6 @@ class OptimizationSession:
         candidate: Candidate,
         baselines: tuple[str, ...] = ("eager",),
     ) -> VerifyReport:
-        from kernelopt_jupyter.verify import verify_candidate
 
         options = self._verify_options(dispatch_only=candidate.dispatch_only, baselines=baselines)
         # Written first: the verdict names the file the candidate is kept in.
@@ -603,28 +602,23 @@ class OptimizationSession:
         saved.write_text(candidate.source)
         path = str(saved)
         service = self._verify_service(problem, options)
-        if self._deadline is None:
-            report = verify_candidate(
-                problem, candidate.source, options, candidate_path=path, service=service
-            )
-        else:
-            # Not begun where even the quickest verification of this search so far (less a
-            # fifth) would not end before the deadline: it would be cut, its work lost, and
-            # the search would end later for nothing (most of the H200 bench's searches ended
-            # on a verification begun a few seconds before the limit and cut).
-            quickest = 0.8 * min(self._verify_s) if self._verify_s else 0.0
-            started = time.monotonic()
-            report = verify_before(
-                problem,
-                candidate.source,
-                options,
-                path,
-                device=self.device,
-                deadline=self._deadline,
-                service=service,
-                min_s=quickest,
-            )
-            self._verify_s.append(time.monotonic() - started)
+        # Not begun where even the quickest verification of this search so far (less a
+        # fifth) would not end before the deadline: it would be cut, its work lost, and the
+        # search would end later for nothing (most of the H200 bench's searches ended on a
+        # verification begun a few seconds before the limit and cut).
+        quickest = 0.8 * min(self._verify_s) if self._verify_s else 0.0
+        started = time.monotonic()
+        report = verify_before(
+            problem,
+            candidate.source,
+            options,
+            path,
+            device=self.device,
+            deadline=self._deadline or Deadline.start(),
+            service=service,
+            min_s=quickest,
+        )
+        self._verify_s.append(time.monotonic() - started)
         return report
 
     def _screen(self, problem: Problem, variants: list[str], time_limit_s: float) -> ScreenResult:
@@ -776,18 +770,21 @@ class OptimizationSession:
         problem_file = folder / "problem.py"
         if not events_file.is_file() or not problem_file.is_file():
             raise SessionError(f"{folder}: not a KernelOPT session (no events.jsonl/problem.py)")
-        events = read_events(events_file)
-        started = next((e for e in events if e.type == "session_started"), None)
+        try:
+            events = read_events(events_file)
+        except EventError as exc:
+            raise SessionError(f"{exc} (repair or delete that line to open it)") from None
+        started = next((p for e in events if isinstance(p := e.payload(), SessionStarted)), None)
         try:
             problem = problem_from_source(
                 problem_file.read_text(),
-                str(started.data.get("problem")) if started else str(problem_file),
+                started.problem_path if started else str(problem_file),
                 validate=False,
             )
         except ProblemError as exc:
             raise SessionError(str(exc)) from None
         if options is None:
-            saved = dict(started.data.get("options", {})) if started else {}
+            saved = dict(started.options) if started else {}
             options = SearchOptions(
                 **{k: v for k, v in saved.items() if k in SearchOptions.__dataclass_fields__}
             )
@@ -804,11 +801,13 @@ def _decided_reports(events: list[Event]) -> dict[str, VerifyReport]:
     """Source key -> verifier report of every verdict a saved log holds (for ``--resume``)."""
     known: dict[str, VerifyReport] = {}
     for e in events:
-        if e.type == "verdict" and "report" in e.data and "source_key" in e.data:
-            try:
-                known[str(e.data["source_key"])] = VerifyReport.from_dict(e.data["report"])
-            except ValueError:
-                continue  # a verdict written by an older schema is gated again, not trusted
+        verdict = e.payload()
+        if not isinstance(verdict, Verdict) or verdict.report is None or not verdict.source_key:
+            continue
+        try:
+            known[verdict.source_key] = VerifyReport.from_dict(verdict.report)
+        except ValueError:
+            continue  # a verdict written by an older schema is gated again, not trusted
     return known
 
 

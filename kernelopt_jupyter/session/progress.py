@@ -10,9 +10,27 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import Any, TextIO
+from typing import TextIO
 
-from kernelopt_jupyter.events import Event
+from kernelopt_jupyter.event_payloads import (
+    AgentFailed,
+    AgentFinished,
+    AgentStarted,
+    Baseline,
+    CandidateProposed,
+    Decision,
+    Degraded,
+    ErrorRaised,
+    Payload,
+    PlanProposed,
+    Profile,
+    Retry,
+    SessionFinished,
+    SessionStarted,
+    StepPaused,
+    Verdict,
+)
+from kernelopt_jupyter.events import Event, EventError
 from kernelopt_jupyter.session.state import SessionState, degraded_text, speedup_text
 from kernelopt_jupyter.verify.report import GATE_FAIL
 from kernelopt_jupyter.verify.report import GATE_NAMES as GATES
@@ -42,8 +60,9 @@ class TextProgress:
         with self._lock:
             self.state.apply(event)
             self.state.take_changes()
-            self._track_phase(event)
-            line = self.line(event)
+            payload = _payload(event)
+            self._track_phase(event, payload)
+            line = self._line(event, payload)
             if line:
                 print(line, file=self.stream, flush=True)
                 self._last_line = time.monotonic()
@@ -53,27 +72,28 @@ class TextProgress:
             )
             self._beat.start()
 
-    def _track_phase(self, event: Event) -> None:
-        d = event.data
+    def _track_phase(self, event: Event, d: Payload | None) -> None:
         now = time.monotonic()
         self._t_offset = event.t - now
-        phase = {
-            "session_started": "analysing (dispatch map, harvest)",
-            "candidate": f"gating {d.get('id')}",
-            "agent_started": f"{d.get('agent')} step {d.get('step')}",
-        }.get(event.type)
-        if event.type == "profile":
+        phase = None
+        if isinstance(d, SessionStarted):
+            phase = "analysing (dispatch map, harvest)"
+        elif isinstance(d, CandidateProposed):
+            phase = f"gating {d.id}"
+        elif isinstance(d, AgentStarted):
+            phase = f"{d.agent} step {d.step}"
+        elif isinstance(d, Profile):
             self._analysed = True
-            self._peers_pending = bool(d.get("baselines_deferred"))
-        elif event.type == "baseline":
+            self._peers_pending = d.baselines_deferred
+        elif isinstance(d, Baseline):
             self._peers_pending = False
-        elif event.type == "verdict" and self._peers_pending:
+        elif isinstance(d, Verdict) and self._peers_pending:
             # the peers are timed after the first verdict (analysis.pipeline.DeferredBaselines)
             phase = "timing the baselines (eager, torch.compile default, max-autotune, CUDA graphs)"
-        elif event.type == "verdict" and not self._analysed:
+        elif isinstance(d, Verdict) and not self._analysed:
             # the quick start's verdict came while the analysis still runs
             phase = "analysing (dispatch map, harvest)"
-        if event.type == "session_finished":
+        if isinstance(d, SessionFinished):
             self._done.set()
         elif phase is not None and phase != self._phase:
             self._phase, self._phase_since = phase, now
@@ -97,62 +117,77 @@ class TextProgress:
         """Stop the heartbeat (a finished session stops it by itself)."""
         self._done.set()
 
-    def _gist(self, d: dict[str, Any]) -> str:
+    def _gist(self, d: AgentFinished) -> str:
         """One short phrase for a finished agent step: its own last words, else its summary."""
-        agent = self.state.agents.get(str(d.get("agent")))
+        agent = self.state.agents.get(d.agent)
         said = agent.full_text.strip().splitlines() if agent is not None else []
         said = [line for line in said if line.strip() and not line.startswith(("──", "[tool]"))]
-        text = said[-1] if said else str(d.get("summary") or "done").splitlines()[0]
+        text = said[-1] if said else (d.summary or "done").splitlines()[0]
         return text if len(text) <= 110 else text[:107] + "..."
 
     def line(self, event: Event) -> str | None:
         """The progress line for ``event`` (None when it gets no line)."""
-        d: dict[str, Any] = event.data
+        return self._line(event, _payload(event))
+
+    def _line(self, event: Event, d: Payload | None) -> str | None:
         s = self.state
         t = f"[{event.t:7.1f}s]"
-        if event.type == "session_started":
-            mode = f", mode {d['mode']}" if d.get("mode") else ""
+        if isinstance(d, SessionStarted):
+            mode = f", mode {d.mode}" if d.mode else ""
             head = f"{t} KernelOPT: {s.problem} ({s.kind}) on {s.device}, agents {s.agents_option}"
-            notice = f"\n{t} {d['notice']}" if d.get("notice") else ""
+            notice = f"\n{t} {d.notice}" if d.notice else ""
             return head + mode + notice
-        if event.type == "baseline":
-            if d.get("measured") and d.get("ms"):
-                return f"{t} baseline {d.get('name')}: {d.get('ms'):.4f} ms"
-            return f"{t} baseline {d.get('name')}: not measured ({d.get('detail', '')})"
-        if event.type == "gate" and d.get("status") == GATE_FAIL:
-            return f"{t}   {d.get('name')} gate failed: {str(d.get('detail'))[:160]}"
-        if event.type == "decision":
-            return f"{t} decision: " + ", ".join(f"{k}={v}" for k, v in d.items())[:200]
-        if event.type == "agent_finished":
-            return f"{t} {d.get('agent')} step {d.get('step')}: {self._gist(d)}"
-        if event.type == "plan":
-            return f"{t} plan {d.get('plan_id')}: {d.get('title')}"
-        if event.type == "candidate":
-            return f"{t} candidate {d.get('id')} from {d.get('agent')} (parent {d.get('parent') or 'ref'})"
-        if event.type == "verdict":
-            cand = s.candidates.get(str(d.get("candidate")))
-            if cand is None:
-                return None
-            gates = ", ".join(f"{g} {cand.gates[g].status}" for g in GATES)
-            speed = speedup_text(cand)
-            return f"{t} {cand.id}: {cand.verdict} ({gates}){' ' + speed if speed else ''}"
-        if event.type == "step_paused":
+        if isinstance(d, Baseline):
+            if d.measured and d.ms:
+                return f"{t} baseline {d.name}: {d.ms:.4f} ms"
+            return f"{t} baseline {d.name}: not measured ({d.detail})"
+        if isinstance(d, Decision):
+            return f"{t} decision: " + ", ".join(f"{k}={v}" for k, v in event.data.items())[:200]
+        if isinstance(d, AgentFinished):
+            return f"{t} {d.agent} step {d.step}: {self._gist(d)}"
+        if isinstance(d, PlanProposed):
+            return f"{t} plan {d.plan_id}: {d.title}"
+        if isinstance(d, CandidateProposed):
+            return f"{t} candidate {d.id} from {d.agent} (parent {d.parent or 'ref'})"
+        if isinstance(d, Verdict):
+            return self._verdict_lines(t, d)
+        if isinstance(d, StepPaused):
             return (
-                f"{t} paused after {d.get('agent')} step {d.get('step')}: "
+                f"{t} paused after {d.agent} step {d.step}: "
                 "use the session's step controls (approve / reject / edit)"
             )
-        if event.type == "retry":
-            return (
-                f"{t} {d.get('agent')}: {d.get('reason')}; retry {d.get('attempt')}/"
-                f"{d.get('max_attempts')} in {d.get('wait_s')} s"
-            )
-        if event.type == "agent_failed":
-            return f"{t} {d.get('agent')} step {d.get('step')} failed: {d.get('error')}"
-        if event.type == "error":
-            return f"{t} error in {d.get('where')}: {d.get('message')}"
-        if event.type == "degraded":
+        if isinstance(d, Retry):
+            return f"{t} {d.agent}: {d.reason}; retry {d.attempt}/{d.max_attempts} in {d.wait_s} s"
+        if isinstance(d, AgentFailed):
+            return f"{t} {d.agent} step {d.step} failed: {d.error}"
+        if isinstance(d, ErrorRaised):
+            return f"{t} error in {d.where}: {d.message}"
+        if isinstance(d, Degraded):
             return f"{t} WARNING: {degraded_text(d)}"
-        if event.type == "session_finished":
-            best = d.get("best")
-            return f"{t} finished ({d.get('status')}); best: {best or 'none'}"
+        if isinstance(d, SessionFinished):
+            return f"{t} finished ({d.status}); best: {d.best or 'none'}"
+        return None
+
+    def _verdict_lines(self, t: str, d: Verdict) -> str | None:
+        """The failed gate (from the verdict's report) and the candidate's verdict line."""
+        cand = self.state.candidates.get(d.candidate)
+        if cand is None:
+            return None
+        failed = [
+            f"{t}   {g.name} gate failed: {g.detail[:160]}"
+            for g in cand.gates.values()
+            if g.status == GATE_FAIL
+        ]
+        gates = ", ".join(f"{g} {cand.gates[g].status}" for g in GATES)
+        speed = speedup_text(cand)
+        verdict = f"{t} {cand.id}: {cand.verdict} ({gates}){' ' + speed if speed else ''}"
+        return "\n".join([*failed, verdict])
+
+
+def _payload(event: Event) -> Payload | None:
+    """The event's typed data; None for an unknown type or data that does not fit it (the
+    state notes that in its errors)."""
+    try:
+        return event.payload()
+    except EventError:
         return None

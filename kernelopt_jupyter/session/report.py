@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelopt_jupyter.analysis.codegen import library_on
+from kernelopt_jupyter.event_payloads import SessionStarted
 from kernelopt_jupyter.events import EventError, read_events
 from kernelopt_jupyter.session.state import (
     CandidateView,
@@ -77,7 +78,9 @@ def report_notebook(run_dir: Path) -> dict[str, Any]:
         raise EventError(f"{run_dir / 'events.jsonl'}: the session recorded no event")
     state = SessionState()
     state.apply_all(events)
-    started = next((e.data for e in events if e.type == "session_started"), {})
+    started = next(
+        (p for e in events if isinstance(p := e.payload(), SessionStarted)), SessionStarted()
+    )
     problem_file = run_dir / "problem.py"
     problem = problem_file.read_text(encoding="utf-8") if problem_file.is_file() else ""
     cells: list[dict[str, Any]] = []
@@ -136,24 +139,24 @@ def _cell_text(text: str) -> str:
 
 
 def _header(
-    state: SessionState, started: dict[str, Any], run_dir: Path, problem: str
+    state: SessionState, started: SessionStarted, run_dir: Path, problem: str
 ) -> list[dict[str, Any]]:
-    name = started.get("name") or state.problem or run_dir.name
-    status = (state.finished or {}).get("status", "not finished (interrupted)")
+    name = started.name or state.problem or run_dir.name
+    status = state.finished.status if state.finished else "not finished (interrupted)"
     lines = [
         f"# KernelOPT session report: {name}",
         "",
-        f"- problem: `{started.get('problem', '?')}` ({started.get('kind', '?')} problem)",
-        f"- device: {started.get('device', '?')}; agents: {started.get('agents', '?')}; "
-        f"module mode: {started.get('mode') or 'as-constructed'}",
+        f"- problem: `{started.problem_path or '?'}` ({started.kind or '?'} problem)",
+        f"- device: {started.device or '?'}; agents: {started.agents or '?'}; "
+        f"module mode: {started.mode or 'as-constructed'}",
         f"- status: {status}; best: {state.best or 'none'}; candidates gated: "
         f"{len(state.candidates)}",
         f"- written by `kernelopt report` from `{run_dir.name}/events.jsonl`",
     ]
-    notice = started.get("notice")
+    notice = started.notice
     if notice:
         lines += ["", f"> {notice}"]
-    if started.get("device") == "cpu":
+    if started.device == "cpu":
         lines += [
             "",
             "> On the CPU nothing is timed: speedups read *not timed*, and the dispatch map ranks "
@@ -169,10 +172,10 @@ def _header(
     return [_md("\n".join(lines)), _code(_SETUP + (_SMALL if small else ""))]
 
 
-def _problem_cells(problem: str, started: dict[str, Any]) -> list[dict[str, Any]]:
+def _problem_cells(problem: str, started: SessionStarted) -> list[dict[str, Any]]:
     if not problem:
         return [_md("## The problem\n\nThe session folder holds no `problem.py`.")]
-    entry = started.get("entry") or "Model"
+    entry = started.entry or "Model"
     keep = f"\n\nREFERENCE = {entry}  # the candidate below may redefine the name\n"
     return [
         _md(
@@ -187,10 +190,8 @@ def _dispatch_cells(state: SessionState) -> list[dict[str, Any]]:
     cells: list[dict[str, Any]] = []
     rows = ["| baseline | ms | note |", "|---|---|---|"]
     for name, base in state.baselines.items():
-        ms = base.get("ms")
         rows.append(
-            f"| {name} | {_number(ms, '%.4f') or 'not measured'} "
-            f"| {_cell_text(base.get('detail') or '')} |"
+            f"| {name} | {_number(base.ms, '%.4f') or 'not measured'} | {_cell_text(base.detail)} |"
         )
     profile = state.reference_profile()
     records = kernel_records(profile)
@@ -200,9 +201,8 @@ def _dispatch_cells(state: SessionState) -> list[dict[str, Any]]:
     if not records:
         text.append("The session recorded no dispatch map.")
         return [_md("\n".join(text))]
-    summary = (profile or {}).get("summary")
-    if summary:
-        text += [str(summary), ""]
+    if profile is not None and profile.summary:
+        text += [profile.summary, ""]
     text += [
         "Where the reference's work runs once compiled: each generated Triton kernel (editable) "
         "and each vendor-library call (cuBLAS, cuDNN: kept). *Intensity* is FLOPs per byte "
@@ -369,7 +369,7 @@ def _search_cells(state: SessionState) -> list[dict[str, Any]]:
 
 
 def _final_cells(
-    state: SessionState, started: dict[str, Any], has_problem: bool
+    state: SessionState, started: SessionStarted, has_problem: bool
 ) -> list[dict[str, Any]]:
     best = state.candidates.get(state.best or "")
     if best is None or not best.source:
@@ -383,8 +383,8 @@ def _final_cells(
     ]
     if not has_problem:
         return cells
-    entry = started.get("entry") or "Model"
-    if started.get("kind", "module") == "module":
+    entry = started.entry or "Model"
+    if (started.kind or "module") == "module":
         check = (
             "torch.manual_seed(0)\n"
             "reference = REFERENCE(*get_init_inputs())\n"

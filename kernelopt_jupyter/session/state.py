@@ -11,8 +11,39 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernelopt_jupyter.events import Event
-from kernelopt_jupyter.verify.report import GATE_NAMES, GATE_PASS, GATE_PENDING, GATE_SKIPPED
+from kernelopt_jupyter.event_payloads import (
+    AgentFailed,
+    AgentFinished,
+    AgentStarted,
+    AgentText,
+    AgentThinking,
+    Baseline,
+    Budget,
+    CandidateProposed,
+    Decision,
+    Degraded,
+    ErrorRaised,
+    Experience,
+    Explanation,
+    GateDecided,
+    PlanProposed,
+    Profile,
+    Retry,
+    SessionFinished,
+    SessionStarted,
+    StepPaused,
+    StepResumed,
+    ToolCall,
+    Verdict,
+)
+from kernelopt_jupyter.events import Event, EventError
+from kernelopt_jupyter.verify.report import (
+    GATE_NAMES,
+    GATE_PASS,
+    GATE_PENDING,
+    GATE_SKIPPED,
+    VerifyReport,
+)
 
 #: The four gates in contract order (the badges are drawn in this order). Their one home is
 #: verify/report.py; this name stays for the front ends that import it from here.
@@ -52,7 +83,7 @@ class CandidateView:
     explanation: str = ""
     #: The ``plan`` event that made it, bound when both have been seen: a later plan event
     #: reusing the id (logs written before plan ids were unique per session) leaves it be.
-    plan: dict[str, Any] | None = None
+    plan: PlanProposed | None = None
 
 
 @dataclass
@@ -70,7 +101,7 @@ class AgentView:
     #: The model's summarized thinking (Claude), kept apart from its answer text.
     thinking: list[str] = field(default_factory=list)
     #: The latest ``retry`` event of the step in flight (None once the step goes on).
-    retry: dict[str, Any] | None = None
+    retry: Retry | None = None
 
     @property
     def full_text(self) -> str:
@@ -111,11 +142,11 @@ class Changes:
         )
 
 
-def degraded_text(entry: dict[str, Any]) -> str:
+def degraded_text(entry: Degraded) -> str:
     """One line for a failed analysis phase (a ``degraded`` event), for the console and the
     panel's warnings."""
     return (
-        f"the analysis's {entry.get('phase')} phase failed: {entry.get('error')} "
+        f"the analysis's {entry.phase} phase failed: {entry.error} "
         "(the search goes on without it; this analysis is not cached)"
     )
 
@@ -134,23 +165,23 @@ class SessionState:
     agents_option: str = ""
     options: dict[str, Any] = field(default_factory=dict)
     status: str = "starting"  # starting | running | paused | finished
-    baselines: dict[str, dict[str, Any]] = field(default_factory=dict)
-    profiles: list[dict[str, Any]] = field(default_factory=list)
+    baselines: dict[str, Baseline] = field(default_factory=dict)
+    profiles: list[Profile] = field(default_factory=list)
     agents: dict[str, AgentView] = field(default_factory=dict)
     current_agent: str | None = None
-    plans: dict[str, dict[str, Any]] = field(default_factory=dict)
+    plans: dict[str, PlanProposed] = field(default_factory=dict)
     candidates: dict[str, CandidateView] = field(default_factory=dict)
     progress: list[tuple[float, float]] = field(default_factory=list)  # (t, best speedup)
     best: str | None = None
     best_speedup: float | None = None
-    budget: dict[str, Any] = field(default_factory=dict)
-    paused: dict[str, Any] | None = None
-    last_resume: dict[str, Any] | None = None
+    budget: Budget = field(default_factory=Budget)
+    paused: StepPaused | None = None
+    last_resume: StepResumed | None = None
     errors: list[str] = field(default_factory=list)
     #: The analysis's failed phases (``degraded`` events): phase and cause; also in ``errors``.
-    degraded: list[dict[str, str]] = field(default_factory=list)
+    degraded: list[Degraded] = field(default_factory=list)
     experience: list[dict[str, Any]] = field(default_factory=list)
-    finished: dict[str, Any] | None = None
+    finished: SessionFinished | None = None
     resumed: bool = False
     last_t: float = 0.0
     started_t: float = 0.0  # session time of the latest session_started: the budget's clock
@@ -160,12 +191,21 @@ class SessionState:
     # ------------------------------------------------------------------ applying events
 
     def apply(self, event: Event) -> None:
-        """Fold one event in; unknown types are ignored (a newer engine may add some)."""
+        """Fold one event in; unknown types are ignored (a newer engine may add some), and an
+        event whose data does not fit its type is noted in ``errors`` and skipped."""
         self.events_seen += 1
         self.last_t = max(self.last_t, event.t)
         handler = getattr(self, f"_on_{event.type}", None)
-        if handler is not None:
-            handler(event.data, event.t)
+        if handler is None:
+            return
+        try:
+            payload = event.payload()
+        except EventError as exc:
+            message = f"event {event.seq} not shown: {exc}"
+            self.errors.append(message)
+            self._changes.errors.append(message)
+            return
+        handler(payload, event.t)
 
     def apply_all(self, events: list[Event]) -> None:
         """Fold several events in order."""
@@ -177,37 +217,35 @@ class SessionState:
         changes, self._changes = self._changes, Changes()
         return changes
 
-    def _on_session_started(self, d: dict[str, Any], t: float) -> None:
-        problem = d.get("name") or d.get("problem")
-        self.problem = str(problem.get("name", "")) if isinstance(problem, dict) else str(problem)
-        self.resumed = bool(d.get("resumed"))
-        self.kind = str(d.get("kind") or "")
-        self.device = str(d.get("device") or "")
-        self.agents_option = str(d.get("agents") or "")
-        self.options = dict(d.get("options") or {})
+    def _on_session_started(self, d: SessionStarted, t: float) -> None:
+        self.problem = d.title
+        self.resumed = d.resumed
+        self.kind = d.kind
+        self.device = d.device
+        self.agents_option = d.agents
+        self.options = dict(d.options)
         self.started_t = t
         self.status = "running"
         self._changes.header = True
 
-    def _on_baseline(self, d: dict[str, Any], t: float) -> None:
-        self.baselines[str(d.get("name"))] = dict(d)
+    def _on_baseline(self, d: Baseline, t: float) -> None:
+        self.baselines[d.name] = d
         self._changes.header = True
 
-    def _on_profile(self, d: dict[str, Any], t: float) -> None:
-        self.profiles.append(dict(d))
+    def _on_profile(self, d: Profile, t: float) -> None:
+        self.profiles.append(d)
         self._changes.profile = True
 
-    def _agent(self, d: dict[str, Any]) -> AgentView:
-        name = str(d.get("agent") or "agent")
+    def _agent(self, name: str) -> AgentView:
         view = self.agents.get(name)
         if view is None:
             view = self.agents[name] = AgentView(name)
         return view
 
-    def _on_agent_started(self, d: dict[str, Any], t: float) -> None:
-        view = self._agent(d)
-        view.step = d.get("step")
-        view.iteration = d.get("iteration")
+    def _on_agent_started(self, d: AgentStarted, t: float) -> None:
+        view = self._agent(d.agent)
+        view.step = d.step
+        view.iteration = d.iteration
         view.running = True
         self.current_agent = view.agent
         # A visible boundary between steps: an agent's stream runs across the whole search.
@@ -220,48 +258,49 @@ class SessionState:
         self._changes.agents.add(view.agent)
         self._changes.header = True
 
-    def _on_agent_text(self, d: dict[str, Any], t: float) -> None:
-        view = self._agent(d)
-        delta = str(d.get("delta") or "")
-        if not delta:
+    def _on_agent_text(self, d: AgentText, t: float) -> None:
+        view = self._agent(d.agent)
+        if not d.delta:
             return
-        if view.step is None and d.get("step") is not None:
-            view.step = d.get("step")
-        view.text.append(delta)
-        self._changes.text.setdefault(view.agent, []).append(delta)
+        if view.step is None and d.step is not None:
+            view.step = d.step
+        view.text.append(d.delta)
+        self._changes.text.setdefault(view.agent, []).append(d.delta)
         if view.retry is not None:  # the request got through
             view.retry = None
             self._changes.agents.add(view.agent)
 
-    def _on_agent_thinking(self, d: dict[str, Any], t: float) -> None:
-        view = self._agent(d)
-        delta = str(d.get("delta") or "")
-        if delta:
-            view.thinking.append(delta)
-            self._changes.thinking.setdefault(view.agent, []).append(delta)
+    def _on_agent_thinking(self, d: AgentThinking, t: float) -> None:
+        view = self._agent(d.agent)
+        if d.delta:
+            view.thinking.append(d.delta)
+            self._changes.thinking.setdefault(view.agent, []).append(d.delta)
 
-    def _on_retry(self, d: dict[str, Any], t: float) -> None:
-        view = self._agent(d)
-        view.retry = dict(d)
+    def _on_retry(self, d: Retry, t: float) -> None:
+        view = self._agent(d.agent)
+        view.retry = d
         self._changes.agents.add(view.agent)
 
-    def _on_tool_call(self, d: dict[str, Any], t: float) -> None:
-        view = self._agent(d)
+    def _on_tool_call(self, d: ToolCall, t: float) -> None:
+        view = self._agent(d.agent)
         view.tool_calls += 1
-        line = f"\n[tool] {d.get('tool')}\n"
+        line = f"\n[tool] {d.tool}\n"
         view.text.append(line)
         self._changes.text.setdefault(view.agent, []).append(line)
         self._changes.agents.add(view.agent)
 
-    def _on_agent_failed(self, d: dict[str, Any], t: float) -> None:
-        self._on_agent_finished({**d, "summary": f"failed: {d.get('error') or 'no answer'}"}, t)
+    def _on_agent_failed(self, d: AgentFailed, t: float) -> None:
+        self._step_ended(d.agent, f"failed: {d.error or 'no answer'}", d.usage)
 
-    def _on_agent_finished(self, d: dict[str, Any], t: float) -> None:
-        view = self._agent(d)
+    def _on_agent_finished(self, d: AgentFinished, t: float) -> None:
+        self._step_ended(d.agent, d.summary, d.usage)
+
+    def _step_ended(self, agent: str, summary: str, usage: dict[str, float]) -> None:
+        view = self._agent(agent)
         view.running = False
         view.retry = None
-        view.summary = str(d.get("summary") or "")
-        for key, value in (d.get("usage") or {}).items():
+        view.summary = summary
+        for key, value in usage.items():
             if isinstance(value, int | float):
                 view.usage[key] = view.usage.get(key, 0) + value
         tail = "\n" if view.text and not view.text[-1].endswith("\n") else ""
@@ -270,76 +309,62 @@ class SessionState:
             self._changes.text.setdefault(view.agent, []).append(tail)
         self._changes.agents.add(view.agent)
 
-    def _on_plan(self, d: dict[str, Any], t: float) -> None:
-        plan = self.plans[str(d.get("plan_id"))] = dict(d)
+    def _on_plan(self, d: PlanProposed, t: float) -> None:
+        self.plans[d.plan_id] = d
         for cand in self.candidates.values():
             # Only a candidate seen before its plan takes it; one already bound keeps its own.
-            if cand.plan_id == d.get("plan_id") and cand.plan is None:
-                cand.plan = plan
+            if cand.plan_id == d.plan_id and cand.plan is None:
+                cand.plan = d
                 self._changes.candidates.add(cand.id)
 
-    def _on_candidate(self, d: dict[str, Any], t: float) -> None:
-        cid = str(d.get("id"))
-        existing = self.candidates.get(cid)
+    def _on_candidate(self, d: CandidateProposed, t: float) -> None:
+        existing = self.candidates.get(d.id)
         view = CandidateView(
-            id=cid,
-            parent=d.get("parent"),
-            agent=str(d.get("agent") or ""),
-            plan_id=d.get("plan_id"),
-            source=str(d.get("source") or ""),
-            diff=str(d.get("diff") or ""),
-            dispatch_only=bool(d.get("dispatch_only")),
-            note=str(d.get("note") or ""),
+            id=d.id,
+            parent=d.parent,
+            agent=d.agent,
+            plan_id=d.plan_id,
+            source=d.source,
+            diff=d.diff,
+            dispatch_only=d.dispatch_only,
+            note=d.note,
             t=t,
             plan=self._plan_of(d),
         )
-        self.candidates[cid] = view
+        self.candidates[d.id] = view
         if existing is None:
-            self._changes.new_candidates.append(cid)
+            self._changes.new_candidates.append(d.id)
         else:
-            self._changes.candidates.add(cid)
+            self._changes.candidates.add(d.id)
 
-    def _plan_of(self, d: dict[str, Any]) -> dict[str, Any] | None:
+    def _plan_of(self, d: CandidateProposed) -> PlanProposed | None:
         """The plan that made the candidate of event ``d``: the latest plan event with its id,
         or, for a Tuner's variant (which carries its parent's plan id), the parent's own."""
-        plan_id = d.get("plan_id")
-        if plan_id is None:
+        if d.plan_id is None:
             return None
-        parent = self.candidates.get(str(d.get("parent")))
-        if parent is not None and parent.plan_id == plan_id and parent.plan is not None:
+        parent = self.candidates.get(str(d.parent))
+        if parent is not None and parent.plan_id == d.plan_id and parent.plan is not None:
             return parent.plan
-        return self.plans.get(str(plan_id))
+        return self.plans.get(d.plan_id)
 
-    def _candidate(self, cid: Any) -> CandidateView | None:
-        return self.candidates.get(str(cid))
-
-    def _on_gate(self, d: dict[str, Any], t: float) -> None:
-        cand = self._candidate(d.get("candidate"))
+    def _on_gate(self, d: GateDecided, t: float) -> None:
+        # The verdict that follows carries the same gates in its report (the one it decides
+        # by); these give a live display the badges of a log written before reports did.
+        cand = self.candidates.get(d.candidate)
         if cand is None:
             return
-        name = str(d.get("name"))
-        cand.gates[name] = GateView(
-            name=name,
-            status=str(d.get("status") or GATE_PENDING),
-            detail=str(d.get("detail") or ""),
-            metrics=dict(d.get("metrics") or {}),
-        )
-        if name == "performance" and cand.speedup is None:
-            metrics = cand.gates[name].metrics
-            cand.speedup = _num(metrics.get("speedup"))
-            cand.ci_low = _num(metrics.get("ci_low"))
-            cand.ci_high = _num(metrics.get("ci_high"))
+        cand.gates[d.name] = GateView(d.name, d.status or GATE_PENDING, d.detail, dict(d.metrics))
         self._changes.candidates.add(cand.id)
 
-    def _on_verdict(self, d: dict[str, Any], t: float) -> None:
-        cand = self._candidate(d.get("candidate"))
+    def _on_verdict(self, d: Verdict, t: float) -> None:
+        cand = self.candidates.get(d.candidate)
         if cand is None:
             return
-        cand.verdict = str(d.get("verdict") or "")
-        cand.ms = _num(d.get("ms"))
-        cand.speedup = _num(d.get("speedup"))
-        cand.ci_low = _num(d.get("ci_low"))
-        cand.ci_high = _num(d.get("ci_high"))
+        if d.report is not None:
+            for gate in VerifyReport.from_dict(d.report).gates:
+                cand.gates[gate.name] = GateView(gate.name, gate.status, gate.detail, gate.metrics)
+        cand.verdict = d.verdict
+        cand.ms, cand.speedup, cand.ci_low, cand.ci_high = d.ms, d.speedup, d.ci_low, d.ci_high
         if cand.verdict == GATE_PASS and cand.speedup is not None:
             if self.best_speedup is None or cand.speedup > self.best_speedup:
                 self.best_speedup = cand.speedup
@@ -351,15 +376,15 @@ class SessionState:
             self._set_best(cand.id)
         self._changes.candidates.add(cand.id)
 
-    def _on_decision(self, d: dict[str, Any], t: float) -> None:
-        cand = self._candidate(d.get("candidate"))
-        if cand is None or d.get("kind") in ("duplicate", "screened"):
+    def _on_decision(self, d: Decision, t: float) -> None:
+        cand = self.candidates.get(str(d.candidate))
+        if cand is None or d.kind in ("duplicate", "screened"):
             # A duplicate names the earlier candidate it repeats, a screen the parent whose
             # variants were timed together: that row does not change.
             return
         # "cancelled": the time limit cut this candidate's gates, or left too little for them
         # to begin; it stays undecided.
-        cand.decision = str(d.get("kind") or "")
+        cand.decision = d.kind
         if cand.decision == "best":
             self._set_best(cand.id)
         self._changes.candidates.add(cand.id)
@@ -373,54 +398,51 @@ class SessionState:
         self.best = cid
         self._changes.header = True
 
-    def _on_step_paused(self, d: dict[str, Any], t: float) -> None:
-        self.paused = dict(d)
+    def _on_step_paused(self, d: StepPaused, t: float) -> None:
+        self.paused = d
         self.status = "paused"
         self._changes.step = True
         self._changes.header = True
 
-    def _on_step_resumed(self, d: dict[str, Any], t: float) -> None:
+    def _on_step_resumed(self, d: StepResumed, t: float) -> None:
         self.paused = None
-        self.last_resume = dict(d)
+        self.last_resume = d
         if self.status == "paused":
             self.status = "running"
         self._changes.step = True
         self._changes.header = True
 
-    def _on_budget(self, d: dict[str, Any], t: float) -> None:
-        self.budget = dict(d)
+    def _on_budget(self, d: Budget, t: float) -> None:
+        self.budget = d
         self._changes.header = True
 
-    def _on_experience(self, d: dict[str, Any], t: float) -> None:
-        item = d.get("item")
-        if isinstance(item, dict):
-            self.experience.append(item)
+    def _on_experience(self, d: Experience, t: float) -> None:
+        self.experience.append(d.item)
 
-    def _on_explanation(self, d: dict[str, Any], t: float) -> None:
-        cand = self._candidate(d.get("candidate"))
+    def _on_explanation(self, d: Explanation, t: float) -> None:
+        cand = self.candidates.get(d.candidate)
         if cand is None:
             return
-        cand.explanation = str(d.get("text") or "")
+        cand.explanation = d.text
         self._changes.candidates.add(cand.id)
 
-    def _on_error(self, d: dict[str, Any], t: float) -> None:
-        message = f"{d.get('where')}: {d.get('message')}"
+    def _on_error(self, d: ErrorRaised, t: float) -> None:
+        message = f"{d.where}: {d.message}"
         self.errors.append(message)
         self._changes.errors.append(message)
 
-    def _on_degraded(self, d: dict[str, Any], t: float) -> None:
-        entry = {"phase": str(d.get("phase")), "error": str(d.get("error"))}
-        self.degraded.append(entry)
-        message = degraded_text(entry)
+    def _on_degraded(self, d: Degraded, t: float) -> None:
+        self.degraded.append(d)
+        message = degraded_text(d)
         self.errors.append(message)
         self._changes.errors.append(message)
 
-    def _on_session_finished(self, d: dict[str, Any], t: float) -> None:
-        self.finished = dict(d)
+    def _on_session_finished(self, d: SessionFinished, t: float) -> None:
+        self.finished = d
         self.status = "finished"
         self.paused = None
-        if d.get("best"):
-            self._set_best(str(d["best"]))
+        if d.best:
+            self._set_best(d.best)
         self._changes.finished = True
         self._changes.header = True
         self._changes.step = True
@@ -432,32 +454,37 @@ class SessionState:
         if plan_id is None:
             return ""
         plan = self.plans.get(plan_id)
-        return str(plan.get("title") or plan_id) if plan else plan_id
+        return (plan.title or plan_id) if plan else plan_id
 
     def candidate_plan_title(self, cand: CandidateView) -> str:
         """The title of the plan that made ``cand`` (not of a later plan given the same id)."""
         if cand.plan is not None:
-            return str(cand.plan.get("title") or cand.plan_id or "")
+            return cand.plan.title or cand.plan_id or ""
         return self.plan_title(cand.plan_id)
 
-    def reference_profile(self) -> dict[str, Any] | None:
+    def reference_profile(self) -> Profile | None:
         """The latest profile of the reference (a profile event naming no candidate)."""
         for prof in reversed(self.profiles):
-            if not prof.get("candidate"):
+            if not prof.candidate:
                 return prof
         return None
 
-    def candidate_profile(self, cid: str) -> dict[str, Any] | None:
+    def candidate_profile(self, cid: str) -> Profile | None:
         """The latest profile taken of candidate ``cid``, if any."""
         for prof in reversed(self.profiles):
-            if prof.get("candidate") == cid:
+            if prof.candidate == cid:
                 return prof
         return None
 
     def elapsed_s(self) -> float:
         """Seconds since this run began, analysis included (the budget's clock)."""
-        seconds = _num(self.budget.get("seconds")) or 0.0
-        return max(seconds, self.last_t - self.started_t)
+        return max(self.budget.seconds or 0.0, self.last_t - self.started_t)
+
+    def _cap(self, name: str) -> float | None:
+        """A budget cap: the latest budget event's, else the session's option (which the
+        search's first budget event has not reported yet)."""
+        value = getattr(self.budget, name)
+        return _num(value if value is not None else self.options.get(_OPTION_OF_CAP[name]))
 
     def budget_line(self) -> str:
         """'candidates 5/16 · 12 s/300 s · 3400 tokens · $0.012/$0.50'.
@@ -466,14 +493,14 @@ class SessionState:
         so it runs before the search's first ``budget`` event; caps not yet in a budget event
         come from the session's options.
         """
-        b, o = self.budget, self.options
-        if not b and not self.started_t and not self.last_t:
+        b = self.budget
+        if b == Budget() and not self.started_t and not self.last_t:
             return ""
         parts = []
-        done, cap = b.get("candidates"), b.get("max_candidates", o.get("budget"))
+        done, cap = b.candidates, self._cap("max_candidates")
         if done is not None or cap is not None:
-            parts.append(f"candidates {done or 0}" + (f"/{cap}" if cap is not None else ""))
-        limit = _num(b.get("max_seconds", o.get("max_seconds")))
+            parts.append(f"candidates {done or 0}" + (f"/{cap:.0f}" if cap is not None else ""))
+        limit = self._cap("max_seconds")
         parts.append(f"{self.elapsed_s():.0f}" + (f"/{limit:.0f}" if limit else "") + " s")
         cost = self.cost()
         if cost["tokens"] or cost["max_tokens"]:
@@ -490,23 +517,33 @@ class SessionState:
         From the latest ``budget`` event (``cost_usd``, ``max_usd``, ``tokens``, ``max_tokens``,
         ``usage``); where it carries no per-kind ``usage`` the agents' own usage is summed.
         """
-        b, o = self.budget, self.options
-        usage = b.get("usage")
-        if not isinstance(usage, dict):
-            usage = {}
+        b = self.budget
+        usage: dict[str, float] = {}
+        if b.usage is not None:
+            usage = dict(b.usage)
+        else:
             for view in self.agents.values():
                 for key, value in view.usage.items():
                     if key.endswith("tokens") and isinstance(value, int | float):
                         usage[key] = usage.get(key, 0) + value
-        max_usd = _num(b.get("max_usd", o.get("max_usd")))
-        max_tokens = _num(b.get("max_tokens", o.get("max_tokens")))
+        max_usd = self._cap("max_usd")
+        max_tokens = self._cap("max_tokens")
         return {
-            "tokens": int(_num(b.get("tokens")) or sum(usage.values())),
+            "tokens": int(b.tokens or sum(usage.values())),
             "max_tokens": int(max_tokens) if max_tokens else None,
-            "cost_usd": _num(b.get("cost_usd")) or 0.0,
+            "cost_usd": b.cost_usd or 0.0,
             "max_usd": max_usd or None,
-            "usage": {k: int(v) for k, v in usage.items() if _num(v)},
+            "usage": {k: int(v) for k, v in usage.items() if v},
         }
+
+
+#: A budget event's cap -> the session option it comes from before the first budget event.
+_OPTION_OF_CAP = {
+    "max_candidates": "budget",
+    "max_seconds": "max_seconds",
+    "max_tokens": "max_tokens",
+    "max_usd": "max_usd",
+}
 
 
 def speedup_text(cand: CandidateView) -> str:
@@ -522,16 +559,16 @@ def speedup_text(cand: CandidateView) -> str:
     return text
 
 
-def kernel_records(profile: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The per-kernel records of a profile event's dispatch map, whatever its exact shape.
+def kernel_records(profile: Profile | None) -> list[dict[str, Any]]:
+    """The per-kernel records of a profile's dispatch map, whatever its exact shape.
 
     Accepted shapes: a list of records, or a dict holding one under ``records``/``kernels``.
     Each record is a dict with at least ``name``; ``kind`` (triton/vendor/other), ``share``,
     ``ms``, ``flops``, ``bytes``, ``bound`` and ``roofline_fraction`` are used where present.
     """
-    if not profile:
+    if profile is None:
         return []
-    dmap = profile.get("dispatch_map")
+    dmap: Any = profile.dispatch_map
     if isinstance(dmap, dict):
         dmap = dmap.get("records", dmap.get("kernels"))
     if not isinstance(dmap, list):
@@ -539,16 +576,16 @@ def kernel_records(profile: dict[str, Any] | None) -> list[dict[str, Any]]:
     return [r for r in dmap if isinstance(r, dict) and "name" in r]
 
 
-def timeline_records(profile: dict[str, Any] | None) -> list[dict[str, Any]]:
+def timeline_records(profile: Profile | None) -> list[dict[str, Any]]:
     """Kernel launches (name, start, duration in ms, kind) of a profile, if it has a timeline.
 
     Looked up under ``timeline`` in the event, then in its dispatch map; each entry needs
     ``name`` and ``start_ms``/``start`` and ``dur_ms``/``duration_ms``/``ms``.
     """
-    if not profile:
+    if profile is None:
         return []
-    raw = profile.get("timeline")
-    dmap = profile.get("dispatch_map")
+    raw: Any = profile.timeline
+    dmap = profile.dispatch_map
     if raw is None and isinstance(dmap, dict):
         raw = dmap.get("timeline")
     if not isinstance(raw, list):

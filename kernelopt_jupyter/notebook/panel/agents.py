@@ -8,10 +8,10 @@ shows on the status line (status, wait, attempt) until the request gets through.
 from __future__ import annotations
 
 import html
-from typing import Any
 
 import ipywidgets as w
 
+from kernelopt_jupyter.event_payloads import Retry
 from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, cls
 from kernelopt_jupyter.notebook.panel.stream import StreamView
 from kernelopt_jupyter.session.state import AgentView, Changes
@@ -35,16 +35,15 @@ def agent_line(view: AgentView) -> str:
     return f"<small>{' · '.join(parts)}{summary}{retry_html(view.retry)}</small>"
 
 
-def retry_html(retry: dict[str, Any] | None) -> str:
+def retry_html(retry: Retry | None) -> str:
     """' · retrying: 529 overloaded, attempt 2/6 in 4.0 s' (empty when nothing is retried)."""
-    if not retry:
+    if retry is None:
         return ""
-    status = html.escape(str(retry.get("status") or "error"))
-    reason = html.escape(str(retry.get("reason") or ""))
-    attempt, most = retry.get("attempt"), retry.get("max_attempts")
+    status = html.escape(retry.status or "error")
+    reason = html.escape(retry.reason)
+    attempt, most = retry.attempt, retry.max_attempts
     tries = f", attempt {attempt}" + (f"/{most}" if most else "") if attempt else ""
-    wait = retry.get("wait_s")
-    after = f" in {float(wait):.1f} s" if isinstance(wait, int | float) else ""
+    after = f" in {retry.wait_s:.1f} s"
     return (
         f" · <span class='{CSS_CLASSES['retry']}' style='color:#9a6700'>retrying: {status}"
         f"{' ' + reason if reason else ''}{tries}{after}</span>"

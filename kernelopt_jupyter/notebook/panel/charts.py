@@ -12,23 +12,24 @@ from typing import Any
 
 import ipywidgets as w
 
+from kernelopt_jupyter.event_payloads import Profile
 from kernelopt_jupyter.notebook.panel import plots
 from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, cls
 from kernelopt_jupyter.notebook.panel.progress import WidthProbe
 
 
-def profile_summary_html(profile: dict[str, Any]) -> str:
+def profile_summary_html(profile: Profile) -> str:
     """The profile's summary line, with the dispatch map's error and notes when it has them."""
     parts = []
-    if profile.get("summary"):
-        parts.append(f"<div>{html.escape(str(profile['summary']))}</div>")
-    dmap = profile.get("dispatch_map")
+    if profile.summary:
+        parts.append(f"<div>{html.escape(profile.summary)}</div>")
+    dmap = profile.dispatch_map
     if isinstance(dmap, dict):
         if dmap.get("ok") is False and dmap.get("error"):
             parts.append(
                 f"<div style='color:#b00'>profiling failed: {html.escape(str(dmap['error']))}</div>"
             )
-        if dmap.get("ranked_by") and str(dmap["ranked_by"]) not in str(profile.get("summary")):
+        if dmap.get("ranked_by") and str(dmap["ranked_by"]) not in profile.summary:
             parts.append(
                 f"<div><small>ranked by {html.escape(str(dmap['ranked_by']))}</small></div>"
             )
@@ -111,7 +112,7 @@ class ChartsView:
         ref = s.reference_profile()
         if ref is not None:
             self.profile_summary.value = profile_summary_html(ref)
-        profiled = [p.get("candidate") for p in s.profiles if p.get("candidate")]
+        profiled = [p.candidate for p in s.profiles if p.candidate]
         options = [("(none)", ""), *[(str(c), str(c)) for c in dict.fromkeys(profiled)]]
         if list(self.timeline_candidate.options) != options:
             keep = self.timeline_candidate.value

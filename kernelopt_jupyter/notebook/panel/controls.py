@@ -12,6 +12,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from kernelopt_jupyter.event_payloads import StepPaused
 from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, cls
 from kernelopt_jupyter.notebook.panel.diff import side_by_side
 from kernelopt_jupyter.session.state import SessionState
@@ -21,10 +22,10 @@ _EDIT_ACTIONS = {"edit_candidate", "edit_plan", "edit"}
 _REPLANNED = {"planner", "executor", "tuner"}
 
 
-def pending_html(state: SessionState, paused: dict[str, Any], reference_source: str) -> str:
+def pending_html(state: SessionState, paused: StepPaused, reference_source: str) -> str:
     """What the paused step proposes: the profile summary, the plans, or the edit (a diff)."""
-    payload = paused.get("payload") or {}
-    agent = str(paused.get("agent"))
+    payload = paused.payload  # the paused step's own proposal, shaped by its agent
+    agent = paused.agent
     parts = [f"<div><b>{html.escape(agent)} proposes:</b></div>"]
     if payload.get("summary"):
         parts.append(f"<div>{html.escape(str(payload['summary']))}</div>")
@@ -41,8 +42,8 @@ def pending_html(state: SessionState, paused: dict[str, Any], reference_source: 
         parts.append(f"<div>{html.escape(str(payload['explanation']))}</div>")
     source = payload.get("source")
     if isinstance(source, str):
-        plan = state.plans.get(str(payload.get("plan_id")), {})
-        parent = state.candidates.get(str(plan.get("parent")))
+        plan = state.plans.get(str(payload.get("plan_id")))
+        parent = state.candidates.get(str(plan.parent)) if plan is not None else None
         old, label = (
             (parent.source, f"parent {parent.id}")
             if parent is not None
@@ -151,13 +152,13 @@ class ControlsView:
         """Enable the actions the pause allows and show what it proposes."""
         state = self.ctx.state
         paused = state.paused
-        pause = paused.get("pause") if paused is not None else None
+        pause = paused.pause if paused is not None else None
         if paused is not None:
             self.step_mode = True
             self.step_box.layout.display = "flex"
             if isinstance(pause, int) and pause != self._buttons_pause:
                 self._buttons_for(pause)
-        actions = set(paused.get("actions") or ()) if paused else set()
+        actions = set(paused.actions) if paused else set()
         live = paused is not None and self.ctx.controller is not None
         for action, button in self.step_buttons.items():
             allowed = (
@@ -168,10 +169,10 @@ class ControlsView:
             )
             button.disabled = not (live and allowed)
         if paused is not None:
-            where = f"{paused.get('agent')} step {paused.get('step')}"
+            where = f"{paused.agent} step {paused.step}"
             reject = (
                 "Reject to ask the Planner for other plans (your reason goes to it)"
-                if paused.get("agent") in _REPLANNED
+                if paused.agent in _REPLANNED
                 else "Reject to drop it (the search goes on)"
             )
             self.ctx.say(
@@ -181,7 +182,7 @@ class ControlsView:
         self.pending_text.value = (
             pending_html(state, paused, self.ctx.reference_source) if paused is not None else ""
         )
-        plans = (paused.get("payload") or {}).get("plans") or [] if paused else []
+        plans = paused.payload.get("plans") or [] if paused else []
         offered = live and "reject_plan" in actions and len(plans) > 1
         self.plan_rejects.children = (
             [self._plan_reject_button(plan, pause) for plan in plans if plan.get("id")]
@@ -262,7 +263,8 @@ class ControlsView:
             naming = _naming(pause)
             if action == "reject":
                 reason = self.reject_reason.value or "rejected in the panel"
-                replanned = (self.ctx.state.paused or {}).get("agent") in _REPLANNED
+                paused = self.ctx.state.paused
+                replanned = paused is not None and paused.agent in _REPLANNED
                 self.reject_reason.value = ""
                 self._answered(
                     "reject: sent (the Planner is asked again, with the reason)"

@@ -13,17 +13,17 @@ from kernelopt_jupyter.session.state import SessionState
 
 def pending_source(state: SessionState, reference_source: str) -> tuple[str, str]:
     """What step mode is paused on, as (kind, text) for the editor: a plan or a candidate."""
-    paused = state.paused or {}
-    payload = paused.get("payload") or {}
+    # The pause's payload is the paused step's own proposal, whose shape is the agent's.
+    payload = state.paused.payload if state.paused else {}
     if isinstance(payload.get("source"), str):
         return "code", payload["source"]
     plans = payload.get("plans") or []
-    if paused.get("agent") == "planner":
+    if state.paused is not None and state.paused.agent == "planner":
         if plans:  # the search replaces the first plan's rationale with the edit
             return "plan", str(plans[0].get("rationale") or plans[0].get("title") or "")
         if state.plans:
             plan = list(state.plans.values())[-1]
-            return "plan", str(plan.get("rationale") or plan.get("title") or "")
+            return "plan", plan.rationale or plan.title
     if state.candidates:
         return "code", list(state.candidates.values())[-1].source
     return "code", reference_source

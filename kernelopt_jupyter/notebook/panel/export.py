@@ -52,13 +52,13 @@ class ExportView(BackgroundAction):
     def ready(self) -> bool:
         """Whether there is a finished session with a best candidate to export."""
         state = self.ctx.state
-        return bool(self.out_dir and state.finished and state.finished.get("best"))
+        return bool(self.out_dir and state.finished and state.finished.best)
 
     def not_ready(self) -> str:
         return "Export: the session has no verified winner to export (yet)."
 
     def starting(self) -> str:
-        best = (self.ctx.state.finished or {}).get("best")
+        best = self.ctx.state.finished.best if self.ctx.state.finished else None
         return f"Exporting {best}: verifying it at every shape set…"
 
     def _reset(self) -> None:

@@ -28,7 +28,7 @@ def header_html(s: SessionState) -> str:
     if s.agents_option:
         bits.append(f"agents {html.escape(s.agents_option)}")
     # How it ended (finished, stopped, failed), not just that it ended.
-    status = str((s.finished or {}).get("status") or s.status)
+    status = (s.finished.status if s.finished else "") or s.status
     color = _STATUS_COLOR.get(status, "#555")
     bits.append(
         f"<span class='kernelopt-status' style='color:{color};font-weight:bold'>"
@@ -41,8 +41,8 @@ def header_html(s: SessionState) -> str:
     if s.budget_line():
         bits.append(f"budget: {html.escape(s.budget_line())}")
     for name, base in s.baselines.items():
-        if base.get("measured") and base.get("ms") is not None:
-            bits.append(f"{html.escape(name)} {float(base['ms']):.3f} ms")
+        if base.measured and base.ms is not None:
+            bits.append(f"{html.escape(name)} {base.ms:.3f} ms")
     if s.best:
         best = s.candidates.get(s.best)
         text = speedup_text(best) if best else ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kernelopt_jupyter.event_payloads import Profile
 from kernelopt_jupyter.session.state import kernel_records, timeline_records
 
 KIND_COLORS = {"vendor": "#8c6bb1", "triton": "#2b8cbe", "other": "#bdbdbd"}
@@ -140,7 +141,7 @@ def shares(records: list[dict[str, Any]]) -> tuple[list[float], bool]:
     return ([b / total for b in bounds] if total else [0.0] * len(records)), False
 
 
-def update_dispatch(fig: Any, profile: dict[str, Any] | None) -> str:
+def update_dispatch(fig: Any, profile: Profile | None) -> str:
     """Show the dispatch map of ``profile`` (the reference's, usually); returns a caveat or ''."""
     records = kernel_records(profile)
     share, measured = shares(records)
@@ -180,9 +181,9 @@ def roofline_points(records: list[dict[str, Any]]) -> list[tuple[str, str, float
     return points
 
 
-def _peaks(profile: dict[str, Any] | None) -> tuple[float | None, float | None]:
+def _peaks(profile: Profile | None) -> tuple[float | None, float | None]:
     """(GFLOP/s, GB/s) of the roof: from the profile, else the H200 figures of the analysis."""
-    dmap = (profile or {}).get("dispatch_map")
+    dmap = profile.dispatch_map if profile is not None else None
     peaks = dmap if isinstance(dmap, dict) else {}
     gflops, gbps = _num(peaks.get("peak_gflops")), _num(peaks.get("peak_gbps"))
     if gflops and gbps:
@@ -194,7 +195,7 @@ def _peaks(profile: dict[str, Any] | None) -> tuple[float | None, float | None]:
     return H200_FP32 / 1e9, bandwidth() / 1e9
 
 
-def update_roofline(fig: Any, profile: dict[str, Any] | None) -> str:
+def update_roofline(fig: Any, profile: Profile | None) -> str:
     """Place the kernels of ``profile`` under the roof (fp32 CUDA cores and HBM bandwidth).
 
     Returns a caveat for the reader, or ''.
@@ -230,8 +231,8 @@ def update_roofline(fig: Any, profile: dict[str, Any] | None) -> str:
 
 def update_timeline(
     fig: Any,
-    reference: dict[str, Any] | None,
-    candidate: dict[str, Any] | None,
+    reference: Profile | None,
+    candidate: Profile | None,
     label: str,
     device: str = "cuda",
 ) -> str:

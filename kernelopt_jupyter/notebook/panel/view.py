@@ -20,6 +20,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from kernelopt_jupyter.event_payloads import SessionFinished
 from kernelopt_jupyter.events import Event, EventLog
 from kernelopt_jupyter.notebook.accept import (
     code_view_html,
@@ -248,11 +249,9 @@ class SessionPanel:
             self.controls.finished()
             self.export.render()
             self.report.render()
-            fin = s.finished or {}
-            best = fin.get("best")
-            ended = {"stopped": "Stopped", "failed": "Failed"}.get(
-                str(fin.get("status")), "Finished"
-            )
+            fin = s.finished or SessionFinished()
+            best = fin.best
+            ended = {"stopped": "Stopped", "failed": "Failed"}.get(fin.status, "Finished")
             # An insertion confirmed before the search ended stays on the line: the person
             # accepted while it ran, and the end must not erase that it worked.
             self._say(
