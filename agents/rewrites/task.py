@@ -122,12 +122,14 @@ def _shape(out: Any) -> Any:
 def scan(source: str, path: str) -> RewriteScan:
     """Try every rule on the reference traced at meta; render those that apply (in-process).
 
-    The reference is traced and its shapes propagated once; each attempt works on a copy of
+    The reference is traced, its shapes propagated and its ops put in their canonical spelling
+    (``canonical.py``) once; each attempt works on a copy of
     that graph and propagates again only after a rule changed it (a meta forward of a long
     recurrent network takes seconds).
     """
     import torch.fx as fx
 
+    from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
     from kernelopt_jupyter.agents.rewrites.graph import (
         RewriteError,
         propagate_shapes,
@@ -165,6 +167,8 @@ def scan(source: str, path: str) -> RewriteScan:
             scan_result.error = error
             return scan_result
         expected, shaped = _shape(model(*inputs)), False
+    # Every spelling of an op becomes its one canonical call, which is what the rules match.
+    canonicalize(base)
 
     def fresh() -> Any:
         """A graph of the reference to rewrite, its shapes propagated where they could be."""
@@ -174,6 +178,7 @@ def scan(source: str, path: str) -> RewriteScan:
             gm = trace(model, inputs)
             if shaped:
                 propagate_shapes(gm, inputs)
+            canonicalize(gm)
             return gm
 
     def attempt(rules: list[Rewrite]) -> RewriteMatch | None:
