@@ -388,12 +388,33 @@ def linear_reduction(gm: fx.GraphModule) -> int:
 def _scaled(node: Any, user: fx.Node) -> tuple[Any, Any, float] | None:
     """``(x, op, c)`` when ``node`` is ``x * c``, ``c * x`` or ``x / c`` (``op`` the operator)
     read only by ``user``; None otherwise."""
+    if only_user(node) is not user:
+        return None
+    return _scale_op(node)
+
+
+def _scale_op(node: Any) -> tuple[Any, Any, float] | None:
+    """``(x, op, c)`` when ``node`` is ``x * c``, ``c * x`` or ``x / c``; None otherwise."""
     scaled = constant_scale(node)
-    if scaled is None or only_user(node) is not user or scalar(scaled[1]) is None:
+    if scaled is None:
         return None
     if node.target is operator.truediv:
         return scaled[0], operator.truediv, node.args[1]
     return scaled[0], operator.mul, scaled[1]
+
+
+def _reads_inputs(node: fx.Node) -> bool:
+    """Whether ``node``'s value depends on the forward's inputs (not only on weights)."""
+    seen: set[fx.Node] = set()
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if n.op == "placeholder":
+            return True
+        if n not in seen:
+            seen.add(n)
+            todo.extend(n.all_input_nodes)
+    return False
 
 
 def _numel(node: Any) -> int | None:
@@ -422,8 +443,8 @@ def move_constant_scale(gm: fx.GraphModule) -> int:
         red = reduction(node, "sum", "mean")
         if red is not None:
             found = _scaled(red.x, node)
-            if found is None:
-                continue
+            if found is None or not _reads_inputs(red.x):
+                continue  # a weight-only scale is derived once per load anyway
             x, op, c = found
             with g.inserting_before(node):
                 inner = _call(g, node.target, x, *node.args[1:])
@@ -458,14 +479,14 @@ def move_constant_scale(gm: fx.GraphModule) -> int:
 def _move_matmul_scale(g: fx.Graph, node: fx.Node) -> tuple[fx.Node, fx.Node] | None:
     """``(old, new)`` for a product with a constant scale on an operand or on its output,
     the scale moved onto the smallest of the three; None when it is there already."""
+    if not _reads_inputs(node):
+        return None  # a product of weights is derived once per load anyway
     a, b = node.args
     found_a, found_b = _scaled(a, node), _scaled(b, node)
     user = only_user(node)
-    found_out = None
-    if user is not None and constant_scale(user) is not None and user.args[0] is node:
-        found_out = (node, *(_scaled(node, user) or (None, None, None))[1:])
-        if found_out[1] is None:
-            found_out = None
+    found_out = _scale_op(user)
+    if found_out is not None and found_out[0] is not node:
+        found_out = None
     scales = [f for f in (found_a, found_b, found_out) if f is not None]
     if len(scales) != 1:
         return None  # several scales: left to a second pass after this one moved
@@ -863,6 +884,8 @@ def _max_through_monotone(gm: fx.GraphModule, *, smooth: bool) -> int:
             inner.meta = dict(current.meta)
             moved.meta = dict(current.meta)
             current.replace_all_uses_with(moved)
+            g.erase_node(current)  # the chain may go on: ``x`` must have one reader again
+            g.erase_node(step)
             count += 1
             current = inner
     if count:
@@ -940,10 +963,15 @@ def separable_avg_pool(gm: fx.GraphModule) -> int:
         if len(shape_of(node.args[0]) or ()) not in (3, 4):
             continue
         with g.inserting_before(node):
+            # Canonical calls (every argument given), so the pool kernel's rule sees them.
             rows = _call(
-                g, F.avg_pool2d, node.args[0], (kernel[0], 1), (stride[0], 1), (padding[0], 0)
-            )
-            new = _call(g, F.avg_pool2d, rows, (1, kernel[1]), (1, stride[1]), (0, padding[1]))
+                g, F.avg_pool2d, node.args[0], (kernel[0], 1), (stride[0], 1), (padding[0], 0),
+                False, True, None,
+            )  # fmt: skip
+            new = _call(
+                g, F.avg_pool2d, rows, (1, kernel[1]), (1, stride[1]), (0, padding[1]),
+                False, True, None,
+            )  # fmt: skip
         node.replace_all_uses_with(new)
         count += 1
     if count:

@@ -193,6 +193,7 @@ def scan(source: str, path: str) -> RewriteScan:
                     out = []
                     with contextlib.suppress(Exception):  # shapes are a hint (see below)
                         out = [propagated_output(gm, inputs)]
+                    canonicalize(gm)  # what a rule wrote, spelled as the next rule matches
                     stale = False
                 sites = rule.apply(gm)
                 if sites:
