@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
 from kernelopt_jupyter.agents.rewrites.graph import propagate_shapes, trace
 from kernelopt_jupyter.agents.rewrites.rules import BY_NAME
+from kernelopt_jupyter.agents.rewrites.task import scan
 
 N, M, K = 127, 129, 131
 
@@ -530,3 +531,52 @@ AVG_POOL = {
 def test_separable_average_pool_fires_for_every_spelling(spelling: str) -> None:
     model = Fn(AVG_POOL[spelling], pool=nn.AvgPool2d(3))
     _fires(model, [_randn(2, 3, 13, 11)], "separable_avg_pool", exact=False)
+
+
+# --------------------------------------------------------------------------- the scan
+
+SPELLED = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(features, features))
+        self.bias = nn.Parameter(torch.randn(features))
+        self.pool = nn.MaxPool1d(3)
+
+    def forward(self, x, d):
+        y = torch.einsum("ij,jk->ik", d.diag(), x)
+        z = torch.mm(y, self.weight.t()).add(self.bias)
+        s = z.sum(dim=-1, keepdim=True)
+        return self.pool(F.relu(s.expand(-1, 9)[None])).squeeze(0), torch.max(y.tanh(), 1)[0]
+
+
+def get_inputs():
+    return [torch.randn(7, 5), torch.randn(7)]
+
+
+def get_init_inputs():
+    return [5]
+"""
+
+
+def test_the_scan_finds_rules_on_unusual_spellings_and_renders_them() -> None:
+    from kernelopt_jupyter.problem import load_source_module
+
+    found = scan(SPELLED, "<spelled>")
+    names = {n for m in found.matches for n in m.names}
+    assert {"diag_matmul", "linear_reduction", "pool_before_activation"} <= names
+    assert "smooth_after_max" in names
+    torch.manual_seed(0)
+    ref = load_source_module(SPELLED, "algebra_ref").Model(5).eval()
+    x, d = torch.randn(7, 5), torch.randn(7)
+    for i, match in enumerate(found.matches):
+        cand = load_source_module(match.eager_source, f"algebra_cand_{i}").ModelNew(5).eval()
+        cand.load_state_dict(ref.state_dict(), strict=True)
+        with torch.no_grad():
+            for got, want in zip(cand(x, d), ref(x, d), strict=True):
+                torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
