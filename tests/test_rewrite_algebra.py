@@ -580,3 +580,41 @@ def test_the_scan_finds_rules_on_unusual_spellings_and_renders_them() -> None:
         with torch.no_grad():
             for got, want in zip(cand(x, d), ref(x, d), strict=True):
                 torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
+CHANNEL_SCALE = {
+    "conv * p": lambda m, x: m.conv(x) * m.p,
+    "torch.mul(p, conv)": lambda m, x: torch.mul(m.p, m.conv(x)),
+    "conv.mul": lambda m, x: m.conv(x).mul(m.p),
+    "transposed conv": lambda m, x: m.convt(x) * m.p,
+    "linear * row": lambda m, x: torch.flatten(m.conv(x), 1)[:, :5] @ m.w5.T * m.row,
+}
+
+
+@pytest.mark.parametrize("spelling", CHANNEL_SCALE)
+def test_channel_scale_folds_into_the_weight_for_every_spelling(spelling: str) -> None:
+    model = Fn(
+        CHANNEL_SCALE[spelling],
+        conv=nn.Conv2d(3, 5, 3, groups=1),
+        convt=nn.ConvTranspose2d(3, 5, 3, stride=2),
+        p=nn.Parameter(torch.randn(5, 1, 1)),
+        w5=nn.Parameter(torch.randn(7, 5)),
+        row=nn.Parameter(torch.randn(7)),
+    )
+    gm = _fires(model, [_randn(2, 3, 13, 11)], "fold_channel_scale", exact=False)
+    output = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    assert output.target is not operator.mul  # no scaling pass after the layer
+
+
+def test_a_scale_varying_in_space_or_a_grouped_transposed_conv_stays() -> None:
+    x = _randn(2, 4, 13, 11)
+    spatial = Fn(
+        lambda m, x: m.conv(x) * m.q, conv=nn.Conv2d(4, 6, 3), q=nn.Parameter(torch.randn(6, 11, 9))
+    )
+    _quiet(spatial, [x], "fold_channel_scale")
+    grouped = Fn(
+        lambda m, x: m.convt(x) * m.p,
+        convt=nn.ConvTranspose2d(4, 6, 3, groups=2),
+        p=nn.Parameter(torch.randn(6, 1, 1)),
+    )
+    _quiet(grouped, [x], "fold_channel_scale")

@@ -765,6 +765,56 @@ def fold_channel_bias(gm: fx.GraphModule) -> int:
     return count
 
 
+def fold_channel_scale(gm: fx.GraphModule) -> int:
+    """A per-channel parameter multiplying a conv's or linear layer's output folded into its
+    weight and bias.
+
+    ``conv(x, W, b) * p == conv(x, W * p, b * p)`` with ``p`` scaling each output channel's
+    filter (``(C, 1, 1)`` against ``(N, C, H, W)``; ``(F,)`` after a linear layer); for a
+    transposed convolution (one group) the output channels are the weight's second dimension.
+    Faster: the separate pass over the layer's output is gone; the scaled weight is derived from
+    the live parameters (once per load in the eager candidate). A reassociation: each product
+    ``x w`` is scaled before the sum instead of the sum after it.
+    """
+    count = 0
+    g = gm.graph
+    for node in _nodes(g):
+        if not is_call(node, operator.mul):
+            continue
+        for layer, other in (node.args, node.args[::-1]):
+            if not isinstance(layer, fx.Node) or only_user(layer) is not node:
+                continue
+            mod = module_of(gm, layer)
+            if isinstance(mod, _CONV_TS) and mod.groups != 1:
+                continue  # grouped: a group's output channels are not one weight dimension
+            if not (isinstance(mod, (*_CONVS, *_CONV_TS)) or is_linear(gm, layer)):
+                continue
+            if not _channel_vector(gm, other, layer):
+                continue
+            with g.inserting_before(node):
+                params = _layer_params(gm, layer)
+                if params is None:
+                    continue
+                weight, bias = params
+                view: tuple[int, ...] = (-1, 1)  # a linear weight is (out, in)
+                if isinstance(mod, _CONV_TS):  # (in, out, *kernel)
+                    view = (1, -1, *[1] * (mod.weight.dim() - 2))
+                elif isinstance(mod, _CONVS):  # (out, in / groups, *kernel)
+                    view = (-1, *[1] * (mod.weight.dim() - 1))
+                new_w = _call(g, operator.mul, weight, _method(g, "reshape", other, view))
+                vec = _method(g, "reshape", other, (-1,))
+                new_b = None if bias is None else _call(g, operator.mul, bias, vec)
+                new = _layer_call(gm, layer, new_w, new_b)
+                if new is None:
+                    continue
+            node.replace_all_uses_with(new)
+            count += 1
+            break
+    if count:
+        cleanup(gm)
+    return count
+
+
 #: Non-decreasing functions computed by correctly rounded steps (monotone in floating
 #: point too) and smooth ones whose libm-style kernels are monotone only to within an ulp.
 _SMOOTH_INCREASING = (torch.tanh, torch.sigmoid, torch.exp, torch.expm1, torch.erf, F.softplus)
@@ -1389,6 +1439,10 @@ REWRITES: list[Rewrite] = [
     Rewrite(
         "fold_channel_bias", "fold a per-channel bias add into the layer's bias",
         "reassociation", fold_channel_bias,
+    ),
+    Rewrite(
+        "fold_channel_scale", "fold a per-channel scale into the layer's weight",
+        "reassociation", fold_channel_scale,
     ),
     Rewrite(
         "pool_before_activation", "monotone function after the max-pool or maximum",
