@@ -618,3 +618,35 @@ def test_a_scale_varying_in_space_or_a_grouped_transposed_conv_stays() -> None:
         p=nn.Parameter(torch.randn(6, 1, 1)),
     )
     _quiet(grouped, [x], "fold_channel_scale")
+
+
+TRACED_CONSTANT = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x)) + SHIFT.to(x.device)
+
+
+SHIFT = torch.arange(4.0)
+
+
+def get_inputs():
+    return [torch.randn(3, 4)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_rewrite_reading_a_constant_that_tracing_made_is_not_offered() -> None:
+    found = scan(TRACED_CONSTANT, "<constant>")
+    assert not found.matches  # its class would lack the attribute the traced forward reads
+    assert "_tensor_constant0, a constant the reference lacks" in found.error

@@ -119,6 +119,15 @@ def _shape(out: Any) -> Any:
     return type(out).__name__
 
 
+def _traced_constant(gm: Any, made: set[str]) -> str | None:
+    """The first attribute ``gm``'s forward reads that tracing set on the model (``made``:
+    names the reference's own constructor did not create); None: none."""
+    for node in gm.graph.nodes:
+        if node.op == "get_attr" and str(node.target).split(".")[0] in made:
+            return str(node.target)
+    return None
+
+
 def scan(source: str, path: str) -> RewriteScan:
     """Try every rule on the reference traced at meta; render those that apply (in-process).
 
@@ -153,6 +162,7 @@ def scan(source: str, path: str) -> RewriteScan:
             return f"the reference does not run on the meta device: {exc}"
         return None
 
+    own = set(vars(model))
     try:
         base = trace(model, inputs)
     except RewriteError as exc:
@@ -208,6 +218,12 @@ def scan(source: str, path: str) -> RewriteScan:
         result = out[0] if out and not stale else propagated_output(gm, inputs)
         if _shape(result) != expected:
             raise RewriteError(f"{'+'.join(r.name for r, _ in applied)} changed the output shape")
+        made = _traced_constant(gm, set(vars(model)) - own)
+        if made is not None:
+            # Tracing turned a tensor built in forward into an attribute of the graph; the
+            # rendered subclass of the reference has no such attribute (and on the meta
+            # device it holds no values to copy).
+            raise RewriteError(f"the traced forward reads {made}, a constant the reference lacks")
         if any(r.kernels for r, _ in applied):
             foreign = foreign_compute(gm)
             if foreign is not None:
