@@ -650,3 +650,32 @@ def test_a_rewrite_reading_a_constant_that_tracing_made_is_not_offered() -> None
     found = scan(TRACED_CONSTANT, "<constant>")
     assert not found.matches  # its class would lack the attribute the traced forward reads
     assert "_tensor_constant0, a constant the reference lacks" in found.error
+
+
+CONV_FOLDS = {
+    "batchnorm": ("fold_batchnorm", lambda m, x: m.bn(F.conv2d(x, m.w, m.b, padding=1))),
+    "constant chain": (
+        "fold_affine_constants",
+        lambda m, x: torch.conv2d(x, m.w, m.b, 1, 1) * 2.0 - 1.0,
+    ),
+    "channel bias": ("fold_channel_bias", lambda m, x: F.conv2d(x, m.w, None, 1, 1).add(m.p)),
+    "channel scale": ("fold_channel_scale", lambda m, x: m.p * F.conv2d(x, m.w, m.b, stride=2)),
+}
+
+
+@pytest.mark.parametrize("case", CONV_FOLDS)
+def test_folds_write_into_a_functional_convolution_as_into_a_layer(case: str) -> None:
+    rule, fn = CONV_FOLDS[case]
+    bn = nn.BatchNorm2d(5)
+    bn.running_mean.normal_()
+    bn.running_var.uniform_(0.5, 2.0)
+    model = Fn(
+        fn,
+        bn=bn,
+        w=nn.Parameter(torch.randn(5, 3, 3, 3)),
+        b=nn.Parameter(torch.randn(5)),
+        p=nn.Parameter(torch.randn(5, 1, 1)),
+    )
+    gm = _fires(model, [_randn(2, 3, 13, 11)], rule, exact=False)
+    output = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    assert output.target is F.conv2d  # no pass after the convolution

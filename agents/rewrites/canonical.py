@@ -24,6 +24,7 @@ arithmetic                    ``operator.add/sub/mul/truediv/neg`` (``torch.mul`
 unary elementwise             ``torch.exp/log/tanh/sigmoid/...(x)`` (methods, ``F.tanh``, layers)
 relu, clamp                   ``torch.relu(x)``; ``torch.clamp(x, lo, hi)`` for ``F.hardtanh``,
                               ``F.relu6``, ``clamp_min`` ... (``clamp(x, 0, None)`` is relu)
+functional convolutions       ``F.conv2d(x, w, b, stride, padding, dilation, groups)``, all given
 parameter-free layers         their functional call: ``nn.LeakyReLU`` -> ``F.leaky_relu(x, s)``,
                               ``nn.GELU`` -> ``F.gelu``, ``nn.MaxPool2d`` -> ``F.max_pool2d``
                               with every argument positional, ``nn.Identity`` -> its input
@@ -96,6 +97,8 @@ _ARITHMETIC: dict[Any, Callable[..., Any]] = {
 _MAX_POOLS = {nn.MaxPool1d: F.max_pool1d, nn.MaxPool2d: F.max_pool2d, nn.MaxPool3d: F.max_pool3d}
 _AVG_POOLS = {nn.AvgPool1d: F.avg_pool1d, nn.AvgPool2d: F.avg_pool2d, nn.AvgPool3d: F.avg_pool3d}
 MAX_POOL_FN = tuple(_MAX_POOLS.values())
+#: Functional convolutions, by spatial dimensions (1, 2, 3).
+CONV_FN: tuple[Callable[..., Any], ...] = (F.conv1d, F.conv2d, F.conv3d)
 AVG_POOL_FN = tuple(_AVG_POOLS.values())
 
 
@@ -313,7 +316,20 @@ def _call_function(node: fx.Node) -> Call | None:
         return _activation_keywords(node)
     if target in MAX_POOL_FN or target in AVG_POOL_FN:
         return _pool_call(node)
+    if target in CONV_FN:
+        return _conv_call(node)
     return None
+
+
+def _conv_call(node: fx.Node) -> Call | None:
+    """A functional convolution with every argument positional, defaults filled in."""
+    names = ("input", "weight", "bias", "stride", "padding", "dilation", "groups")
+    defaults = {"bias": None, "stride": 1, "padding": 0, "dilation": 1, "groups": 1}
+    bound = _bind(node, names, defaults)
+    if bound is None:
+        return None
+    args = tuple(bound[n] for n in names)
+    return None if node.args == args and not node.kwargs else Call(node.target, args)  # type: ignore[arg-type]
 
 
 def _arithmetic(node: fx.Node, fn: Callable[..., Any]) -> Call | None:

@@ -29,6 +29,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from kernelopt_jupyter.agents.rewrites.canonical import (
+    CONV_FN,
     MAX_POOL_FN,
     constant_scale,
     is_call,
@@ -530,6 +531,28 @@ def _conv_dims(mod: nn.Module) -> int:
     return next(i + 1 for i, cls in enumerate(_CONVS) if isinstance(mod, cls))
 
 
+def conv_dims(gm: fx.GraphModule, node: Any) -> int | None:
+    """Spatial dimensions of a (not transposed) convolution with zero padding, as an
+    ``nn.ConvNd`` layer or a canonical ``F.convNd`` call alike; None for anything else."""
+    if not isinstance(node, fx.Node):
+        return None
+    mod = module_of(gm, node)
+    if isinstance(mod, _CONVS):
+        return _conv_dims(mod) if mod.padding_mode == "zeros" else None
+    if is_call(node, *CONV_FN) and len(node.args) == 7:
+        return CONV_FN.index(node.target) + 1  # type: ignore[arg-type]
+    return None
+
+
+def _is_layer(gm: fx.GraphModule, node: Any) -> bool:
+    """Whether ``node`` is a conv, transposed conv or linear layer a fold can write into."""
+    return (
+        conv_dims(gm, node) is not None
+        or isinstance(module_of(gm, node), _CONV_TS)
+        or is_linear(gm, node)
+    )
+
+
 def _layer_call(
     gm: fx.GraphModule, node: fx.Node, weight: fx.Node, bias: fx.Node | None
 ) -> fx.Node | None:
@@ -555,6 +578,8 @@ def _layer_call(
             mod.groups,
             mod.dilation,
         )
+    if is_call(node, *CONV_FN) and len(node.args) == 7:
+        return _call(g, node.target, node.args[0], weight, bias, *node.args[3:])
     if is_linear(gm, node):
         lin = linear_parts(gm, node)
         return _call(g, F.linear, lin[0], weight, bias) if lin is not None else None
@@ -573,6 +598,8 @@ def _layer_params(gm: fx.GraphModule, node: fx.Node) -> tuple[Any, Any] | None:
         weight = g.get_attr(f"{node.target}.weight")
         bias = g.get_attr(f"{node.target}.bias") if mod.bias is not None else None
         return weight, bias
+    if is_call(node, *CONV_FN) and len(node.args) == 7:
+        return node.args[1], node.args[2]
     lin = linear_parts(gm, node)
     return (lin[1], lin[2]) if lin is not None else None
 
@@ -595,11 +622,11 @@ def fold_batchnorm(gm: fx.GraphModule) -> int:
         src = node.args[0]
         if not isinstance(src, fx.Node) or only_user(src) is not node:
             continue
-        layer = module_of(gm, src)
         linear = is_linear(gm, src)
         if linear and len(shape_of(src) or ()) != 2:
             continue  # BatchNorm1d on (N, C, L) normalises dim 1, not the linear's features
-        if not (isinstance(layer, _CONVS) or linear):
+        dims = conv_dims(gm, src)
+        if not (dims is not None or linear):
             continue
         with g.inserting_before(node):
             params = _layer_params(gm, src)
@@ -613,7 +640,7 @@ def fold_batchnorm(gm: fx.GraphModule) -> int:
             if bn.affine:
                 scale = _call(g, operator.mul, g.get_attr(f"{name}.weight"), scale)
             # Weight rank: 2 for linear, 3/4/5 for conv1d/2d/3d; the scale broadcasts on dim 0.
-            rank = 2 if linear or layer is None else 2 + _conv_dims(layer)
+            rank = 2 if dims is None else 2 + dims
             view = _method(g, "reshape", scale, (-1, *([1] * (rank - 1))))
             new_w = _call(g, operator.mul, weight, view)
             shifted = _call(g, operator.neg, mean) if bias is None else None
@@ -666,7 +693,7 @@ def fold_affine_constants(gm: fx.GraphModule) -> int:
     count = 0
     g = gm.graph
     for node in _nodes(g):
-        if not (isinstance(module_of(gm, node), (*_CONVS, *_CONV_TS)) or is_linear(gm, node)):
+        if not _is_layer(gm, node):
             continue
         scale, shift, end = 1.0, 0.0, node
         while True:
@@ -711,7 +738,7 @@ def _channel_vector(gm: fx.GraphModule, value: Any, layer: fx.Node) -> bool:
     if shape is None or out is None or len(shape) > len(out) or not shape:
         return False
     mod = module_of(gm, layer)
-    is_conv = isinstance(mod, (*_CONVS, *_CONV_TS))
+    is_conv = isinstance(mod, _CONV_TS) or conv_dims(gm, layer) is not None
     channel = 1 if is_conv else len(out) - 1
     aligned = (1,) * (len(out) - len(shape)) + tuple(shape)
     return all(size == (out[d] if d == channel else 1) for d, size in enumerate(aligned)) and (
@@ -740,8 +767,7 @@ def fold_channel_bias(gm: fx.GraphModule) -> int:
                 continue  # p - layer(x) negates the layer: left alone
             if not isinstance(layer, fx.Node) or only_user(layer) is not node:
                 continue
-            mod = module_of(gm, layer)
-            if not (isinstance(mod, (*_CONVS, *_CONV_TS)) or is_linear(gm, layer)):
+            if not _is_layer(gm, layer):
                 continue
             if not _channel_vector(gm, other, layer):
                 continue
@@ -787,7 +813,7 @@ def fold_channel_scale(gm: fx.GraphModule) -> int:
             mod = module_of(gm, layer)
             if isinstance(mod, _CONV_TS) and mod.groups != 1:
                 continue  # grouped: a group's output channels are not one weight dimension
-            if not (isinstance(mod, (*_CONVS, *_CONV_TS)) or is_linear(gm, layer)):
+            if not _is_layer(gm, layer):
                 continue
             if not _channel_vector(gm, other, layer):
                 continue
@@ -799,8 +825,8 @@ def fold_channel_scale(gm: fx.GraphModule) -> int:
                 view: tuple[int, ...] = (-1, 1)  # a linear weight is (out, in)
                 if isinstance(mod, _CONV_TS):  # (in, out, *kernel)
                     view = (1, -1, *[1] * (mod.weight.dim() - 2))
-                elif isinstance(mod, _CONVS):  # (out, in / groups, *kernel)
-                    view = (-1, *[1] * (mod.weight.dim() - 1))
+                elif conv_dims(gm, layer) is not None:  # (out, in / groups, *kernel)
+                    view = (-1, *[1] * (1 + (conv_dims(gm, layer) or 0)))
                 new_w = _call(g, operator.mul, weight, _method(g, "reshape", other, view))
                 vec = _method(g, "reshape", other, (-1,))
                 new_b = None if bias is None else _call(g, operator.mul, bias, vec)
