@@ -494,7 +494,7 @@ def _einsum(node: fx.Node) -> Call | None:
     )
 
 
-def _call_method(gm: fx.GraphModule, node: fx.Node) -> Call | None:
+def _call_method(node: fx.Node) -> Call | None:
     name = str(node.target)
     if name in _ARITHMETIC:
         return _arithmetic(node, _ARITHMETIC[name])
@@ -598,7 +598,7 @@ def _canonical(gm: fx.GraphModule, node: fx.Node) -> Call | None:
             return _max_values(node)
         return _call_function(node)
     if node.op == "call_method":
-        return _call_method(gm, node)
+        return _call_method(node)
     if node.op == "call_module":
         return _call_module(gm, node)
     return None
