@@ -12,6 +12,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
 from kernelopt_jupyter.agents.rewrites.graph import propagate_shapes, trace
 from kernelopt_jupyter.agents.rewrites.render import rewritten_source
 from kernelopt_jupyter.agents.rewrites.rules import BY_NAME, REWRITES
@@ -22,6 +23,7 @@ def _rewrite(model: nn.Module, inputs: list[Any], rule: str) -> tuple[Any, int]:
     model.eval()
     gm = trace(model)
     assert propagate_shapes(gm, inputs)
+    canonicalize(gm)
     return gm, BY_NAME[rule].apply(gm)
 
 
@@ -267,6 +269,7 @@ def test_batchnorm_in_training_mode_is_not_folded() -> None:
     model = ConvBN(2, True)
     gm = trace(model.train())  # training mode: batch statistics, no fold
     propagate_shapes(gm, [torch.randn(2, 4, 6, 6)])
+    canonicalize(gm)
     assert BY_NAME["fold_batchnorm"].apply(gm) == 0
 
 
@@ -585,6 +588,7 @@ def test_sliced_linear_is_hoisted_out_of_an_unrolled_loop() -> None:
         torch.fx.symbolic_trace(model)
     gm = trace(model, inputs)
     propagate_shapes(gm, inputs)
+    canonicalize(gm)
     assert BY_NAME["hoist_sliced_linear"].apply(gm) == 5
     assert gm.code.count("self.proj(") == 1 and gm.code.count("self.rec(") == 5
     with torch.no_grad():

@@ -17,6 +17,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
 from kernelopt_jupyter.agents.rewrites.graph import propagate_shapes, trace
 from kernelopt_jupyter.agents.rewrites.render import rewritten_source
 from kernelopt_jupyter.agents.rewrites.rules import BY_NAME
@@ -41,6 +42,7 @@ def _sites(model: nn.Module, x: torch.Tensor, rules: tuple[str, ...] = ("depthwi
     total = 0
     for rule in rules:
         assert propagate_shapes(gm, [x])  # real values: no kernel is in the graph yet
+        canonicalize(gm)
         total = BY_NAME[rule].apply(gm)
     return gm, total
 
@@ -103,6 +105,7 @@ _CHECK = textwrap.dedent(
     """
     import json, sys
     import torch, torch.nn.functional as F
+    from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
     from kernelopt_jupyter.agents.rewrites.graph import propagate_shapes, trace
     from kernelopt_jupyter.agents.rewrites.kernels import kernelopt_depthwise_conv2d
     from kernelopt_jupyter.agents.rewrites.rules import BY_NAME
@@ -137,6 +140,7 @@ _CHECK = textwrap.dedent(
     x = torch.randn(2, 3, 11, 9)
     gm = trace(model)
     propagate_shapes(gm, [x.to("meta")])
+    canonicalize(gm)
     assert BY_NAME["depthwise_conv_kernel"].apply(gm) == 1
     with torch.no_grad():
         errors.append([True, float((gm(x) - model(x)).abs().max())])
@@ -309,6 +313,7 @@ class DwThenPool(nn.Module):
 def test_two_kernel_helpers_share_one_copy_of_the_kernel() -> None:
     gm, _ = _sites(DwThenPool(), torch.randn(2, 3, 8, 8), ("depthwise_conv_kernel",))
     propagate_shapes(gm, [torch.randn(2, 3, 8, 8).to("meta")])
+    canonicalize(gm)
     # shapes after the kernel call: from the meta path of the wrapper
     assert BY_NAME["avg_pool_kernel"].apply(gm) == 1
     source = rewritten_source(_SOURCE, gm, "none", ["both"], candidate=True)
@@ -325,6 +330,7 @@ def test_the_tuners_launch_configs_of_the_own_kernels_pass_the_static_gate() -> 
     lost every variant of the own kernels to the static gate that way)."""
     gm, _ = _sites(DwThenPool(), torch.randn(2, 3, 8, 8), ("depthwise_conv_kernel",))
     propagate_shapes(gm, [torch.randn(2, 3, 8, 8).to("meta")])
+    canonicalize(gm)
     assert BY_NAME["avg_pool_kernel"].apply(gm) == 1
     source = lift_launch_configs(rewritten_source(_SOURCE, gm, "none", ["both"], candidate=True))
     assert "LAUNCH_CONFIGS = {" in source

@@ -10,14 +10,11 @@ used to *decide* a rewrite whose result is the same for any size the graph admit
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
 import torch.fx as fx
 import torch.nn as nn
-import torch.nn.functional as F
 
 
 class RewriteError(ValueError):
@@ -86,7 +83,7 @@ def layer_meta_output(module: Any, args: Any, kwargs: Any) -> Any:
     lengths). A rewrite scan propagates shapes after every rule that changed the graph; the
     shapes alone are all it needs.
     """
-    if not _plain_torch_layer(module):
+    if not plain_torch_layer(module):
         return None  # a subclass's forward, or a hook, may change what comes out
     if isinstance(module, _SHAPE_KEEPING):
         x = args[0] if len(args) == 1 and not kwargs else None
@@ -96,7 +93,7 @@ def layer_meta_output(module: Any, args: Any, kwargs: Any) -> Any:
     return rnn_meta_output(module, args, kwargs)
 
 
-def _plain_torch_layer(module: Any) -> bool:
+def plain_torch_layer(module: Any) -> bool:
     """Whether ``module`` is one of torch's own layer classes with no hook of its own."""
     return (
         isinstance(module, nn.Module)
@@ -109,7 +106,7 @@ def _plain_torch_layer(module: Any) -> bool:
 def rnn_meta_output(module: Any, args: Any, kwargs: Any) -> Any:
     """What an ``nn.RNN``/``nn.GRU``/``nn.LSTM`` returns for a meta input, made from its
     documented output shapes; None for anything else (it then runs as usual)."""
-    if not isinstance(module, nn.RNNBase) or not _plain_torch_layer(module):
+    if not isinstance(module, nn.RNNBase) or not plain_torch_layer(module):
         return None
     if kwargs or not args or len(args) > 2:
         return None
@@ -176,56 +173,6 @@ def arg(node: fx.Node, index: int, name: str, default: Any = None) -> Any:
     return node.kwargs.get(name, default)
 
 
-def is_function(node: Any, *targets: Callable[..., Any]) -> bool:
-    """Whether ``node`` calls one of ``targets`` (a torch function or operator)."""
-    return isinstance(node, fx.Node) and node.op == "call_function" and node.target in targets
-
-
-def is_method(node: Any, *names: str) -> bool:
-    """Whether ``node`` calls a tensor method named one of ``names``."""
-    return isinstance(node, fx.Node) and node.op == "call_method" and node.target in names
-
-
-MATMUL = (torch.matmul, operator.matmul, torch.mm)
-RELU = (torch.relu, F.relu)
-SOFTMAX = (torch.softmax, F.softmax)
-LOG_SOFTMAX = (torch.log_softmax, F.log_softmax)
-
-
-def is_relu(gm: fx.GraphModule, node: Any) -> bool:
-    """``relu`` as a function, a method or an ``nn.ReLU`` layer (never in-place forms)."""
-    if is_function(node, *RELU) and not node.kwargs.get("inplace", False):
-        return True
-    if is_method(node, "relu"):
-        return True
-    return isinstance(node, fx.Node) and isinstance(module_of(gm, node), nn.ReLU)
-
-
-def linear_parts(gm: fx.GraphModule, node: Any) -> tuple[Any, Any, Any] | None:
-    """``(input, weight, bias)`` of an ``nn.Linear`` call or ``F.linear``; None otherwise.
-
-    Weight and bias are FX values (``get_attr`` nodes are created for a layer's parameters);
-    bias may be None.
-    """
-    if not isinstance(node, fx.Node):
-        return None
-    mod = module_of(gm, node)
-    if isinstance(mod, nn.Linear):
-        with gm.graph.inserting_before(node):
-            weight = gm.graph.get_attr(f"{node.target}.weight")
-            bias = gm.graph.get_attr(f"{node.target}.bias") if mod.bias is not None else None
-        return node.args[0], weight, bias
-    if is_function(node, F.linear):
-        return node.args[0], arg(node, 1, "weight"), arg(node, 2, "bias")
-    return None
-
-
-def replace(gm: fx.GraphModule, old: fx.Node, new: fx.Node) -> None:
-    """Route every use of ``old`` to ``new`` and drop what became dead."""
-    old.replace_all_uses_with(new)
-    cleanup(gm)
-
-
 def cleanup(gm: fx.GraphModule) -> None:
     """Remove dead nodes (pure ones only) and recompile the module."""
     gm.graph.eliminate_dead_code()
@@ -238,9 +185,3 @@ def scalar(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
-
-
-def users_within(node: fx.Node, allowed: Iterable[fx.Node]) -> bool:
-    """Whether every user of ``node`` is one of ``allowed``."""
-    allowed_set = set(allowed)
-    return all(u in allowed_set for u in node.users)

@@ -121,7 +121,7 @@ def rewrite_priority(names: list[str], s: Shares) -> float:
         elif name == "depthwise_conv_kernel":
             # A memory-bound conv the vendor runs far below bandwidth: ranks with the convs.
             p = 3.2 + s.conv
-        elif name == "pool_before_activation":
+        elif name in ("pool_before_activation", "smooth_after_max"):
             p = 2.2 + 0.5 * s.triton  # one pass over the larger tensor, in eager only
         else:
             # Folds and drops delete elementwise passes: Triton kernels in a harvest (Inductor

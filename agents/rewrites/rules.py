@@ -17,6 +17,7 @@ right whenever its ``state_dict`` is reloaded.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,16 +28,18 @@ import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
 
+from kernelopt_jupyter.agents.rewrites.canonical import (
+    CONV_FN,
+    MAX_POOL_FN,
+    constant_scale,
+    is_call,
+    is_linear,
+    linear_parts,
+    reduction,
+)
 from kernelopt_jupyter.agents.rewrites.graph import (
-    LOG_SOFTMAX,
-    MATMUL,
-    SOFTMAX,
     arg,
     cleanup,
-    is_function,
-    is_method,
-    is_relu,
-    linear_parts,
     module_of,
     only_user,
     scalar,
@@ -83,9 +86,9 @@ def _method(g: fx.Graph, name: str, *args: Any, **kwargs: Any) -> fx.Node:
 
 
 def _diag_vector(node: Any) -> Any:
-    """The 1-D vector ``v`` when ``node`` is ``torch.diag(v)`` (offset 0), else None."""
-    if is_function(node, torch.diag) or is_method(node, "diag"):
-        if arg(node, 1, "diagonal", 0) != 0:
+    """The 1-D vector ``v`` when ``node`` is ``torch.diag(v, 0)``, else None."""
+    if is_call(node, torch.diag):
+        if node.args[1:] != (0,):
             return None
         vec = node.args[0]
         shape = shape_of(vec)
@@ -104,7 +107,7 @@ def diag_matmul(gm: fx.GraphModule) -> int:
     count = 0
     g = gm.graph
     for node in _nodes(g):
-        if not is_function(node, *MATMUL) or len(node.args) != 2:
+        if not is_call(node, torch.matmul):
             continue
         a, b = node.args
         with g.inserting_before(node):
@@ -135,20 +138,16 @@ def triangular_matmul(gm: fx.GraphModule) -> int:
     count = 0
     g = gm.graph
     for node in _nodes(g):
-        is_tril = is_function(node, torch.tril) or is_method(node, "tril")
-        is_triu = is_function(node, torch.triu) or is_method(node, "triu")
-        if not (is_tril or is_triu):
+        if not is_call(node, torch.tril, torch.triu):
             continue
         prod: Any = node.args[0]
-        if not is_function(prod, *MATMUL) or only_user(prod) is not node or len(prod.args) != 2:
+        if not is_call(prod, torch.matmul) or only_user(prod) is not node:
             continue
         a, b = prod.args
         if any(s is None or len(s) != 2 for s in (shape_of(a), shape_of(b))):
             continue
-        diagonal = arg(node, 1, "diagonal", 0)
-        if not isinstance(diagonal, int):
-            continue
-        helper = kernelopt_tril_matmul if is_tril else kernelopt_triu_matmul
+        diagonal = node.args[1]
+        helper = kernelopt_tril_matmul if node.target is torch.tril else kernelopt_triu_matmul
         with g.inserting_before(node):
             new = _call(g, helper, a, b, diagonal)
         node.replace_all_uses_with(new)
@@ -175,7 +174,7 @@ def symmetric_gram(gm: fx.GraphModule) -> int:
     count = 0
     g = gm.graph
     for node in _nodes(g):
-        if not is_function(node, *MATMUL) or len(node.args) != 2 or node.kwargs:
+        if not is_call(node, torch.matmul):
             continue
         a, b = node.args
         if _transposed_of(b) is a and a is not None:
@@ -201,50 +200,24 @@ def symmetric_gram(gm: fx.GraphModule) -> int:
 
 
 def _transposed_of(node: Any) -> Any:
-    """``x`` when ``node`` is ``x`` with its last two dimensions swapped (also ``.T`` and
-    ``.mT`` attribute reads), else None."""
-    if (
-        isinstance(node, fx.Node)
-        and node.op == "call_function"
-        and node.target is getattr
-        and len(node.args) == 2
-        and isinstance(node.args[0], fx.Node)
-    ):
-        shape = shape_of(node.args[0])
-        if node.args[1] == "mT" or (node.args[1] == "T" and shape is not None and len(shape) == 2):
-            return node.args[0]
-        return None
-    return _last_two_transposed(node)
-
-
-def _last_two_transposed(node: Any) -> Any:
     """``k`` when ``node`` is ``k`` with its last two dimensions swapped, else None."""
-    shape = shape_of(node.args[0]) if isinstance(node, fx.Node) and node.args else None
+    if not is_call(node, torch.transpose):
+        return None
+    shape = shape_of(node.args[0])
     if shape is None or len(shape) < 2:
         return None
-    nd = len(shape)
-    if is_method(node, "transpose") or is_function(node, torch.transpose):
-        dims = {d % nd for d in node.args[1:3] if isinstance(d, int)}
-        return node.args[0] if dims == {nd - 2, nd - 1} else None
-    if (is_method(node, "t") or is_function(node, torch.t)) and nd == 2:
-        return node.args[0]
-    return None
+    return node.args[0] if node.args[1:] == (len(shape) - 2, len(shape) - 1) else None
 
 
-def _scores_and_scale(g: fx.Graph, node: Any) -> tuple[Any, Any]:
+def _scores_and_scale(node: Any) -> tuple[Any, Any]:
     """``(qk, scale)`` for ``qk``, ``qk / c``, ``qk * c`` or ``c * qk``; scale None if unscaled."""
-    if not isinstance(node, fx.Node) or len(node.args) != 2 or node.kwargs:
-        return node, None
-    a, b = node.args
-    if is_function(node, operator.truediv, torch.div) and isinstance(a, fx.Node):
-        if scalar(b) is not None and scalar(b) != 0.0:
-            return a, 1.0 / float(b)  # type: ignore[arg-type]
+    scaled = constant_scale(node)
+    if scaled is not None:
+        return scaled
+    if is_call(node, operator.truediv) and isinstance(node.args[0], fx.Node):
+        b = node.args[1]
         if isinstance(b, fx.Node) and shape_of(b) is None and b.op == "call_function":
-            return a, ("reciprocal", b)  # a Python number computed in forward (math.sqrt(d))
-    if is_function(node, operator.mul, torch.mul):
-        for x, c in ((a, b), (b, a)):
-            if isinstance(x, fx.Node) and scalar(c) is not None:
-                return x, float(c)  # type: ignore[arg-type]
+            return node.args[0], ("reciprocal", b)  # a Python number computed in forward
     return node, None
 
 
@@ -260,27 +233,26 @@ def attention_to_sdpa(gm: fx.GraphModule) -> int:
     count = 0
     g = gm.graph
     for node in _nodes(g):
-        if not is_function(node, *MATMUL) or len(node.args) != 2:
+        if not is_call(node, torch.matmul):
             continue
         probs: Any = node.args[0]
-        v = node.args[1]
-        is_soft = is_function(probs, *SOFTMAX) or is_method(probs, "softmax")
-        if not is_soft or only_user(probs) is not node or arg(probs, 2, "dtype") is not None:
+        v: Any = node.args[1]
+        if not is_call(probs, torch.softmax) or only_user(probs) is not node or probs.kwargs:
             continue
         scores: Any = probs.args[0]
+        soft_dim = probs.args[1]
         if not isinstance(scores, fx.Node) or only_user(scores) is not probs:
             continue
         rank = len(shape_of(scores) or ())
-        dim = arg(cast(fx.Node, probs), 1, "dim")
-        if rank < 3 or not isinstance(dim, int) or dim % rank != rank - 1:
+        if rank < 3 or soft_dim != rank - 1:
             continue
-        qk, scale = _scores_and_scale(g, scores)
+        qk, scale = _scores_and_scale(scores)
         if qk is not scores and only_user(qk) is not scores:
             continue
-        if not is_function(qk, *MATMUL) or len(qk.args) != 2:
+        if not is_call(qk, torch.matmul):
             continue
         q, kt = qk.args
-        k = _last_two_transposed(kt)
+        k = _transposed_of(kt)
         if k is None or only_user(kt) is not qk:
             continue
         if len({len(shape_of(t) or ()) for t in (q, k, v)}) != 1:
@@ -300,7 +272,7 @@ def attention_to_sdpa(gm: fx.GraphModule) -> int:
 
 def _slice_index(node: Any) -> tuple[Any, int, int] | None:
     """``(x, dim, i)`` when ``node`` is ``x[:, ..., :, i]`` (a constant index on one dim)."""
-    if not is_function(node, operator.getitem) or not isinstance(node.args[1], tuple):
+    if not is_call(node, operator.getitem) or not isinstance(node.args[1], tuple):
         return None
     index = node.args[1]
     *lead, last = index
@@ -353,22 +325,12 @@ def hoist_sliced_linear(gm: fx.GraphModule) -> int:
 # --------------------------------------------------------------------------- reductions of GEMMs
 
 
-def _reduced_dim(node: fx.Node) -> tuple[str, Any, bool] | None:
-    """``(kind, dim, keepdim)`` of a plain sum/mean over one dimension, else None."""
-    if is_function(node, torch.sum) or is_method(node, "sum"):
-        kind = "sum"
-    elif is_function(node, torch.mean) or is_method(node, "mean"):
-        kind = "mean"
-    else:
+def _reduced_dim(node: Any) -> tuple[str, int, bool] | None:
+    """``(kind, dim, keepdim)`` of a canonical sum/mean over one dimension, else None."""
+    red = reduction(node, "sum", "mean")
+    if red is None or red.dims is None or len(red.dims) != 1:
         return None
-    if node.kwargs.get("dtype") is not None:
-        return None
-    dim = arg(node, 1, "dim")
-    if isinstance(dim, list | tuple) and len(dim) == 1:
-        dim = dim[0]
-    if not isinstance(dim, int):
-        return None
-    return kind, dim, bool(arg(node, 2, "keepdim", False))
+    return red.kind, red.dims[0], red.keepdim
 
 
 def linear_reduction(gm: fx.GraphModule) -> int:
@@ -396,14 +358,14 @@ def linear_reduction(gm: fx.GraphModule) -> int:
         ndim = len(out_shape)
         d = dim % ndim if ndim else dim
         with g.inserting_before(node):
-            lin = linear_parts(gm, src)
-            if lin is not None and d == ndim - 1:
+            lin = linear_parts(gm, src) if d == ndim - 1 and is_linear(gm, src) else None
+            if lin is not None:
                 x, w, b = lin
                 wv = _method(g, kind, w, 0)
                 new = _call(g, torch.matmul, x, wv)
                 if b is not None:
                     new = _call(g, operator.add, new, _method(g, kind, b))
-            elif is_function(src, *MATMUL) and len(src.args) == 2 and ndim >= 2:
+            elif is_call(src, torch.matmul) and ndim >= 2:
                 a, m = src.args
                 if d == ndim - 1 and len(shape_of(m) or ()) == 2:
                     new = _call(g, torch.matmul, a, _method(g, kind, m, -1))
@@ -424,6 +386,133 @@ def linear_reduction(gm: fx.GraphModule) -> int:
     return count
 
 
+def _scaled(node: Any, user: fx.Node) -> tuple[Any, Any, float] | None:
+    """``(x, op, c)`` when ``node`` is ``x * c``, ``c * x`` or ``x / c`` (``op`` the operator)
+    read only by ``user``; None otherwise."""
+    if only_user(node) is not user:
+        return None
+    return _scale_op(node)
+
+
+def _scale_op(node: Any) -> tuple[Any, Any, float] | None:
+    """``(x, op, c)`` when ``node`` is ``x * c``, ``c * x`` or ``x / c``; None otherwise."""
+    scaled = constant_scale(node)
+    if scaled is None:
+        return None
+    if node.target is operator.truediv:
+        return scaled[0], operator.truediv, node.args[1]
+    return scaled[0], operator.mul, scaled[1]
+
+
+def _reads_inputs(node: fx.Node) -> bool:
+    """Whether ``node``'s value depends on the forward's inputs (not only on weights)."""
+    seen: set[fx.Node] = set()
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if n.op == "placeholder":
+            return True
+        if n not in seen:
+            seen.add(n)
+            todo.extend(n.all_input_nodes)
+    return False
+
+
+def _numel(node: Any) -> int | None:
+    """Elements of a node's value per call; 0 for a parameter or buffer (a scale on it is
+    derived once per load), None when unknown."""
+    if isinstance(node, fx.Node) and node.op == "get_attr":
+        return 0
+    if is_call(node, torch.transpose) and node.args[0].op == "get_attr":
+        return 0
+    shape = shape_of(node)
+    return None if shape is None else math.prod(shape)
+
+
+def move_constant_scale(gm: fx.GraphModule) -> int:
+    """A constant scale moved through linear maps to where it touches the fewest elements.
+
+    ``sum(c * x) == c * sum(x)`` (``mean`` likewise, and ``x / c``); ``(c A) @ B == A @ (c B)
+    == c (A @ B)``, the scale put on the smallest of ``A``, ``B`` and the product (a parameter
+    counts as free: ``c W`` is derived once per load); ``linear(c x) == linear(x; c W)``.
+    Faster: the scaling pass over the large tensor becomes one over a reduced tensor, an
+    operand or a weight. A reassociation: the same products, rounded in another order.
+    """
+    count = 0
+    g = gm.graph
+    for node in _nodes(g):
+        red = reduction(node, "sum", "mean")
+        if red is not None:
+            found = _scaled(red.x, node)
+            if found is None or not _reads_inputs(red.x):
+                continue  # a weight-only scale is derived once per load anyway
+            x, op, c = found
+            with g.inserting_before(node):
+                inner = _call(g, node.target, x, *node.args[1:])
+                new = _call(g, op, inner, c)
+            inner.meta = dict(node.meta)
+        elif is_call(node, torch.matmul):
+            moved = _move_matmul_scale(g, node)
+            if moved is None:
+                continue
+            node, new = moved
+        elif is_linear(gm, node):
+            # A layer or F.linear reads its input first; x @ W.T is the product case above.
+            found = _scaled(node.args[0], node) if node.args else None
+            if found is None:
+                continue
+            x, op, c = found
+            with g.inserting_before(node):
+                lin = linear_parts(gm, node)
+                if lin is None:
+                    continue
+                new = _call(g, F.linear, x, _call(g, op, lin[1], c), lin[2])
+        else:
+            continue
+        new.meta = dict(node.meta)
+        node.replace_all_uses_with(new)
+        count += 1
+    if count:
+        cleanup(gm)
+    return count
+
+
+def _move_matmul_scale(g: fx.Graph, node: fx.Node) -> tuple[fx.Node, fx.Node] | None:
+    """``(old, new)`` for a product with a constant scale on an operand or on its output,
+    the scale moved onto the smallest of the three; None when it is there already."""
+    if not _reads_inputs(node):
+        return None  # a product of weights is derived once per load anyway
+    a, b = node.args
+    found_a, found_b = _scaled(a, node), _scaled(b, node)
+    user = only_user(node)
+    found_out = _scale_op(user)
+    if found_out is not None and found_out[0] is not node:
+        found_out = None
+    scales = [f for f in (found_a, found_b, found_out) if f is not None]
+    if len(scales) != 1:
+        return None  # several scales: left to a second pass after this one moved
+    _, op, c = scales[0]
+    base_a = found_a[0] if found_a else a
+    base_b = found_b[0] if found_b else b
+    sizes = [_numel(base_a), _numel(base_b), _numel(node)]
+    if any(s is None for s in sizes):
+        return None
+    where = min(range(3), key=lambda i: (sizes[i], i != 2))
+    current = 0 if found_a else 1 if found_b else 2
+    if where == current or sizes[where] >= sizes[current]:  # type: ignore[operator]
+        return None
+    old = user if found_out else node
+    assert old is not None
+    with g.inserting_before(old):
+        if where == 0:
+            new = _call(g, torch.matmul, _call(g, op, base_a, c), base_b)
+        elif where == 1:
+            new = _call(g, torch.matmul, base_a, _call(g, op, base_b, c))
+        else:
+            new = _call(g, op, _call(g, torch.matmul, base_a, base_b), c)
+    return old, new
+
+
 # --------------------------------------------------------------------------- folds into weights
 
 _CONVS = (nn.Conv1d, nn.Conv2d, nn.Conv3d)
@@ -440,6 +529,28 @@ _CONV_T_FN: tuple[Callable[..., Any], ...] = (
 def _conv_dims(mod: nn.Module) -> int:
     """Spatial dimensions of a convolution layer (1, 2 or 3)."""
     return next(i + 1 for i, cls in enumerate(_CONVS) if isinstance(mod, cls))
+
+
+def conv_dims(gm: fx.GraphModule, node: Any) -> int | None:
+    """Spatial dimensions of a (not transposed) convolution with zero padding, as an
+    ``nn.ConvNd`` layer or a canonical ``F.convNd`` call alike; None for anything else."""
+    if not isinstance(node, fx.Node):
+        return None
+    mod = module_of(gm, node)
+    if isinstance(mod, _CONVS):
+        return _conv_dims(mod) if mod.padding_mode == "zeros" else None
+    if is_call(node, *CONV_FN) and len(node.args) == 7:
+        return CONV_FN.index(node.target) + 1  # type: ignore[arg-type]
+    return None
+
+
+def _is_layer(gm: fx.GraphModule, node: Any) -> bool:
+    """Whether ``node`` is a conv, transposed conv or linear layer a fold can write into."""
+    return (
+        conv_dims(gm, node) is not None
+        or isinstance(module_of(gm, node), _CONV_TS)
+        or is_linear(gm, node)
+    )
 
 
 def _layer_call(
@@ -467,10 +578,11 @@ def _layer_call(
             mod.groups,
             mod.dilation,
         )
-    if isinstance(mod, nn.Linear):
-        return _call(g, F.linear, node.args[0], weight, bias)
-    if is_function(node, F.linear):
-        return _call(g, F.linear, node.args[0], weight, bias)
+    if is_call(node, *CONV_FN) and len(node.args) == 7:
+        return _call(g, node.target, node.args[0], weight, bias, *node.args[3:])
+    if is_linear(gm, node):
+        lin = linear_parts(gm, node)
+        return _call(g, F.linear, lin[0], weight, bias) if lin is not None else None
     return None
 
 
@@ -478,17 +590,18 @@ def _layer_params(gm: fx.GraphModule, node: fx.Node) -> tuple[Any, Any] | None:
     """``(weight, bias)`` FX values of a conv or linear layer call, else None."""
     mod = module_of(gm, node)
     g = gm.graph
-    if isinstance(mod, (*_CONVS, *_CONV_TS, nn.Linear)):
-        if isinstance(mod, (*_CONVS, *_CONV_TS)) and mod.padding_mode != "zeros":
+    if isinstance(mod, (*_CONVS, *_CONV_TS)):
+        if mod.padding_mode != "zeros":
             return None
         if isinstance(mod, _CONV_TS) and (len(node.args) != 1 or node.kwargs):
             return None  # an explicit output_size
         weight = g.get_attr(f"{node.target}.weight")
         bias = g.get_attr(f"{node.target}.bias") if mod.bias is not None else None
         return weight, bias
-    if is_function(node, F.linear):
-        return arg(node, 1, "weight"), arg(node, 2, "bias")
-    return None
+    if is_call(node, *CONV_FN) and len(node.args) == 7:
+        return node.args[1], node.args[2]
+    lin = linear_parts(gm, node)
+    return (lin[1], lin[2]) if lin is not None else None
 
 
 def fold_batchnorm(gm: fx.GraphModule) -> int:
@@ -509,11 +622,11 @@ def fold_batchnorm(gm: fx.GraphModule) -> int:
         src = node.args[0]
         if not isinstance(src, fx.Node) or only_user(src) is not node:
             continue
-        layer = module_of(gm, src)
-        is_linear = isinstance(layer, nn.Linear) or is_function(src, F.linear)
-        if is_linear and len(shape_of(src) or ()) != 2:
+        linear = is_linear(gm, src)
+        if linear and len(shape_of(src) or ()) != 2:
             continue  # BatchNorm1d on (N, C, L) normalises dim 1, not the linear's features
-        if not (isinstance(layer, _CONVS) or is_linear):
+        dims = conv_dims(gm, src)
+        if not (dims is not None or linear):
             continue
         with g.inserting_before(node):
             params = _layer_params(gm, src)
@@ -527,7 +640,7 @@ def fold_batchnorm(gm: fx.GraphModule) -> int:
             if bn.affine:
                 scale = _call(g, operator.mul, g.get_attr(f"{name}.weight"), scale)
             # Weight rank: 2 for linear, 3/4/5 for conv1d/2d/3d; the scale broadcasts on dim 0.
-            rank = 2 if is_linear or layer is None else 2 + _conv_dims(layer)
+            rank = 2 if dims is None else 2 + dims
             view = _method(g, "reshape", scale, (-1, *([1] * (rank - 1))))
             new_w = _call(g, operator.mul, weight, view)
             shifted = _call(g, operator.neg, mean) if bias is None else None
@@ -548,23 +661,23 @@ def fold_batchnorm(gm: fx.GraphModule) -> int:
 
 def _affine_step(node: fx.Node, value: fx.Node) -> tuple[float, float] | None:
     """``(scale, shift)`` when ``node`` is ``value`` times/plus/minus/over a constant."""
-    if is_function(node, operator.neg, torch.neg) or is_method(node, "neg"):
+    if is_call(node, operator.neg):
         return -1.0, 0.0
-    if not (node.op in ("call_function", "call_method") and len(node.args) == 2):
+    if not is_call(node, operator.mul, operator.truediv, operator.add, operator.sub):
         return None
     a, b = node.args
     other = b if a is value else a if b is value else None
     k = scalar(other)
-    if k is None or node.kwargs:
+    if k is None:
         return None
     op = node.target
-    if op in (operator.mul, torch.mul, "mul"):
+    if op is operator.mul:
         return k, 0.0
-    if op in (operator.truediv, torch.div, "div") and a is value and k != 0.0:
+    if op is operator.truediv and a is value and k != 0.0:
         return 1.0 / k, 0.0
-    if op in (operator.add, torch.add, "add"):
+    if op is operator.add:
         return 1.0, k
-    if op in (operator.sub, torch.sub, "sub"):
+    if op is operator.sub:
         return (1.0, -k) if a is value else (-1.0, k)
     return None
 
@@ -580,10 +693,7 @@ def fold_affine_constants(gm: fx.GraphModule) -> int:
     count = 0
     g = gm.graph
     for node in _nodes(g):
-        if not (
-            isinstance(module_of(gm, node), (*_CONVS, *_CONV_TS, nn.Linear))
-            or is_function(node, F.linear)
-        ):
+        if not _is_layer(gm, node):
             continue
         scale, shift, end = 1.0, 0.0, node
         while True:
@@ -628,7 +738,7 @@ def _channel_vector(gm: fx.GraphModule, value: Any, layer: fx.Node) -> bool:
     if shape is None or out is None or len(shape) > len(out) or not shape:
         return False
     mod = module_of(gm, layer)
-    is_conv = isinstance(mod, (*_CONVS, *_CONV_TS))
+    is_conv = isinstance(mod, _CONV_TS) or conv_dims(gm, layer) is not None
     channel = 1 if is_conv else len(out) - 1
     aligned = (1,) * (len(out) - len(shape)) + tuple(shape)
     return all(size == (out[d] if d == channel else 1) for d, size in enumerate(aligned)) and (
@@ -648,21 +758,16 @@ def fold_channel_bias(gm: fx.GraphModule) -> int:
     count = 0
     g = gm.graph
     for node in _nodes(g):
-        if not (is_function(node, operator.add, torch.add, operator.sub, torch.sub)):
-            continue
-        if len(node.args) != 2 or node.kwargs:
+        if not is_call(node, operator.add, operator.sub):
             continue
         a, b = node.args
-        subtract = node.target in (operator.sub, torch.sub)
+        subtract = node.target is operator.sub
         for layer, other, layer_first in ((a, b, True), (b, a, False)):
             if subtract and not layer_first:
                 continue  # p - layer(x) negates the layer: left alone
             if not isinstance(layer, fx.Node) or only_user(layer) is not node:
                 continue
-            mod = module_of(gm, layer)
-            if not (
-                isinstance(mod, (*_CONVS, *_CONV_TS, nn.Linear)) or is_function(layer, F.linear)
-            ):
+            if not _is_layer(gm, layer):
                 continue
             if not _channel_vector(gm, other, layer):
                 continue
@@ -686,27 +791,121 @@ def fold_channel_bias(gm: fx.GraphModule) -> int:
     return count
 
 
-_MAX_POOLS = (nn.MaxPool1d, nn.MaxPool2d, nn.MaxPool3d)
-_MAX_POOL_FN = (F.max_pool1d, F.max_pool2d, F.max_pool3d)
+def fold_channel_scale(gm: fx.GraphModule) -> int:
+    """A per-channel parameter multiplying a conv's or linear layer's output folded into its
+    weight and bias.
+
+    ``conv(x, W, b) * p == conv(x, W * p, b * p)`` with ``p`` scaling each output channel's
+    filter (``(C, 1, 1)`` against ``(N, C, H, W)``; ``(F,)`` after a linear layer); for a
+    transposed convolution (one group) the output channels are the weight's second dimension.
+    Faster: the separate pass over the layer's output is gone; the scaled weight is derived from
+    the live parameters (once per load in the eager candidate). A reassociation: each product
+    ``x w`` is scaled before the sum instead of the sum after it.
+    """
+    count = 0
+    g = gm.graph
+    for node in _nodes(g):
+        if not is_call(node, operator.mul):
+            continue
+        for layer, other in (node.args, node.args[::-1]):
+            if not isinstance(layer, fx.Node) or only_user(layer) is not node:
+                continue
+            mod = module_of(gm, layer)
+            if isinstance(mod, _CONV_TS) and mod.groups != 1:
+                continue  # grouped: a group's output channels are not one weight dimension
+            if not _is_layer(gm, layer):
+                continue
+            if not _channel_vector(gm, other, layer):
+                continue
+            with g.inserting_before(node):
+                params = _layer_params(gm, layer)
+                if params is None:
+                    continue
+                weight, bias = params
+                view: tuple[int, ...] = (-1, 1)  # a linear weight is (out, in)
+                if isinstance(mod, _CONV_TS):  # (in, out, *kernel)
+                    view = (1, -1, *[1] * (mod.weight.dim() - 2))
+                elif conv_dims(gm, layer) is not None:  # (out, in / groups, *kernel)
+                    view = (-1, *[1] * (1 + (conv_dims(gm, layer) or 0)))
+                new_w = _call(g, operator.mul, weight, _method(g, "reshape", other, view))
+                vec = _method(g, "reshape", other, (-1,))
+                new_b = None if bias is None else _call(g, operator.mul, bias, vec)
+                new = _layer_call(gm, layer, new_w, new_b)
+                if new is None:
+                    continue
+            node.replace_all_uses_with(new)
+            count += 1
+            break
+    if count:
+        cleanup(gm)
+    return count
 
 
-def _monotone_activation(gm: fx.GraphModule, node: Any) -> bool:
-    """A piecewise-linear non-decreasing activation: ReLU, ReLU6, Hardtanh, LeakyReLU (slope >= 0)."""
-    if not isinstance(node, fx.Node):
-        return False
-    if is_relu(gm, node):
+#: Non-decreasing functions computed by correctly rounded steps (monotone in floating
+#: point too) and smooth ones whose libm-style kernels are monotone only to within an ulp.
+_SMOOTH_INCREASING = (torch.tanh, torch.sigmoid, torch.exp, torch.expm1, torch.erf, F.softplus)
+
+
+def _constant_over(value: Any, x: fx.Node, dims: tuple[int, ...] | None) -> bool:
+    """Whether ``value`` (a Python number, or a tensor broadcast against ``x`` without growing
+    it) is the same for every element of ``x`` that ``dims`` reduce together."""
+    if scalar(value) is not None:
         return True
-    mod = module_of(gm, node)
-    if isinstance(mod, nn.Hardtanh | nn.ReLU6):  # ReLU6 is a Hardtanh
-        return not mod.inplace and mod.min_val <= mod.max_val
-    if isinstance(mod, nn.LeakyReLU):
-        return not mod.inplace and mod.negative_slope >= 0
-    if is_function(node, F.relu6, F.hardtanh):
-        return not node.kwargs.get("inplace", False)
-    if is_function(node, F.leaky_relu):
-        slope = arg(node, 1, "negative_slope", 0.01)
-        return scalar(slope) is not None and float(slope) >= 0 and not arg(node, 2, "inplace")
-    return False
+    shape, xshape = shape_of(value), shape_of(x)
+    if shape is None or xshape is None or len(shape) > len(xshape):
+        return False
+    aligned = (1,) * (len(xshape) - len(shape)) + shape
+    if any(a not in (1, b) for a, b in zip(aligned, xshape, strict=True)):
+        return False
+    reduced = range(len(xshape)) if dims is None else dims
+    return all(aligned[d] == 1 for d in reduced)
+
+
+def monotone_step(
+    node: Any, dims: tuple[int, ...] | None, *, smooth: bool
+) -> tuple[Any, int] | None:
+    """``(x, direction)`` when ``node`` is ``f(x)`` for an elementwise ``f`` that is monotone
+    and the same function for every element ``dims`` reduce together: direction 1 for
+    non-decreasing, -1 for non-increasing. ``smooth`` admits the smooth functions
+    (``_SMOOTH_INCREASING``) instead of the exactly monotone ones: ReLU, clamp, LeakyReLU with
+    a positive slope, negation, and adding, subtracting, multiplying or dividing by a non-zero
+    constant (a number, or a tensor constant over the reduced elements for a shift)."""
+    if not isinstance(node, fx.Node) or node.op != "call_function" or not node.args:
+        return None
+    x = node.args[0]
+    if smooth:
+        ok = node.target in _SMOOTH_INCREASING and len(node.args) == 1 and isinstance(x, fx.Node)
+        if node.target is F.softplus:
+            ok = ok and scalar(node.kwargs.get("beta", 1.0)) not in (None, 0.0)
+        return (x, 1) if ok else None
+    if node.target is torch.relu:
+        return x, 1
+    if node.target is torch.clamp:
+        lo, hi = (scalar(v) for v in node.args[1:3])
+        return (x, 1) if lo is None or hi is None or lo <= hi else None
+    if node.target is F.leaky_relu:
+        slope = scalar(node.kwargs.get("negative_slope", 0.01))
+        return (x, 1) if slope is not None and slope > 0 else None
+    if node.target is operator.neg:
+        return x, -1
+    if node.target not in (operator.add, operator.sub, operator.mul, operator.truediv):
+        return None
+    a, b = node.args
+    if node.target in (operator.add, operator.sub):
+        for t, c in ((a, b), (b, a)):
+            if (
+                isinstance(t, fx.Node)
+                and shape_of(t) == shape_of(node)
+                and _constant_over(c, t, dims)
+            ):
+                if node.target is operator.sub and t is b:
+                    return t, -1  # c - t decreases in t
+                return t, 1
+        return None
+    scaled = constant_scale(node)
+    if scaled is None or scaled[1] == 0.0 or not isinstance(scaled[0], fx.Node):
+        return None  # a zero scale turns an infinity into NaN in one form only
+    return scaled[0], 1 if scaled[1] > 0 else -1
 
 
 def _substitute(old: Any, new: Any) -> Callable[[fx.Node], Any]:
@@ -718,36 +917,93 @@ def _substitute(old: Any, new: Any) -> Callable[[fx.Node], Any]:
     return arg_map
 
 
-def pool_before_activation(gm: fx.GraphModule) -> int:
-    """``max_pool(act(x))`` -> ``act(max_pool(x))`` for a non-decreasing piecewise-linear ``act``.
+def _pool_dims(node: fx.Node) -> tuple[int, ...] | None:
+    """The dimensions a canonical max-pool call takes its maximum over (its last 1-3)."""
+    shape = shape_of(node.args[0])
+    if shape is None:
+        return None
+    k = MAX_POOL_FN.index(node.target) + 1
+    return tuple(range(len(shape) - k, len(shape)))
 
-    A non-decreasing function commutes with a maximum: ``max_i f(x_i) == f(max_i x_i)``. Faster:
-    the activation runs on the pooled tensor (a quarter of the elements for a 2x2 pool), so a full
-    pass over the larger tensor is gone (in eager; a fused kernel reads the pooled window anyway).
-    Bit-exact: each of these activations is computed exactly and is monotone in floating point,
-    so the same element wins and maps to the same value (NaN propagates through both forms).
-    """
+
+def _max_through_monotone(gm: fx.GraphModule, *, smooth: bool) -> int:
+    """Move monotone functions from before a maximum (or minimum) to after it: the engine of
+    :func:`pool_before_activation` and :func:`smooth_after_max`."""
     count = 0
     g = gm.graph
     for node in _nodes(g):
-        mod = module_of(gm, node)
-        is_pool = (isinstance(mod, _MAX_POOLS) and not mod.return_indices) or (
-            is_function(node, *_MAX_POOL_FN) and not arg(node, 6, "return_indices", False)
-        )
-        if not is_pool or not node.args:
-            continue
-        act: Any = node.args[0]
-        if not _monotone_activation(gm, act) or only_user(act) is not node:
-            continue
-        x = act.args[0]
-        with g.inserting_before(node):
-            pooled = g.node_copy(node, _substitute(act, x))
-            moved = g.node_copy(act, _substitute(x, pooled))
-        node.replace_all_uses_with(moved)
-        count += 1
+        current = node
+        while True:
+            red = reduction(current, "amax", "amin")
+            is_pool = is_call(current, *MAX_POOL_FN)
+            if red is None and not is_pool:
+                break
+            dims = red.dims if red is not None else _pool_dims(current)
+            if is_pool and dims is None:
+                break
+            step: Any = current.args[0]
+            found = monotone_step(step, dims, smooth=smooth)
+            if found is None or only_user(step) is not current:
+                break
+            x, direction = found
+            if direction < 0 and is_pool:
+                break  # no min-pool to turn a max-pool into
+            if red is not None and not _constant_operands(step, x, red):
+                break
+            with g.inserting_before(current):
+                if red is not None:
+                    kind = red.kind if direction > 0 else {"amax": "amin", "amin": "amax"}[red.kind]
+                    inner = _call(g, getattr(torch, kind), x, *current.args[1:])
+                else:
+                    inner = g.node_copy(current, _substitute(step, x))
+                moved = g.node_copy(step, _substitute(x, inner))
+            inner.meta = dict(current.meta)
+            moved.meta = dict(current.meta)
+            current.replace_all_uses_with(moved)
+            g.erase_node(current)  # the chain may go on: ``x`` must have one reader again
+            g.erase_node(step)
+            count += 1
+            current = inner
     if count:
         cleanup(gm)
     return count
+
+
+def _constant_operands(step: fx.Node, x: Any, red: Any) -> bool:
+    """Whether ``step``'s tensor operands other than ``x`` broadcast against the reduction's
+    output as they did against its input: only with ``keepdim`` (or no tensor operand)."""
+    others = [a for a in step.args if isinstance(a, fx.Node) and a is not x]
+    return not others or red.keepdim
+
+
+def pool_before_activation(gm: fx.GraphModule) -> int:
+    """``max(f(x))`` -> ``f(max(x))`` for a monotone ``f``, over a max-pool window or an
+    ``amax``/``amin`` reduction; a non-increasing ``f`` turns ``amax`` into ``amin``.
+
+    A monotone function commutes with a maximum: ``max_i f(x_i) == f(max_i x_i)`` for
+    non-decreasing ``f`` (and ``== f(min_i x_i)`` for non-increasing). The functions are ReLU,
+    clamp (ReLU6, Hardtanh), LeakyReLU with a positive slope, negation, and shifts or non-zero
+    scalings by a constant (a shift may be a tensor constant over the reduced elements, such
+    as a per-channel bias under a spatial pool). Faster: ``f`` runs on the reduced tensor (a
+    quarter of the elements after a 2x2 pool, one per row after a row maximum), so a full pass
+    over the larger tensor is gone (in eager; a fused kernel reads the window anyway).
+    Bit-exact: each of these is computed by one correctly rounded step, which is monotone in
+    floating point, so the same element wins and maps to the same value (NaN propagates
+    through both forms; a zero scale, which turns an infinity into NaN, is left alone).
+    """
+    return _max_through_monotone(gm, smooth=False)
+
+
+def smooth_after_max(gm: fx.GraphModule) -> int:
+    """``max(f(x))`` -> ``f(max(x))`` for smooth increasing ``f`` (tanh, sigmoid, exp, expm1,
+    erf, softplus), over a max-pool window or an ``amax``/``amin`` reduction.
+
+    Faster: the transcendental function runs once per reduced element instead of once per
+    input element. A reassociation: mathematically exact, but these functions' kernels are
+    monotone only to within an ulp, so where two inputs are an ulp apart the result may differ
+    by an ulp.
+    """
+    return _max_through_monotone(gm, smooth=True)
 
 
 def separable_avg_pool(gm: fx.GraphModule) -> int:
@@ -770,24 +1026,28 @@ def separable_avg_pool(gm: fx.GraphModule) -> int:
         return None
 
     for node in _nodes(g):
-        mod = module_of(gm, node)
-        if not isinstance(mod, nn.AvgPool2d) or len(node.args) != 1 or node.kwargs:
+        if not is_call(node, F.avg_pool2d) or len(node.args) != 7:
             continue
-        kernel, stride = pair(mod.kernel_size), pair(mod.stride or mod.kernel_size)
-        padding = pair(mod.padding)
+        _x, kernel_size, stride_size, pad, ceil, include, override = node.args
+        kernel, stride, padding = pair(kernel_size), pair(stride_size), pair(pad)
         if kernel is None or stride is None or padding is None:
             continue
-        if kernel[0] < 2 or kernel[1] < 2 or mod.ceil_mode or mod.divisor_override is not None:
+        if kernel[0] < 2 or kernel[1] < 2 or ceil is not False or override is not None:
             continue
-        if any(padding) and not mod.count_include_pad:
+        if any(padding) and include is not True:
             continue
         if len(shape_of(node.args[0]) or ()) not in (3, 4):
             continue
         with g.inserting_before(node):
+            # Canonical calls (every argument given), so the pool kernel's rule sees them.
             rows = _call(
-                g, F.avg_pool2d, node.args[0], (kernel[0], 1), (stride[0], 1), (padding[0], 0)
-            )
-            new = _call(g, F.avg_pool2d, rows, (1, kernel[1]), (1, stride[1]), (0, padding[1]))
+                g, F.avg_pool2d, node.args[0], (kernel[0], 1), (stride[0], 1), (padding[0], 0),
+                False, True, None,
+            )  # fmt: skip
+            new = _call(
+                g, F.avg_pool2d, rows, (1, kernel[1]), (1, stride[1]), (0, padding[1]),
+                False, True, None,
+            )  # fmt: skip
         node.replace_all_uses_with(new)
         count += 1
     if count:
@@ -830,7 +1090,7 @@ def _depthwise_parts(gm: fx.GraphModule, node: fx.Node) -> tuple[Any, ...] | Non
         stride, padding, dilation = mod.stride, mod.padding, mod.dilation
         # The layer's parameters, read in forward (get_attr nodes made once it matches).
         weight, bias = f"{node.target}.weight", mod.bias is not None and f"{node.target}.bias"
-    elif is_function(node, F.conv2d):
+    elif is_call(node, F.conv2d):
         x, weight, bias = arg(node, 0, "input"), arg(node, 1, "weight"), arg(node, 2, "bias")
         stride, padding = arg(node, 3, "stride", 1), arg(node, 4, "padding", 0)
         dilation, groups = arg(node, 5, "dilation", 1), arg(node, 6, "groups", 1)
@@ -872,21 +1132,9 @@ def avg_pool_kernel(gm: fx.GraphModule) -> int:
     count = 0
     g = gm.graph
     for node in _nodes(g):
-        mod = module_of(gm, node)
-        if isinstance(mod, nn.AvgPool2d):
-            if len(node.args) != 1 or node.kwargs:
-                continue
-            kernel, stride, padding = mod.kernel_size, mod.stride or mod.kernel_size, mod.padding
-            ceil, include, override = mod.ceil_mode, mod.count_include_pad, mod.divisor_override
-        elif is_function(node, F.avg_pool2d):
-            kernel = arg(node, 1, "kernel_size")
-            stride = arg(node, 2, "stride", None) or kernel
-            padding, ceil = arg(node, 3, "padding", 0), arg(node, 4, "ceil_mode", False)
-            include = arg(node, 5, "count_include_pad", True)
-            override = arg(node, 6, "divisor_override", None)
-        else:
+        if not is_call(node, F.avg_pool2d) or len(node.args) != 7:
             continue
-        x = node.args[0]
+        x, kernel, stride, padding, ceil, include, override = node.args
         pairs = [_int_pair(v) for v in (kernel, stride, padding)]
         if any(p is None for p in pairs) or ceil is not False:
             continue
@@ -936,7 +1184,7 @@ def group_norm_kernel(gm: fx.GraphModule) -> int:
                 continue
             groups, eps, affine = mod.num_groups, mod.eps, mod.affine
             weight = bias = None
-        elif is_function(node, F.group_norm):
+        elif is_call(node, F.group_norm):
             groups, eps = arg(node, 1, "num_groups"), arg(node, 4, "eps", 1e-5)
             weight, bias = arg(node, 2, "weight"), arg(node, 3, "bias")
             if (weight is None) != (bias is None):
@@ -1005,8 +1253,8 @@ _VENDOR_CALLS = (
     *_CONV_FN,
     *_CONV_T_FN,
     F.linear,
-    *MATMUL,
-    torch.bmm,
+    torch.matmul,
+    torch.transpose,
     operator.getitem,
     getattr,
 )
@@ -1048,7 +1296,7 @@ def gemm_activation_epilogue(gm: fx.GraphModule) -> int:
     count = 0
     g = gm.graph
     for node in _nodes(g):
-        if not is_relu(gm, node):
+        if not is_call(node, torch.relu):
             continue
         src = node.args[0]
         if not isinstance(src, fx.Node) or only_user(src) is not node:
@@ -1056,8 +1304,9 @@ def gemm_activation_epilogue(gm: fx.GraphModule) -> int:
         shape = shape_of(src)
         if shape is None or len(shape) < 2:
             continue
+        match = is_linear(gm, src)
         with g.inserting_before(node):
-            lin = linear_parts(gm, src)
+            lin = linear_parts(gm, src) if match else None
             if lin is None or lin[2] is None:
                 continue
             x, w, b = lin
@@ -1083,62 +1332,48 @@ def gemm_activation_epilogue(gm: fx.GraphModule) -> int:
 # --------------------------------------------------------------------------- identities
 
 
-def _size_one_dim(node: fx.Node, dim: Any) -> int | None:
-    shape = shape_of(node)
-    if isinstance(dim, list | tuple) and len(dim) == 1:
-        dim = dim[0]
-    if shape is None or not isinstance(dim, int) or not shape:
-        return None
-    d = dim % len(shape)
-    return d if shape[d] == 1 else None
-
-
-_REDUCTIONS = (torch.sum, torch.mean, torch.amax, torch.amin, torch.logsumexp)
-_REDUCTION_METHODS = ("sum", "mean", "amax", "amin", "logsumexp")
+def _size_one(x: Any, dims: Any) -> bool:
+    """Whether every dimension in ``dims`` (canonical: a tuple of non-negative ints) of ``x``
+    has size 1."""
+    shape = shape_of(x)
+    if shape is None or not isinstance(dims, tuple) or not dims:
+        return False
+    return all(type(d) is int and 0 <= d < len(shape) and shape[d] == 1 for d in dims)
 
 
 def drop_identities(gm: fx.GraphModule) -> int:
     """Ops that do nothing removed: size-1 reductions and softmaxes, double transposes.
 
-    Over a dimension of size 1, ``sum``/``mean``/``amax``/``amin``/``logsumexp`` return their
-    input (squeezed unless ``keepdim``), ``softmax`` is ``x * 0 + 1`` and ``log_softmax`` is
-    ``x - x`` (both keep NaN/Inf where the originals produce them); ``t.transpose(i, j)
-    .transpose(i, j)`` is ``t``. Faster: each removed op was a kernel launch and a pass over
-    memory. Bit-exact.
+    Over dimensions that all have size 1, ``sum``/``mean``/``amax``/``amin``/``logsumexp``
+    return their input (squeezed unless ``keepdim``), ``softmax`` is ``x * 0 + 1`` and
+    ``log_softmax`` is ``x - x`` (both keep NaN/Inf where the originals produce them);
+    ``t.transpose(i, j).transpose(i, j)`` is ``t``. Faster: each removed op was a kernel launch
+    and a pass over memory. Bit-exact.
     """
     count = 0
     g = gm.graph
     for node in _nodes(g):
         new: Any = None
+        red = reduction(node)
         with g.inserting_before(node):
-            if is_function(node, *SOFTMAX, *LOG_SOFTMAX) or is_method(
-                node, "softmax", "log_softmax"
-            ):
+            if is_call(node, torch.softmax, torch.log_softmax):
                 x: Any = node.args[0]
-                if _size_one_dim(x, arg(node, 1, "dim")) is None or arg(node, 2, "dtype"):
+                if node.kwargs or not _size_one(x, node.args[1:2]):
                     continue
-                if is_function(node, *LOG_SOFTMAX) or is_method(node, "log_softmax"):
+                if node.target is torch.log_softmax:
                     new = _call(g, operator.sub, x, x)
                 else:
                     new = _call(g, operator.add, _call(g, operator.mul, x, 0.0), 1.0)
-            elif is_function(node, *_REDUCTIONS) or is_method(node, *_REDUCTION_METHODS):
-                x = node.args[0]
-                if node.kwargs.get("dtype") is not None:
+            elif red is not None:
+                if red.dims is None or not _size_one(red.x, red.dims):
                     continue
-                d = _size_one_dim(x, arg(node, 1, "dim"))
-                if d is None:
-                    continue
-                keep = bool(arg(node, 2, "keepdim", False))
-                new = x if keep else _method(g, "squeeze", x, d)
-            elif is_method(node, "transpose") and is_method(node.args[0], "transpose"):
+                new = red.x if red.keepdim else _method(g, "squeeze", red.x, red.dims)
+            elif is_call(node, torch.transpose) and is_call(node.args[0], torch.transpose):
                 inner: Any = node.args[0]
-                rank = len(shape_of(inner.args[0]) or ())
-                if not rank:
+                if node.args[1:] != inner.args[1:] or only_user(inner) is not node:
                     continue
-                dims = {d % rank for d in node.args[1:3] if isinstance(d, int)}
-                inner_dims = {d % rank for d in inner.args[1:3] if isinstance(d, int)}
-                if len(dims) != 2 or dims != inner_dims or only_user(inner) is not node:
-                    continue
+                if any(type(d) is not int or d < 0 for d in node.args[1:]):
+                    continue  # a negative dim: the rank was unknown
                 new = inner.args[0]
             else:
                 continue
@@ -1160,41 +1395,33 @@ def stable_chains(gm: fx.GraphModule) -> int:
     count = 0
     g = gm.graph
 
-    def is_exp(n: Any) -> bool:
-        return is_function(n, torch.exp) or is_method(n, "exp")
-
     for node in _nodes(g):
         new: Any = None
         with g.inserting_before(node):
-            if is_function(node, torch.log) or is_method(node, "log"):
+            if is_call(node, torch.log):
                 inner = node.args[0]
                 if not isinstance(inner, fx.Node) or only_user(inner) is not node:
                     continue
-                if (is_function(inner, *SOFTMAX) or is_method(inner, "softmax")) and not arg(
-                    inner, 2, "dtype"
-                ):
-                    new = _call(g, torch.log_softmax, inner.args[0], arg(inner, 1, "dim"))
+                if is_call(inner, torch.softmax) and not inner.kwargs:
+                    new = _call(g, torch.log_softmax, *inner.args)
                 else:
-                    red = _reduced_dim(inner)
-                    # The log of a graph input (a placeholder) has no inner call to look into.
-                    ex: Any = inner.args[0] if inner.args else None
-                    if (
-                        red is None
-                        or red[0] != "sum"
-                        or not is_exp(ex)
-                        or only_user(ex) is not inner
-                    ):
+                    red = reduction(inner, "sum")
+                    ex: Any = red.x if red is not None else None
+                    if red is None or red.dims is None or not is_call(ex, torch.exp):
                         continue
-                    new = _call(g, torch.logsumexp, ex.args[0], red[1], red[2])
-            elif is_function(node, operator.truediv, torch.div) and len(node.args) == 2:
+                    if only_user(ex) is not inner:
+                        continue
+                    new = _call(g, torch.logsumexp, ex.args[0], red.dims, red.keepdim)
+            elif is_call(node, operator.truediv):
                 num: Any = node.args[0]
-                den: Any = node.args[1]
-                red = _reduced_dim(den) if isinstance(den, fx.Node) else None
-                if not is_exp(num) or red is None or red[0] != "sum" or not red[2]:
+                red = reduction(node.args[1], "sum")
+                if red is None or red.dims is None or len(red.dims) != 1 or not red.keepdim:
                     continue
-                if den.args[0] is not num or set(num.users) != {node, den}:
+                if not is_call(num, torch.exp) or red.x is not num:
                     continue
-                new = _call(g, torch.softmax, num.args[0], red[1])
+                if set(num.users) != {node, node.args[1]}:
+                    continue
+                new = _call(g, torch.softmax, num.args[0], red.dims[0])
             else:
                 continue
         node.replace_all_uses_with(new)
@@ -1240,8 +1467,20 @@ REWRITES: list[Rewrite] = [
         "reassociation", fold_channel_bias,
     ),
     Rewrite(
-        "pool_before_activation", "max-pool before the activation (fewer elements)",
+        "fold_channel_scale", "fold a per-channel scale into the layer's weight",
+        "reassociation", fold_channel_scale,
+    ),
+    Rewrite(
+        "pool_before_activation", "monotone function after the max-pool or maximum",
         "bit-exact", pool_before_activation,
+    ),
+    Rewrite(
+        "smooth_after_max", "smooth increasing function after the max-pool or maximum",
+        "reassociation", smooth_after_max,
+    ),
+    Rewrite(
+        "move_constant_scale", "constant scale moved to the smallest tensor of a linear map",
+        "reassociation", move_constant_scale,
     ),
     Rewrite(
         "separable_avg_pool", "average pool as two 1-D passes", "reassociation",

@@ -119,15 +119,26 @@ def _shape(out: Any) -> Any:
     return type(out).__name__
 
 
+def _traced_constant(gm: Any, made: set[str]) -> str | None:
+    """The first attribute ``gm``'s forward reads that tracing set on the model (``made``:
+    names the reference's own constructor did not create); None: none."""
+    for node in gm.graph.nodes:
+        if node.op == "get_attr" and str(node.target).split(".")[0] in made:
+            return str(node.target)
+    return None
+
+
 def scan(source: str, path: str) -> RewriteScan:
     """Try every rule on the reference traced at meta; render those that apply (in-process).
 
-    The reference is traced and its shapes propagated once; each attempt works on a copy of
+    The reference is traced, its shapes propagated and its ops put in their canonical spelling
+    (``canonical.py``) once; each attempt works on a copy of
     that graph and propagates again only after a rule changed it (a meta forward of a long
     recurrent network takes seconds).
     """
     import torch.fx as fx
 
+    from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
     from kernelopt_jupyter.agents.rewrites.graph import (
         RewriteError,
         propagate_shapes,
@@ -151,6 +162,7 @@ def scan(source: str, path: str) -> RewriteScan:
             return f"the reference does not run on the meta device: {exc}"
         return None
 
+    own = set(vars(model))
     try:
         base = trace(model, inputs)
     except RewriteError as exc:
@@ -165,6 +177,8 @@ def scan(source: str, path: str) -> RewriteScan:
             scan_result.error = error
             return scan_result
         expected, shaped = _shape(model(*inputs)), False
+    # Every spelling of an op becomes its one canonical call, which is what the rules match.
+    canonicalize(base)
 
     def fresh() -> Any:
         """A graph of the reference to rewrite, its shapes propagated where they could be."""
@@ -174,6 +188,7 @@ def scan(source: str, path: str) -> RewriteScan:
             gm = trace(model, inputs)
             if shaped:
                 propagate_shapes(gm, inputs)
+            canonicalize(gm)
             return gm
 
     def attempt(rules: list[Rewrite]) -> RewriteMatch | None:
@@ -188,6 +203,7 @@ def scan(source: str, path: str) -> RewriteScan:
                     out = []
                     with contextlib.suppress(Exception):  # shapes are a hint (see below)
                         out = [propagated_output(gm, inputs)]
+                    canonicalize(gm)  # what a rule wrote, spelled as the next rule matches
                     stale = False
                 sites = rule.apply(gm)
                 if sites:
@@ -202,6 +218,12 @@ def scan(source: str, path: str) -> RewriteScan:
         result = out[0] if out and not stale else propagated_output(gm, inputs)
         if _shape(result) != expected:
             raise RewriteError(f"{'+'.join(r.name for r, _ in applied)} changed the output shape")
+        made = _traced_constant(gm, set(vars(model)) - own)
+        if made is not None:
+            # Tracing turned a tensor built in forward into an attribute of the graph; the
+            # rendered subclass of the reference has no such attribute (and on the meta
+            # device it holds no values to copy).
+            raise RewriteError(f"the traced forward reads {made}, a constant the reference lacks")
         if any(r.kernels for r, _ in applied):
             foreign = foreign_compute(gm)
             if foreign is not None:
