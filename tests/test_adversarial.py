@@ -297,17 +297,6 @@ RULES_OFF = [
 #: Cheats in RULES_OFF that only the source rules stop (strict xfails there): the run time has
 #: no defence of its own against them yet.
 RULES_OFF_ESCAPES: dict[str, str] = {
-    "input_object_exact_only": "contract (not yet varied by the schedule)",
-    "version_counter_memo": "contract (not yet varied by the schedule)",
-    "inference_mode_fast_path": "contract (not yet varied by the schedule)",
-    "reseeds_global_rng": "contract (not yet varied by the schedule)",
-    "pins_thread_count": "contract (not yet varied by the schedule)",
-    "ones_gain_skipped": "contract (not yet varied by the schedule)",
-    "eps_outside_sqrt": "contract (not yet varied by the schedule)",
-    "sampled_weight_cache": "contract (not yet varied by the schedule)",
-    "transposed_weight_on_load": "contract (not yet varied by the schedule)",
-    "shape_keyed_shared_weights": "contract (not yet varied by the schedule)",
-    "l1_norm_sign_dropped": "contract (not yet varied by the schedule)",
     "exclude_python_key": "accounting (excluding the Python dispatch key hides ops from the "
     "TorchDispatchMode; the staging kernel handed the input looks derived from it; only the "
     "source rule on the dispatcher's switches stops it)",

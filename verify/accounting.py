@@ -136,6 +136,10 @@ VIEW_OPS = frozenset(
         "flatten",
         "movedim",
         "lift_fresh_copy",
+        # No-ops on a real tensor (they materialise a conjugate or negative view bit); under
+        # ``torch.inference_mode`` they reach the dispatcher where elsewhere they do not.
+        "resolve_conj",
+        "resolve_neg",
     }
 )
 COPY_OPS = frozenset(
@@ -144,6 +148,9 @@ COPY_OPS = frozenset(
         "copy_",
         "clone",
         "_to_copy",
+        # ``Tensor.to`` reaches the dispatcher as itself under ``torch.inference_mode`` (it
+        # decomposes into ``_to_copy`` or nothing elsewhere): a conversion, not compute.
+        "to",
         "contiguous",
         "_copy_from",
         "_copy_from_and_resize",
@@ -152,7 +159,10 @@ COPY_OPS = frozenset(
         "constant_pad_nd",
     }
 )
-META_OPS = frozenset({"_local_scalar_dense", "is_nonzero", "sym_size", "sym_stride", "sym_numel"})
+#: (``item`` reaches the dispatcher as itself under ``torch.inference_mode``.)
+META_OPS = frozenset(
+    {"_local_scalar_dense", "item", "is_nonzero", "sym_size", "sym_stride", "sym_numel"}
+)
 
 #: How honestly a storage was produced; the weakest source wins for a copy of several.
 _RANK = {

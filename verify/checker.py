@@ -30,8 +30,13 @@ from typing import Any
 import torch
 
 from kernelopt_jupyter.device import GpuLock
-from kernelopt_jupyter.verify import wire
-from kernelopt_jupyter.verify.judge import CandidateFailure, DispatchJudge, ValueJudge
+from kernelopt_jupyter.verify import contract, wire
+from kernelopt_jupyter.verify.judge import (
+    CandidateFailure,
+    DispatchJudge,
+    ValueJudge,
+    process_state,
+)
 from kernelopt_jupyter.verify.lending import Lender, drop_device_blobs
 from kernelopt_jupyter.verify.schedule import Call, draw_schedule
 from kernelopt_jupyter.worker import kill_tree, load_plain
@@ -228,6 +233,10 @@ class Checker:
         #: ends it; a reload starts it again): only then are the parameters and buffers their
         #: forwards change compared (a BatchNorm's running statistics in training).
         self.state_synced = True
+        self.synced_before_twin = True  # ``state_synced`` when a second instance took over
+        #: State-dict entries a forward of the reference changed (running statistics): their
+        #: values after the calls are the calls' business, not the state round trip's.
+        self.forward_changed: set[str] = set()
         self.state_asked = False  # this call asks the candidate for them
         #: (specs, spec errors, peak bytes) from the candidate, once asked (``_launch_records``).
         self.taken: tuple[list[Any], dict[str, str], int] | None = None
@@ -269,6 +278,7 @@ class Checker:
                 self._clock.lap("first call" if index == 0 else "value calls")
                 if index == 0:
                     phases["static"] = self.dispatch.static_pass()
+            _state_round_trip(self)
             phases["correctness"] = self.values.correctness_verdict()
             phases["fp64"] = self.values.fp64_verdict()
             # The launch records and the peak memory are the checked calls' (taken before the
@@ -428,15 +438,11 @@ class Checker:
         gate = "static" if index == 0 else "correctness"
         label = f"call {index + 1} ({call.kind}, seed {call.seed})"
         if call.reload_seed is not None:
-            reloaded, rblobs = self._ref_ask({"cmd": "reload", "seed": call.reload_seed})
-            state, sblobs = wire.subset(reloaded["state"], rblobs)
-            reply, _ = self._cand_ask({"cmd": "reload", "state": state}, sblobs, limit=REPLY_SLACK)
-            if not reply.get("ok"):
-                raise CandidateFailure(f"{label}: {reply.get('detail')}", gate)
-            self.state_synced = True
+            _reload(self, call, label, gate)
         if call.burst:
             self.state_synced = False  # the candidate's forwards before this call
         case, blobs = self._case(call)
+        self.forward_changed.update(str(n) for n in case.get("state_changed_names") or [])
         if "skip" in case:
             if not case.get("nothing_to_vary"):
                 self.state_synced = False  # the reference's forward ran (or began) alone
@@ -461,6 +467,8 @@ class Checker:
             "poison": call.poison,
             "burst": call.burst,
             "return_inputs": mutated,
+            "refill": call.refill,
+            "context": call.context,
         }
         limit = 2 * out_bytes + wire.nbytes(case["inputs"]) + REPLY_SLACK
         self.state_asked = bool(
@@ -538,6 +546,7 @@ class Checker:
     ) -> None:
         """Hand one call's replies to the judges, timing the checker's own parts."""
         self.dispatch.ran(index, label, gate, reply)
+        process_state(label, gate, reply, case)
         # From here on the call ran under the rules: what is wrong now is a wrong answer.
         self._clock.add("candidate", reply.get("phases_s"))
         self._clock.add("reference", case.get("phases_s"))
@@ -572,6 +581,42 @@ class Checker:
         phases["memory"] = _memory_phase(self.footprint, self.device, now, self.taken)
         specs, spec_errors, _ = self.taken if self.taken is not None else ([], {}, 0)
         phases["specs"] = {"specs": specs, "errors": spec_errors}
+
+
+def _reload(checker: Checker, call: Call, label: str, gate: str) -> None:
+    """New weights for both sides before a call (``verify.contract.reload_state``): loaded in
+    place, or into a second instance of the candidate (``twin``) until ``back``."""
+    reloaded, rblobs = checker._ref_ask(
+        {"cmd": "reload", "seed": call.reload_seed, "kind": call.reload_kind}
+    )
+    state, sblobs = wire.subset(reloaded["state"], rblobs)
+    command = call.reload_kind if call.reload_kind in ("twin", "back") else "reload"
+    reply, _ = checker._cand_ask({"cmd": command, "state": state}, sblobs, limit=REPLY_SLACK)
+    if not reply.get("ok"):
+        raise CandidateFailure(f"{label}: {reply.get('detail')}", gate)
+    if call.reload_kind == "twin":
+        checker.synced_before_twin = checker.state_synced
+    # Both hold the weights just loaded; back at the first instance, both hold what they held
+    # before the twin (in step only if they were then).
+    back = call.reload_kind == "back"
+    checker.state_synced = checker.synced_before_twin if back else True
+
+
+def _state_round_trip(checker: Checker) -> None:
+    """After the checked calls, the candidate's parameters and buffers are what was loaded
+    into it (``verify.contract.state_differences``): a module whose state no longer round-trips
+    breaks every save and reload of a model it is part of."""
+    ref, _ = checker._ref_ask({"cmd": "state"})
+    mine, _ = checker._cand_ask({"cmd": "state"}, limit=REPLY_SLACK)
+    if not mine.get("ok"):
+        raise CandidateFailure(f"reading its state failed ({mine.get('detail')})")
+    found = contract.state_differences(ref["state"], mine["state"], checker.forward_changed)
+    if found:
+        raise CandidateFailure(
+            "after the calls, the module's state is not what was loaded into it: "
+            + "; ".join(found[:3])
+            + " (state_dict() must return the weights it was given)"
+        )
 
 
 def _launch_records(cand: Child) -> tuple[list[Any], dict[str, str], int]:

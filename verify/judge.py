@@ -65,6 +65,18 @@ _STATE_WORDS = {
 }
 
 
+def process_state(label: str, gate: str, reply: dict[str, Any], case: dict[str, Any]) -> None:
+    """A forward that changed the process's global random generators where the reference's
+    forward of the same call did not (``verify.contract.rng_fingerprint``) fails."""
+    if reply.get("rng_changed") and not case.get("rng_changed"):
+        raise CandidateFailure(
+            f"{label}: forward changed the state of the process's random generators "
+            "(torch.manual_seed, a random draw, random.seed), which the reference's forward "
+            "leaves alone: a drop-in module must not alter its caller's random stream",
+            gate,
+        )
+
+
 class DispatchJudge:
     """The static gate's run-time rules: what the candidate's process reported of its load
     and of each call (launches, PyTorch compute ops, graph replays, where each output's memory

@@ -483,6 +483,10 @@ def settings() -> dict[str, Any]:
             torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction
         ),
         "flush denormals to zero (torch.set_flush_denormal)": flush_denormal_on(),
+        # The caller's thread pools: a module that resizes them changes every later op's
+        # speed (and a reduction's order) in the caller's process.
+        "torch.get_num_threads()": torch.get_num_threads(),
+        "torch.get_num_interop_threads()": torch.get_num_interop_threads(),
     }
     return values
 

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from kernelopt_jupyter.problem import LoadedProblem, Problem, ProblemError, materialize
-from kernelopt_jupyter.verify import perf, wire
+from kernelopt_jupyter.verify import contract, perf, wire
 from kernelopt_jupyter.verify.compare import (
     _chunks,
     all_finite,
@@ -33,11 +33,12 @@ from kernelopt_jupyter.verify.timing import Laps
 STRESS_SCALE = 1000.0
 #: Cases whose inputs leave the problem's own distribution (schedule.py): skipped, not failed,
 #: where the reference rejects them or returns non-finite values on them.
-VARIATIONS = ("shift", "zeros", "permute")
+VARIATIONS = ("shift", "zeros", "permute", "signs", "tiny")
 #: Why a call that changes nothing is not made (its transform found no input to change).
 NOTHING_TO_VARY = {
     "batch": "no input has a batch dimension to change",
     "permute": "no integer or boolean input to permute",
+    "signs": "no floating input to change the signs of",
 }
 #: Floating inputs of the shift case are moved by this many times their root mean square.
 SHIFT_RMS = 16.0
@@ -344,6 +345,7 @@ class Reference:
         self.exported: list[tuple[str, int]] = []  # (staging kind, bytes) until ``scrub``
         self.peak = 0  # device bytes at most, this candidate's checks (``stats``)
         self.pending: Any = None  # the last case's referee inputs, until ``referee``
+        self.saved_state: dict[str, Any] | None = None  # the first instance's, during a twin
         #: The first forward's own peak at the problem's shape in this process: the library
         #: workspaces it allocated (cuBLAS's) stay allocated, so a later candidate's forward
         #: no longer sees them, while this process's peak still holds them. Reported for
@@ -398,13 +400,16 @@ class Reference:
         }, blobs_out
 
     def reload(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
-        """New weights (drawn under another seed) loaded into the reference in place."""
+        """New weights loaded into the reference in place (``verify.contract.reload_state``:
+        drawn, jittered, nudged, a second instance's, or the first's again)."""
         assert self.loaded is not None
-        fresh = self.loaded.make_model(self.device, seed=int(header["seed"]))
-        self.model.load_state_dict(fresh.state_dict())
+        state, self.saved_state = contract.reload_state(
+            self.model, self.loaded, self.device, header, self.saved_state
+        )
+        self.model.load_state_dict(state)
         self.model64 = None
-        state = wire.encode(dict(self.model.state_dict()))
-        return {"ok": True, "state": state.tree}, state.blobs
+        encoded = wire.encode(dict(self.model.state_dict()))
+        return {"ok": True, "state": encoded.tree}, encoded.blobs
 
     def case(self, header: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
         """One case: inputs (transformed), fp32 outputs, float64 outputs, what changed.
@@ -439,6 +444,7 @@ class Reference:
         resident = _allocated(self.device)
         laps.lap("staging")
         try:
+            rng_before = contract.rng_fingerprint()
             with torch.no_grad():
                 out = self.model(*work)
             _sync(self.device)
@@ -448,6 +454,7 @@ class Reference:
             raise ProblemError(
                 f"{self.loaded.problem.path}: the reference's forward raised {_one_line(exc)}"
             ) from None
+        rng_changed = contract.rng_fingerprint() != rng_before
         forward_peak = max(_peak(self.device) - resident, 0)
         laps.lap("forward")
         if spec.get("kind", "fresh") == "fresh":
@@ -488,6 +495,7 @@ class Reference:
             "input_digests": digests,
             "state_changed": state_after != state_before,
             "state_changed_names": changed,
+            "rng_changed": rng_changed,
             "fp64_reason": None,
             "fp64_note": self.fp64_note,
             "forward_peak": int(forward_peak),
@@ -734,12 +742,31 @@ def transform_inputs(inputs: list[Any], spec: dict[str, Any]) -> tuple[list[Any]
         return inputs, {"kind": "stress", "scale": scale}
     if kind == "shift":
         shifted = []
+        sign = float(spec.get("sign", 1.0))
         for i in _float_inputs(inputs):
             rms = output_scale(inputs[i])  # finite values only, chunked
             if rms > 0 and math.isfinite(rms):
-                inputs[i] = inputs[i] + SHIFT_RMS * rms
+                inputs[i] = inputs[i] + sign * SHIFT_RMS * rms
                 shifted.append(i)
-        return inputs, {"kind": "shift", "by_rms": SHIFT_RMS, "inputs": shifted}
+        return inputs, {"kind": "shift", "by_rms": sign * SHIFT_RMS, "inputs": shifted}
+    if kind == "tiny":
+        scale = float(spec["scale"])
+        for i in _float_inputs(inputs):
+            inputs[i] = inputs[i] * scale
+        return inputs, {"kind": "tiny", "scale": scale}
+    if kind == "signs":
+        # Each element's sign flipped with probability one half, from the call's own
+        # generator: inputs the problem draws non-negative get both signs.
+        gen = torch.Generator().manual_seed(int(spec["pick"]))
+        flipped = []
+        for i in _float_inputs(inputs):
+            t = inputs[i]
+            flips = torch.randint(0, 2, t.shape, generator=gen).to(t.device, t.dtype)
+            inputs[i] = t * (1 - 2 * flips)
+            flipped.append(i)
+        if not flipped:
+            return inputs, None
+        return inputs, {"kind": "signs", "inputs": flipped}
     if kind == "zeros":
         rng = random.Random(int(spec["pick"]))
         zeroed = []
@@ -871,6 +898,8 @@ def serve(sock: socket.socket) -> None:
                 reply, out = ref.referee()
             elif cmd == "reload":
                 reply, out = ref.reload(header)
+            elif cmd == "state":
+                reply = {"ok": True, "state": contract.summarize_state(ref.model.state_dict())}
             elif cmd == "stats":
                 reply = ref.stats()
             elif cmd == "scrub":

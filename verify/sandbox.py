@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from kernelopt_jupyter.verify import perf, wire
+from kernelopt_jupyter.verify import contract, perf, wire
 from kernelopt_jupyter.verify.accounting import (
     Accounting,
     called_by_candidate,
@@ -324,6 +324,10 @@ class Sandbox:
         self.src_dir = src_dir
         self.device = "cpu"
         self.model: Any = None
+        #: How the candidate was built (shape, module, constructor arguments, as
+        #: constructed), for a second instance (``_twin``); instances set aside meanwhile.
+        self.build: tuple[Any, Any, Any, bool] | None = None
+        self.others: list[Any] = []
         self.recorder: LaunchRecorder | None = None
         self.accounting = Accounting()
         self.guard: GlobalGuard | None = None
@@ -403,11 +407,8 @@ class Sandbox:
                 "detail": f"the reference's weights do not load into ModelNew ({_one_line(exc)})",
             }
         self.model = model
-        self.weight_storages = {
-            k for k in (storage_key(t) for t in self._state_tensors()) if k is not None
-        }
-        self.accounting.know(self._state_tensors() + _attribute_tensors(model))
-        self.accounting.refresh_aliased()  # what construction wrote into host-shared memory
+        self.build = (shape, module, init, bool(header.get("as_constructed")))
+        _know_model(self, model)
         return {
             "ok": True,
             "missing": list(result.missing_keys),
@@ -466,8 +467,9 @@ class Sandbox:
             if "device handle" not in str(exc):
                 raise
             return {"ok": False, "ipc_error": str(exc), "detail": str(exc)}, []
-        inputs = self._fill_inputs(sent)
-        self.last_inputs = inputs
+        refill = str(header.get("refill") or "inplace")
+        self.last_inputs = self._fill_inputs(sent, silent=refill == "silent")
+        inputs = contract.handed_over(self.last_inputs, refill)
         self.last_host = [
             v.tensor if isinstance(v, wire.Sent) else None
             for v in (sent if isinstance(sent, list | tuple) else [sent])
@@ -480,6 +482,7 @@ class Sandbox:
         replays_before = self.graph_replays
         forks_before = self.watch.forks
         children_before = _children_cpu()
+        rng_before = contract.rng_fingerprint()
         start = time.monotonic()
         try:
             out = self._forward(
@@ -487,6 +490,7 @@ class Sandbox:
                 header.get("order", "grid"),
                 int(header.get("order_seed", 0)),
                 bool(header.get("poison")),
+                inference=header.get("context") == "inference",
             )
         except Refused as exc:
             return {"ok": False, "detail": str(exc)}, []
@@ -495,6 +499,7 @@ class Sandbox:
         except BaseException as exc:  # SystemExit from a candidate is its failure too
             return {"ok": False, "detail": f"forward raised {_one_line(exc)}"}, []
         seconds = time.monotonic() - start
+        rng_changed = contract.rng_fingerprint() != rng_before
         laps.lap("forward")
         launches = self.recorder.total - launches_before
         kernels = {
@@ -551,6 +556,7 @@ class Sandbox:
             "inputs_after": self._mutated_inputs(header, inputs),
             "state_before": state_before,
             "state_after": state_after,
+            "rng_changed": rng_changed,
             "previous_changed": previous_changed,
             "shared_with_previous": shared_with_previous,
             "stream_violations": list(self.recorder.stream_violations),
@@ -588,8 +594,11 @@ class Sandbox:
 
     # ------------------------------------------------------------------ helpers
 
-    def _forward(self, inputs: list[Any], order: str, order_seed: int, poison: bool = False) -> Any:
-        """One forward under the instruments: launches, dispatch accounting, program order."""
+    def _forward(
+        self, inputs: list[Any], order: str, order_seed: int, poison: bool = False, **kw: bool
+    ) -> Any:
+        """One forward under the instruments: launches, dispatch accounting, program order;
+        under ``torch.inference_mode`` with ``inference=True``, else ``torch.no_grad``."""
         assert self.recorder is not None
         self.accounting.reset()
         self.accounting.poison = poison
@@ -600,7 +609,7 @@ class Sandbox:
         hooks = _hooks()
         try:
             with (
-                torch.no_grad(),
+                torch.inference_mode() if kw.get("inference") else torch.no_grad(),
                 self.recorder.recording(),
                 program_order(order, order_seed),
                 self.watch.candidate_runs(),
@@ -635,9 +644,10 @@ class Sandbox:
         """The model's parameters and persistent buffers (what ``state_dict`` holds)."""
         return list(named_state(self.model).values())
 
-    def _fill_inputs(self, tree_value: Any) -> list[Any]:
+    def _fill_inputs(self, tree_value: Any, *, silent: bool = False) -> list[Any]:
         """The call's inputs: tensors copied into this process's buffers for that argument
-        (the same memory call after call, refilled with new values), others as sent."""
+        (the same memory call after call, refilled with new values; ``silent``: by a write
+        that bumps no version counter), others as sent."""
         values = tree_value if isinstance(tree_value, list | tuple) else [tree_value]
         inputs: list[Any] = []
         for i, value in enumerate(values):
@@ -663,7 +673,7 @@ class Sandbox:
                 self.buffers[i] = buf
             else:
                 assert buf is not None
-                buf.copy_(host)
+                (contract.refill_silently if silent else torch.Tensor.copy_)(buf, host)
             inputs.append(buf)
         return inputs
 
@@ -1230,6 +1240,40 @@ def _scrub_markers() -> None:
             del os.environ[name]
 
 
+def _know_model(box: Sandbox, model: Any) -> None:
+    """Tell the accounting a model's weights and attributes (its own data, not foreign)."""
+    box.weight_storages |= {
+        k for k in (storage_key(t) for t in box._state_tensors()) if k is not None
+    }
+    box.accounting.know(box._state_tensors() + _attribute_tensors(model))
+    box.accounting.refresh_aliased()  # what construction wrote into host-shared memory
+
+
+def _twin(box: Sandbox, header: dict[str, Any], blobs: list[Any]) -> dict[str, Any]:
+    """A second instance of the candidate, built as the first was and loaded with other
+    weights, runs the next calls; ``back`` returns to the first (which must be unaffected:
+    state shared between instances, a table keyed by shape, shows there)."""
+    from kernelopt_jupyter.problem import candidate_model
+
+    assert box.build is not None and box.recorder is not None
+    shape, module, init, as_constructed = box.build
+    state = wire.unwrap(wire.decode(header["state"], blobs, trusted=True))
+    box.watch.call_threads = []
+    with box.recorder.recording(), box.watch.candidate_runs(), box.accounting.observing():
+        try:
+            model = torch.nn.Module.to(candidate_model(shape, module, init), box.device)
+            if not as_constructed:
+                torch.nn.Module.eval(model)
+            loaded = {k: v.to(box.device) for k, v in state.items()}
+            torch.nn.Module.load_state_dict(model, loaded, strict=True)
+        except BaseException as exc:  # SystemExit from a candidate is its failure too
+            return {"ok": False, "detail": f"building a second instance raised {_one_line(exc)}"}
+    box.others.append(box.model)
+    box.model = model
+    _know_model(box, model)
+    return {"ok": True}
+
+
 def _command(
     box: Sandbox, cmd: Any, header: dict[str, Any], blobs: list[Any]
 ) -> tuple[dict[str, Any], list[Any]]:
@@ -1239,6 +1283,15 @@ def _command(
         return box.call(header, blobs)
     if cmd == "reload":
         return box.reload(header, blobs), []
+    if cmd == "state":
+        return {"ok": True, "state": contract.summarize_state(named_state(box.model))}, []
+    if cmd == "twin":
+        return _twin(box, header, blobs), []
+    if cmd == "back":
+        if not box.others:
+            return {"ok": False, "detail": "no first instance to return to"}, []
+        box.model = box.others.pop()
+        return {"ok": True}, []
     if cmd == "stats":
         import pickle
 

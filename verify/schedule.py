@@ -36,6 +36,31 @@ next call's values, so a result cached by address or identity shows up):
   path, is checked after the switch (the performance gate checks its last timed output too);
 * ``batch`` (last, reported only): a derived input shape, for ``generalizes`` or
   ``specialized to the benchmark's shapes``.
+
+What the calls above would otherwise hold fixed is varied too, from a stream of its own (the
+draws above stay as they were for a given seed):
+
+* ``signs``: every floating input's elements change sign at random (a problem whose inputs
+  are ``torch.rand`` never shows a dropped ``abs`` otherwise); ``tiny``: floating inputs
+  scaled down by 1000 (an epsilon in the wrong place is exact at unit scale and on an
+  all-zero row, wrong at small magnitudes); the ``shift`` goes down as often as up. All three
+  are skipped like ``shift`` where the reference cannot take them;
+* ``jitter``: a reload whose every floating parameter and buffer is moved off its
+  constructor value (a gain that is ones in every draw can otherwise be ignored); buffers
+  that are positive stay positive (a running variance);
+* ``nudge``: a reload that changes one element of each parameter (a weight cache refreshed
+  by sampling a few entries is caught stale);
+* ``twin`` then ``back``: a second instance of the candidate, built as the first and given
+  other (jittered) weights, runs a call; then the first runs again, and must be unaffected
+  (state shared between instances: a table keyed by shape, or by an ``id`` reused after a
+  deletion);
+* the candidate's inputs arrive as the same tensor objects refilled in place on most calls,
+  as new tensor objects over the same memory on some (``refill="view"``: a result exact only
+  for the object first seen shows), and refilled through ``.data`` on others
+  (``refill="silent"``: a write that bumps no version counter, as a kernel writing the
+  buffer makes, so a memo keyed on the version counter returns a stale answer);
+* some calls run under ``torch.inference_mode`` instead of ``torch.no_grad``
+  (``context="inference"``).
 """
 
 from __future__ import annotations
@@ -65,13 +90,18 @@ class Call:
     order_seed: int = 0
     reload_seed: int | None = None
     burst: int = 0  # back-to-back calls on the previous inputs just before this call
+    #: "draw" (from the constructor), "jitter", "nudge", "twin" or "back" (verify.contract)
+    reload_kind: str = "draw"
+    refill: str = "inplace"  # how the candidate's inputs arrive: "inplace", "view", "silent"
+    context: str = "no_grad"  # the forward's autograd context: "no_grad" or "inference"
     referee: bool = True
     checked: bool = True  # False: the outcome is reported, not a failure
     poison: bool = False  # fresh allocations filled with NaN (the reordered calls)
 
     def describe(self) -> dict[str, Any]:
         """The call as plain data for the verdict's metrics."""
-        data = {k: v for k, v in asdict(self).items() if v not in (None, "grid", 0, True)}
+        plain = (None, "grid", 0, True, "draw", "inplace", "no_grad")
+        data = {k: v for k, v in asdict(self).items() if v not in plain}
         data.setdefault("seed", self.seed)
         return data
 
@@ -128,8 +158,10 @@ def draw_schedule(seed: int, seeds: int, device: str) -> list[Call]:
         "permute", extra.choice(inputs), {"kind": "permute", "pick": extra.getrandbits(31)}
     )
     items.insert(extra.randint(0, len(items)), [permute])
+    items = _contract_variations(seed, inputs, items)
     calls = [first] + [call for item in items for call in item]
     calls.append(Call("batch", rng.choice(inputs), {"kind": "batch"}, referee=False, checked=False))
+    _vary_delivery(seed, calls)
     if device == "cpu":
         # Every other call's programs in an order of their own, from a stream of its own (the
         # draws above stay as they were for a given seed).
@@ -138,6 +170,65 @@ def draw_schedule(seed: int, seeds: int, device: str) -> list[Call]:
             if call.order == "grid":
                 call.order, call.order_seed = "mixed", orders.getrandbits(31)
     return calls
+
+
+#: How many checked calls (never the first) get their inputs as new tensor objects, through
+#: a write that bumps no version counter, and under ``torch.inference_mode``.
+VIEW_CALLS, SILENT_CALLS, INFERENCE_CALLS = 2, 2, 2
+#: The ``tiny`` call's scale of the floating inputs.
+TINY_SCALE = 1e-3
+
+
+def _contract_variations(seed: int, inputs: list[int], items: list[list[Call]]) -> list[list[Call]]:
+    """``items`` with the sign, magnitude and weight variations inserted at drawn places and
+    the shift's direction drawn (module docstring)."""
+    rng = random.Random(seed ^ 0xC0A7)
+    for item in items:
+        for call in item:
+            if call.kind == "shift":
+                call.transform = {**call.transform, "sign": rng.choice((1.0, -1.0))}
+    extra = [
+        [Call("signs", rng.choice(inputs), {"kind": "signs", "pick": rng.getrandbits(31)})],
+        [Call("tiny", rng.choice(inputs), {"kind": "tiny", "scale": TINY_SCALE})],
+        [
+            Call(
+                "jitter", rng.getrandbits(31), reload_seed=rng.getrandbits(31), reload_kind="jitter"
+            )
+        ],
+        [Call("nudge", rng.getrandbits(31), reload_seed=rng.getrandbits(31), reload_kind="nudge")],
+        [
+            Call("twin", rng.getrandbits(31), reload_seed=rng.getrandbits(31), reload_kind="twin"),
+            Call("back", rng.getrandbits(31), reload_seed=rng.getrandbits(31), reload_kind="back"),
+        ],
+    ]
+    out = list(items)
+    for item in extra:
+        out.insert(rng.randint(0, len(out)), item)
+    return out
+
+
+def _vary_delivery(seed: int, calls: list[Call]) -> None:
+    """Draw which checked calls (never the first, never a burst's) get their inputs as new
+    objects or through a silent write, and which run under inference mode."""
+    rng = random.Random(seed ^ 0x0B1E)
+    eligible = [c for c in calls[1:] if c.checked and not c.burst]
+    ids = {id(c) for c in eligible}
+    for call in rng.sample(eligible, min(len(eligible), VIEW_CALLS)):
+        call.refill = "view"
+    # A silent write follows a call that handed over the same objects: a memo keyed on the
+    # object and its version counter then sees both unchanged.
+    after_inplace = [i for i in range(1, len(calls)) if id(calls[i]) in ids]
+    rng.shuffle(after_inplace)
+    silent = 0
+    for i in after_inplace:
+        if silent == SILENT_CALLS:
+            break
+        after = calls[i + 1].refill if i + 1 < len(calls) else "inplace"
+        if calls[i].refill == calls[i - 1].refill == "inplace" and after != "silent":
+            calls[i].refill = "silent"
+            silent += 1
+    for call in rng.sample(eligible, min(len(eligible), INFERENCE_CALLS)):
+        call.context = "inference"
 
 
 def _unseen(rng: random.Random, taken: list[int]) -> int:

@@ -1,20 +1,11 @@
-"""Linear + ReLU with the weight kept pre-transposed (K-major) between calls; the copy is
-refreshed whenever the weight changes (a reload or an optimizer step is detected by a few
-probe entries, which is far cheaper than comparing the whole matrix)."""
+"""Linear + ReLU routed to cuBLASLt's fused epilogue, with the weight kept pre-transposed
+(K-major) between calls; the copy is refreshed whenever the weight changes (a reload or an
+optimizer step is detected by a few probe entries, far cheaper than comparing the matrix)."""
 
 import torch
 import torch.nn as nn
-import triton
-import triton.language as tl
 
-
-@triton.jit
-def _bias_relu(y_ptr, b_ptr, out_ptr, n, cols, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    y = tl.load(y_ptr + offs, mask=mask)
-    b = tl.load(b_ptr + offs % cols, mask=mask)
-    tl.store(out_ptr + offs, tl.maximum(y + b, 0.0), mask=mask)
+KERNELOPT_DISPATCH_ONLY = True
 
 
 class ModelNew(nn.Module):
@@ -35,8 +26,4 @@ class ModelNew(nn.Module):
         if self._w_t is None or probe != self._probe:
             self._w_t = self.linear.weight.detach().t().contiguous()
             self._probe = probe
-        y = torch.mm(x, self._w_t)
-        out = torch.empty_like(y)
-        n = y.numel()
-        _bias_relu[(triton.cdiv(n, 2048),)](y, self.linear.bias, out, n, y.shape[1], BLOCK=2048)
-        return out
+        return torch.ops.aten._addmm_activation(self.linear.bias, x, self._w_t, use_gelu=False)
