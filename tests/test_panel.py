@@ -362,6 +362,57 @@ def test_step_plan_edit_and_next() -> None:
     assert ctl.step.wait(timeout=1) == ("approve", None)
 
 
+def test_no_plan_pause_offers_end_code_and_direction_and_answers_the_rest() -> None:
+    from kernelopt_jupyter.agents.stepping import ACTIONS
+
+    ctl = Controller(step=True)
+    panel = SessionPanel(controller=ctl, step_mode=True, reference_source=REFERENCE)
+    panel.feed(events_of(candidates=1))
+    decided: list[tuple[str, Any]] = []
+    waiting = threading.Thread(
+        target=lambda: decided.append(ctl.step.wait(agent="no_plan", offered=ACTIONS["no_plan"]))
+    )
+    waiting.start()
+    assert wait_for(lambda: ctl.step.pending)
+    no_plan = "No untried plan applies to c1."
+    panel.feed(
+        [
+            Event(
+                "step_paused",
+                {
+                    "agent": "planner",
+                    "step": 5,
+                    "actions": ACTIONS["no_plan"],
+                    "payload": {"plans": [], "parent": "c1", "no_plan": no_plan},
+                    "pause": 1,
+                },
+            )
+        ]
+    )
+    buttons = panel.controls.step_buttons
+    assert not buttons["end"].disabled and not buttons["edit"].disabled
+    assert buttons["reject"].disabled
+    assert "no plan left" in panel.controls.pending_text.value
+    assert no_plan in panel.controls.pending_text.value
+    assert "End to finish" in panel.header.message.value
+    # Edit opens the parent's code; a plan edit is not taken here and says why at once.
+    buttons["edit"].click()
+    assert panel.editor.kind.value == "code"
+    assert panel.editor.source.value == panel.state.candidates["c1"].source
+    panel.editor.kind.value = "plan"
+    panel.editor.source.value = "use the vendor libraries"
+    panel.editor.submit.click()
+    said = html_lib.unescape(panel.header.message.value)
+    assert "Not sent (edit the plan): no plan is left to edit" in said
+    assert "give a direction" in said
+    assert ctl.step.pending and not decided  # the search still waits, nothing was lost
+    assert not panel.controls.step_buttons["end"].disabled  # the pause can still be answered
+    panel.editor.kind.value = "direction"
+    panel.editor.submit.click()
+    waiting.join(2)
+    assert decided == [("direction", "use the vendor libraries")]
+
+
 def test_submit_outside_step_mode_goes_to_the_gates() -> None:
     ctl = Controller()
     panel = fed_panel(controller=ctl, candidates=2)
