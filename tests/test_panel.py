@@ -188,8 +188,35 @@ def test_gate_diagnostics_on_demand() -> None:
     panel = fed_panel(candidates=3)
     assert panel.table.gate_detail.value == ""
     panel.table.rows["c3"]["badges"]["correctness"].click()
-    assert "max abs err 0.5" in panel.table.gate_detail.value
-    assert "max_abs_err" in panel.table.gate_detail.value
+    shown = panel.table.gate_detail.value
+    assert "max abs err 0.5" in shown
+    # A sentence and the numbers first; the raw record (JSON keys) only behind a disclosure.
+    summary, _, record = shown.partition("<details")
+    assert "Correctness failed: " in summary and "max_abs_err" not in summary
+    assert "max_abs_err" in record and "full record" in record
+
+
+def test_gate_detail_is_a_sentence_numbers_and_a_folded_record() -> None:
+    from kernelopt_jupyter.notebook.panel.gatedetail import gate_detail_html
+    from kernelopt_jupyter.session.state import GateView
+
+    long_detail = "call 1 (input seed 0): " + "mismatch at [3, 4] " * 40
+    view = GateView(
+        "correctness",
+        "fail",
+        long_detail,
+        {"seeds": [0, 1], "calls": 2, "max_abs_err": 0.25, "per_seed": [{"x": 1}] * 200},
+    )
+    shown = gate_detail_html("c4", view)
+    summary, _, record = shown.partition("<details")
+    assert len(plain(summary)) < 500  # a sentence and a few numbers, not the record
+    assert "largest absolute error" in summary and "0.25" in summary
+    assert "input seeds" in summary and "0, 1" in summary
+    assert "per_seed" not in summary and "per_seed" in record
+    assert long_detail.strip() in html_lib.unescape(record)
+    # A failing candidate that never compared anything shows no error number.
+    never = GateView("correctness", "fail", "c4 raised", {"max_abs_err": None, "seeds": []})
+    assert "largest absolute error" not in gate_detail_html("c4", never)
 
 
 def test_live_events_are_batched_and_rows_are_not_rebuilt() -> None:

@@ -8,7 +8,6 @@ own badges in place.
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +16,7 @@ from ipywidgets.widgets.widget_string import HTMLStyle
 
 from kernelopt_jupyter.notebook.changes import ChangeNotes, change_text
 from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, cls
+from kernelopt_jupyter.notebook.panel.gatedetail import gate_detail_html
 from kernelopt_jupyter.session.state import CandidateView, speedup_text
 from kernelopt_jupyter.verify.report import GATE_NAMES as GATES
 
@@ -221,15 +221,4 @@ class CandidatesTable:
         cand = self.ctx.state.candidates.get(cid)
         if cand is None:
             return
-        view = cand.gates[gate]
-        metrics = (
-            f"<pre style='margin:2px 0'>{html.escape(json.dumps(view.metrics, indent=1, default=str))}</pre>"
-            if view.metrics
-            else ""
-        )
-        self.gate_detail.value = (
-            f"<div><b>{html.escape(cid)} · {gate}: {view.status}</b></div>"
-            f"<pre style='white-space:pre-wrap;margin:2px 0'>{html.escape(view.detail or '(no detail)')}</pre>"
-            + metrics
-            + (f"<div>{html.escape(cand.explanation)}</div>" if cand.explanation else "")
-        )
+        self.gate_detail.value = gate_detail_html(cid, cand.gates[gate], cand.explanation)
