@@ -649,3 +649,29 @@ def test_summary_beside_a_live_panel_is_redrawn_at_each_phase() -> None:
     assert types.count("budget") >= 3
     # the session started; its baselines opened the analysis; its profile opened the search
     assert [types[n - 1] for n in redraws] == ["session_started", "baseline", "profile"]
+
+
+def test_a_syntax_error_is_one_line_with_the_cells_own_numbers(
+    ip: InteractiveShell, recorded: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run(ip, "--budget 2", "import torch\n\nclass Model(torch.nn.Module):\n    x = (1 +\n")
+    assert not result.success and not magic.SESSIONS  # the cell fails, as a bad cell should
+    said = capsys.readouterr()
+    text = said.out + said.err
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in text, text
+    # Line 5 of the cell (the %%kernelopt line is line 1), and the number the front end shows.
+    number = result.execution_count
+    assert f"kernelopt: cell [{number}], line 5: " in lines[0], lines[0]
+    assert "x = (1 +" in lines[0]
+
+
+def test_a_runtime_error_points_at_the_cells_own_line(ip: InteractiveShell, recorded: None) -> None:
+    result = run(ip, "", "\n\nx = 1\nraise ValueError('mine')\n")
+    error = result.error_in_exec
+    assert isinstance(error, ValueError)
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    assert tb is not None and tb.tb_lineno == 5  # blank, blank, x = 1, raise: under the magic
+    assert f"-{result.execution_count}-" in tb.tb_frame.f_code.co_filename

@@ -175,6 +175,25 @@ def get_init_inputs():
     )
 
 
+def cell_number(shell: Any) -> int | None:
+    """The executing cell's number as the front end shows it (``[12]``), or None.
+
+    The execution result IPython is filling holds it; ``shell.execution_count`` is already
+    the next cell's while a cell runs (IPython 9 counts up before running the code)."""
+    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    count = getattr(result, "execution_count", None)
+    if isinstance(count, int):
+        return count
+    count = getattr(shell, "execution_count", None)
+    return count if isinstance(count, int) else None
+
+
+def _leading_blank_lines(text: str) -> int:
+    """How many lines at the start of ``text`` hold only whitespace."""
+    lines = text.splitlines()
+    return next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+
+
 def session_name(problem: Problem, args: argparse.Namespace, shell: Any) -> str:
     """What a cell's session is called (its folder runs/<name>-<time>): ``--name``, else the
     ``--module`` variable, else the kernel's entry function, else the notebook and cell number."""
@@ -274,20 +293,43 @@ class KernelOptMagics(Magics):
             print(self.cell_help())
             return None
         args = parse_argstring(self.kernelopt, line)
-        return self.start(args, cell)
+        return self.start(args, cell, magic_line=line)
 
     # ------------------------------------------------------------------ the cell magic
 
-    def run_in_user_namespace(self, cell: str) -> None:
+    def run_in_user_namespace(self, cell: str, magic_line: str | None = None) -> None:
         """Execute the cell's code as a normal cell would; its exceptions propagate as the cell's.
 
         ``run_cell`` would show an error but leave the magic's cell "ok" (a notebook run would
-        go on past it); executing directly keeps the error the cell's own.
+        go on past it); executing directly keeps the error the cell's own. With
+        ``magic_line`` (the ``%%kernelopt`` line above ``cell``), tracebacks count the cell's
+        own lines, that line included, and a syntax error is one line naming the cell's number
+        and line (a UsageError: the cell still fails, without IPython's and this module's
+        frames).
         """
         shell: Any = self.shell
         code = shell.transform_cell(cell)
-        filename = shell.compile.cache(code, shell.execution_count, raw_code=cell)
-        exec(compile(code, filename, "exec"), shell.user_ns)
+        number = cell_number(shell)
+        raw = cell
+        if magic_line is not None:
+            raw = f"%%kernelopt {magic_line}".rstrip() + "\n" + cell
+            # IPython drops the body's leading blank lines; the padding puts each line back
+            # at its number in the cell, under the magic's line.
+            code = "\n" * (1 + _leading_blank_lines(cell) - _leading_blank_lines(code)) + code
+        filename = shell.compile.cache(code, number or 0, raw_code=raw)
+        try:
+            compiled = compile(code, filename, "exec")
+        except SyntaxError as exc:
+            if magic_line is None:
+                raise
+            where = f"cell [{number}]" if number else "the cell"
+            text = (exc.text or "").strip()
+            raise UsageError(
+                f"kernelopt: {where}, line {exc.lineno}: {exc.msg}"
+                + (f": {text}" if text else "")
+                + " (fix the cell's code and run it again)"
+            ) from None
+        exec(compiled, shell.user_ns)
 
     def cell_help(self) -> str:
         """The options of ``%%kernelopt`` (argparse's help) followed by the line commands."""
@@ -295,8 +337,11 @@ class KernelOptMagics(Magics):
         parser.prog = "%kernelopt"  # IPython's formatter adds one more %
         return parser.format_help().replace("::\n\n", "", 1) + "\nline commands:\n" + LINE_USAGE
 
-    def start(self, args: argparse.Namespace, cell: str) -> SessionRecord | None:
-        """Run the cell, capture its problem, start the session and show the panel."""
+    def start(
+        self, args: argparse.Namespace, cell: str, magic_line: str = ""
+    ) -> SessionRecord | None:
+        """Run the cell, capture its problem, start the session and show the panel
+        (``magic_line``: the options after ``%%kernelopt``, for the cell's line numbers)."""
         if bool(args.module) != bool(args.inputs):
             raise UsageError("kernelopt: --module and --inputs go together")
         if args.max_tokens is not None and args.max_tokens < 1:
@@ -310,7 +355,7 @@ class KernelOptMagics(Magics):
             from kernelopt_jupyter.notebook.interpreter import use_cpu_interpreter
 
             use_cpu_interpreter()
-        self.run_in_user_namespace(cell)
+        self.run_in_user_namespace(cell, magic_line=magic_line)
         try:
             if args.module:
                 source = instance_problem_source(cell, args.module, args.inputs, shell.user_ns)
