@@ -311,6 +311,17 @@ class BeamSearch:
             ends.append(self._t0 + self.config.max_seconds)
         return max(0.0, min(ends) - time.monotonic()) if ends else None
 
+    def budget_refusal(self) -> str | None:
+        """Why no more candidates can be gated now (a budget used, the deadline passed, a
+        stop asked for), or None while one can."""
+        try:
+            self._check_budget()
+        except BudgetExhausted as exc:
+            return str(exc)
+        except SearchStopped:
+            return "the search was stopped"
+        return None
+
     def _check_budget(self) -> None:
         if self.control.stop_requested:
             raise SearchStopped()
