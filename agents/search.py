@@ -604,13 +604,15 @@ class BeamSearch:
             self.ctx.directions.append(said)
 
     def _planner_said(self, step: int) -> str:
-        """What the Planner streamed on ``step``, as one line."""
+        """The last line the Planner streamed on ``step`` (its conclusion; the lines before
+        repeat the rejections the person made), as one line."""
         text = "".join(
             str(e.data.get("delta", ""))
             for e in self.log.of_type("agent_text")
             if e.data.get("agent") == "planner" and e.data.get("step") == step
         )
-        return " ".join(text.split())
+        lines = [line for line in text.splitlines() if line.strip()]
+        return " ".join(lines[-1].split()) if lines else ""
 
     @staticmethod
     def _rank_key(g: GatedCandidate) -> float:

@@ -129,6 +129,8 @@ class ControlsView:
         #: one, is dropped here and by the step control, never sent to the next pause.
         self._buttons_pause: int | None = None
         self._answered_pause: int | None = None
+        # One layout for every step button: as wide as its label, never squeezed to "R…".
+        self._button_layout = w.Layout(width="auto", flex="0 0 auto")
         self.step_buttons = self._step_buttons(None)
         self.reject_reason = cls(
             w.Text(placeholder="reason (optional)", layout=w.Layout(width="180px")),
@@ -136,9 +138,12 @@ class ControlsView:
         )
         self.step_box = w.HBox(
             [*self.step_buttons.values(), self.reject_reason],
-            layout=w.Layout(display="flex" if step_mode else "none"),
+            layout=w.Layout(display="flex" if step_mode else "none", flex_flow="row wrap"),
         )
-        self.widget = w.HBox([self.stop_button, self.accept_mode, self.step_box])
+        self.widget = w.HBox(
+            [self.stop_button, self.accept_mode, self.step_box],
+            layout=w.Layout(flex_flow="row wrap"),
+        )
         self.pending_text = cls(w.HTML(""), CSS_CLASSES["step_pending"])
         # After the Planner's step: one Reject per plan (the others go on).
         self.plan_rejects = w.HBox([])
@@ -168,6 +173,7 @@ class ControlsView:
         for action, button in buttons.items():
             button.on_click(lambda _b, a=action, p=pause: self.step_action(a, pause=p))
             button.disabled = True
+            button.layout = self._button_layout
         return buttons
 
     def _buttons_for(self, pause: int) -> None:
