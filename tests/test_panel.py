@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import html as html_lib
 import io
+import json
 import os
 import re
 import sys
@@ -599,10 +600,29 @@ def test_plots_follow_the_profiles() -> None:
 def test_panel_builds_charts_and_timeline_choice() -> None:
     panel = fed_panel(candidates=3)
     fig = panel.charts.figs["charts"]
-    assert panel.charts.plot_box.children == (fig,)
+    assert panel.charts.plot_box.children == (panel.charts.output,)
     assert ("c2", "c2") in list(panel.charts.timeline_candidate.options)
     panel.charts.timeline_candidate.value = "c2"
     assert "c2" in fig.data[plots.TIMELINE][plots.KINDS.index("triton")].y
+    # What the front end draws is the figure as it stands, the picked timeline included.
+    (shown,) = panel.charts.output.outputs
+    drawn = shown["data"]["application/vnd.plotly.v1+json"]["data"][plots.TIMELINE.start + 1]
+    assert "c2" in drawn["y"]
+
+
+def test_three_panels_save_in_well_under_a_megabyte() -> None:
+    """A notebook stores each widget's state when saved with "Save Widget State": the charts
+    must not carry plotly.js (5 MB per FigureWidget) into it."""
+    from ipywidgets.widgets.widget import _instances
+
+    before = set(_instances)
+    panels = [fed_panel(candidates=3) for _ in range(3)]
+    for panel in panels:
+        assert panel.charts.figs, "the charts were not built"
+    # The front end saves every model the kernel made (shown or not), as get_state gives it.
+    made = [_instances[k] for k in set(_instances) - before]
+    saved = len(json.dumps([w.get_state() for w in made], default=str))
+    assert saved < 1_000_000, saved
 
 
 def test_charts_have_titles_axes_units_and_a_kind_legend() -> None:

@@ -675,9 +675,7 @@ def _warm_plotly() -> None:
     try:
         import plotly.graph_objects as go
 
-        _ = (
-            go.FigureWidget
-        )  # the lazy import behind it takes ~2 s; pay it before the panel needs it
+        _ = go.Figure  # the lazy import behind it takes ~2 s; pay it before the panel needs it
     except ImportError:
         pass
 

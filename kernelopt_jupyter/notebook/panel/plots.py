@@ -1,9 +1,8 @@
 """Plotly charts of a session: dispatch map, roofline, kernel timeline, search progress.
 
 The four charts are subplots of one figure, created once with a fixed set of traces and then
-updated in place (``batch_update``), so a refresh sends only the changed arrays. One figure, not
-four, because each plotly ``FigureWidget`` ships plotly.js (megabytes) to the browser.
-``factory`` is ``plotly.graph_objects.FigureWidget`` in the panel and ``Figure`` in tests.
+updated in place; the panel sends it to the front end as plotly's output type
+(``charts.figure_bundle``). ``factory`` is ``plotly.graph_objects.Figure``.
 """
 
 from __future__ import annotations
