@@ -654,7 +654,8 @@ def test_summary_beside_a_live_panel_is_redrawn_at_each_phase() -> None:
 def test_a_syntax_error_is_one_line_with_the_cells_own_numbers(
     ip: InteractiveShell, recorded: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    result = run(ip, "--budget 2", "import torch\n\nclass Model(torch.nn.Module):\n    x = (1 +\n")
+    body = "import torch\n\nclass Model(torch.nn.Module):\n    x = (1 +\n"
+    result = ip.run_cell(f"%%kernelopt --budget 2\n{body}", store_history=True)  # as a kernel
     assert not result.success and not magic.SESSIONS  # the cell fails, as a bad cell should
     said = capsys.readouterr()
     text = said.out + said.err
@@ -675,3 +676,14 @@ def test_a_runtime_error_points_at_the_cells_own_line(ip: InteractiveShell, reco
         tb = tb.tb_next
     assert tb is not None and tb.tb_lineno == 5  # blank, blank, x = 1, raise: under the magic
     assert f"-{result.execution_count}-" in tb.tb_frame.f_code.co_filename
+
+
+def test_a_session_is_named_after_the_cell_number_the_notebook_shows(
+    ip: InteractiveShell, recorded: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JPY_SESSION_NAME", "/work/Untitled.ipynb")
+    # As a kernel runs a cell: stored in the history, so IPython counts cells.
+    result = ip.run_cell(f"%%kernelopt --budget 3\n{CELL}", store_history=True)
+    assert result.success
+    # IPython counts the next cell while one runs: the name must use the one shown, [N].
+    assert RecordedSession.made[-1].problem.name == f"Untitled-cell{result.execution_count}"

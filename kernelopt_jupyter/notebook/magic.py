@@ -206,7 +206,7 @@ def session_name(problem: Problem, args: argparse.Namespace, shell: Any) -> str:
     else:
         # JupyterLab tells the kernel which notebook it serves (JPY_SESSION_NAME).
         notebook = Path(os.environ.get("JPY_SESSION_NAME") or "").stem
-        count = getattr(shell, "execution_count", None)
+        count = cell_number(shell)
         name = "-".join(p for p in (notebook, f"cell{count}" if count else "cell") if p)
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "cell"
 
