@@ -166,7 +166,11 @@ def test_table_shows_the_concrete_change_and_no_repeated_source() -> None:
             Event("candidate", {"id": "c12", "parent": "c11", "agent": "tuner", "source": moved}),
         ]
     )
-    assert "k: XBLOCK 2-&gt;4" in panel.table.rows["c12"]["info"].value
+    # The change, its "old->new" on one line (it wrapped after the "-").
+    assert (
+        "<span style='white-space:nowrap'>2-&gt;4</span>" in panel.table.rows["c12"]["info"].value
+    )
+    assert "k: XBLOCK" in panel.table.rows["c12"]["info"].value
     # An executor's edit names its change in its answer; the row shows it, then the plan.
     panel.feed(
         [
@@ -182,7 +186,8 @@ def test_table_shows_the_concrete_change_and_no_repeated_source() -> None:
         ]
     )
     info = panel.table.rows["c13"]["info"].value
-    assert "k: warps 1-&gt;2" in info and "plan: Retune k" in info
+    assert "k: warps <span style='white-space:nowrap'>1-&gt;2</span>" in info
+    assert "plan: Retune k" in info
 
 
 def test_gate_diagnostics_on_demand() -> None:

@@ -17,8 +17,16 @@ from .test_notebook_use import (
     doc_shot,
 )
 
-# The panel's visible buttons whose label does not fit them (drawn as "Rej…", "Submit throug…").
+# The panel's visible buttons whose label does not fit them (drawn as "Rej…", "Submit throug…"),
+# or that run past their box (a squeezed row of badges).
 JS_CUT_BUTTONS = """() => [...document.querySelectorAll('.kernelopt-panel button')]
+  .filter(b => b.offsetParent !== null && (b.scrollWidth > b.clientWidth + 1
+    || b.getBoundingClientRect().right > b.parentElement.getBoundingClientRect().right + 1))
+  .map(b => b.innerText.trim())"""
+
+
+# The candidates table's column headers wider than their cell (drawn over the next one).
+JS_CUT_HEADERS = """() => [...document.querySelectorAll('.kernelopt-panel .kernelopt-candidates b')]
   .filter(b => b.offsetParent !== null && b.scrollWidth > b.clientWidth + 1)
   .map(b => b.innerText.trim())"""
 
@@ -88,3 +96,7 @@ def test_reject_until_no_plan_then_own_code_is_gated_and_end(lab: Lab, page: Any
     mine = panel.locator(".kernelopt-candidate-row", has_text="person")
     mine.first.wait_for(timeout=30_000)
     assert mine.first.locator(".kernelopt-gate-correctness.kernelopt-gate-pass").count() == 1
+    # The table's headers and badges are whole ("parent" ran into "agent", badges read "corr…").
+    assert not page.evaluate(JS_CUT_BUTTONS), page.evaluate(JS_CUT_BUTTONS)
+    assert not page.evaluate(JS_CUT_HEADERS), page.evaluate(JS_CUT_HEADERS)
+    doc_shot(page, panel, "panel-step-own-code")
