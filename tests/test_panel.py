@@ -655,6 +655,9 @@ def test_charts_have_titles_axes_units_and_a_kind_legend() -> None:
     assert "CPU interpreter time" in fig.layout.annotations[2].text
     assert "not GPU time" in fig.layout.xaxis3.title.text
     assert plots.update_timeline(fig, profile, None, "c1", device="cuda") == ""
+    # Without a GPU the progress chart never gets a point, and says why (not "yet").
+    assert plots.update_progress(fig, [], 30.0, device="cpu") == "nothing is timed without a GPU"
+    assert plots.update_progress(fig, [], 30.0, device="cuda") == "no timed candidate yet"
     assert fig.layout.annotations[2].text == plots.TITLES["timeline"]
 
 
@@ -802,7 +805,12 @@ def test_recorded_offline_session_in_the_panel_and_summary() -> None:
     assert state.problem == "row_softmax" and state.device == "cpu"
     assert "finished" in panel.header.html.value
     phases = [(p.name, p.end is not None) for p in panel.phases.phases]
-    assert [name for name, _ in phases][:3] == ["baselines", "analysis", "search"]
+    # On the CPU the first phase is the analysis, said untimed: no "Measuring the baselines"
+    # phase that ran the analysis, and no analysis phase of 0 s after it.
+    assert [name for name, _ in phases][:2] == ["analysis", "search"]
+    assert (
+        panel.phases.phases[0].label == "Profiling the reference kernel (no GPU: nothing is timed)"
+    )
     assert all(ended for _, ended in phases)  # the session finished: no phase left running
     assert panel.phase_view.phases == panel.phases.to_data() and panel.phase_view.ended
     sources = {c.source for c in state.candidates.values()}

@@ -181,7 +181,9 @@ class ChartsView:
         """The best speedup so far, as a step line."""
         if "charts" in self.figs:
             state = self.ctx.state
-            note = plots.update_progress(self.figs["charts"], state.progress, state.last_t)
+            note = plots.update_progress(
+                self.figs["charts"], state.progress, state.last_t, device=state.device or "cuda"
+            )
             self._note("progress", note)
             self.publish()
 

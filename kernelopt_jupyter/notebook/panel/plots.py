@@ -267,8 +267,11 @@ def update_timeline(
     return "CPU interpreter times: they rank nothing on a GPU" if cpu else ""
 
 
-def update_progress(fig: Any, points: list[tuple[float, float]], now: float) -> str:
-    """Step line of the best speedup, extended to ``now``; returns a caveat or ''."""
+def update_progress(
+    fig: Any, points: list[tuple[float, float]], now: float, *, device: str = "cuda"
+) -> str:
+    """Step line of the best speedup, extended to ``now``; returns a caveat or '' (on a
+    ``device`` other than the GPU nothing is ever timed, which the caveat says)."""
     xs = [p[0] for p in points]
     ys = [p[1] for p in points]
     if points and now > xs[-1]:
@@ -276,4 +279,6 @@ def update_progress(fig: Any, points: list[tuple[float, float]], now: float) -> 
         ys.append(ys[-1])
     with fig.batch_update():
         fig.data[PROGRESS].x, fig.data[PROGRESS].y = xs, ys
-    return "" if points else "no timed candidate yet"
+    if points:
+        return ""
+    return "no timed candidate yet" if device == "cuda" else "nothing is timed without a GPU"
