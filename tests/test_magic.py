@@ -687,3 +687,17 @@ def test_a_session_is_named_after_the_cell_number_the_notebook_shows(
     assert result.success
     # IPython counts the next cell while one runs: the name must use the one shown, [N].
     assert RecordedSession.made[-1].problem.name == f"Untitled-cell{result.execution_count}"
+
+
+def test_a_renamed_notebook_names_its_next_session(
+    ip: InteractiveShell, recorded: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kernelopt_jupyter.notebook import bridge
+
+    monkeypatch.setenv("JPY_SESSION_NAME", "/work/Untitled.ipynb")  # as the kernel started
+    monkeypatch.setattr(bridge, "_notebook", {})
+    # The labextension's message before the %%kernelopt cell, after the rename.
+    bridge.on_notebook_path(None, {"content": {"data": {"path": "work/softmax study.ipynb"}}})
+    result = ip.run_cell(f"%%kernelopt --budget 3\n{CELL}", store_history=True)
+    assert result.success
+    assert RecordedSession.made[-1].problem.name == f"softmax_study-cell{result.execution_count}"

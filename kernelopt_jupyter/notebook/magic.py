@@ -204,8 +204,11 @@ def session_name(problem: Problem, args: argparse.Namespace, shell: Any) -> str:
     elif problem.kind != "module" and problem.entry:
         name = problem.entry
     else:
-        # JupyterLab tells the kernel which notebook it serves (JPY_SESSION_NAME).
-        notebook = Path(os.environ.get("JPY_SESSION_NAME") or "").stem
+        # The labextension says the notebook's current path before the cell runs; else the
+        # server's JPY_SESSION_NAME, the notebook's name when the kernel started.
+        from kernelopt_jupyter.notebook.bridge import notebook_path
+
+        notebook = Path(notebook_path() or os.environ.get("JPY_SESSION_NAME") or "").stem
         count = cell_number(shell)
         name = "-".join(p for p in (notebook, f"cell{count}" if count else "cell") if p)
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "cell"
@@ -687,6 +690,9 @@ def load_ipython_extension(ipython: Any) -> None:
     if empty_cell_to_line not in cleanup:
         cleanup.append(empty_cell_to_line)
     if has_widget_frontend(ipython):
+        from kernelopt_jupyter.notebook.bridge import listen_for_notebook_path
+
+        listen_for_notebook_path()
         threading.Thread(target=_warm_plotly, name="kernelopt-warm", daemon=True).start()
 
 
