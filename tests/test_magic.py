@@ -322,7 +322,10 @@ def test_line_commands(
     run(ip, "status")
     assert "finished; 3 candidates; best c2" in capsys.readouterr().out
     run(ip, "stop")  # the session has finished: nothing is stopped, and it says so
-    assert not s.stopped and "s1: already finished; nothing to stop" in capsys.readouterr().out
+    # The label the commands take, with the name the panel shows.
+    said = capsys.readouterr().out
+    name = magic.SESSIONS[-1].problem.name
+    assert not s.stopped and f"s1 ({name}): already finished; nothing to stop" in said
     run(ip, "wait 5")
     assert "s1: finished; best c2" in capsys.readouterr().out
     # Keep this process out of Triton's interpreter: the preamble would switch it on for good.

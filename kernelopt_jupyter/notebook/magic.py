@@ -63,6 +63,13 @@ class SessionRecord:
     live: bool = True
     summary: Any = None  # the display handle of the static HTML summary
 
+    @property
+    def named(self) -> str:
+        """'s2 (Untitled-cell3)': the label the line commands take, and the name the panel and
+        the session folder show."""
+        name = self.problem.name if self.problem is not None else ""
+        return f"{self.label} ({name})" if name else self.label
+
     def refresh_summary(self) -> None:
         """Redraw the static summary from the events (from the caller's thread and cell)."""
         if self.summary is not None:
@@ -504,10 +511,10 @@ class KernelOptMagics(Magics):
         if not record.live:
             raise UsageError("kernelopt: the current session is a read-only view")
         if record.session is None or not record.session.running:
-            print(f"{record.label}: already {shown_status(record.state())}; nothing to stop")
+            print(f"{record.named}: already {shown_status(record.state())}; nothing to stop")
             return
         record.session.stop()
-        print(f"{record.label}: stopping after the current step")
+        print(f"{record.named}: stopping after the current step")
 
     def _cmd_wait(self, rest: list[str]) -> None:
         record = self._current()
