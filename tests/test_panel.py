@@ -655,6 +655,11 @@ def test_charts_have_titles_axes_units_and_a_kind_legend() -> None:
     assert "CPU interpreter time" in fig.layout.annotations[2].text
     assert "not GPU time" in fig.layout.xaxis3.title.text
     assert plots.update_timeline(fig, profile, None, "c1", device="cuda") == ""
+    # A kind only the timeline shows (no dispatch map here) has a legend entry of its own.
+    other = {"timeline": [{"name": "copy", "kind": "other", "start_ms": 0.0, "dur_ms": 1.0}]}
+    plots.update_timeline(fig, other, None, "c1", device="cuda")
+    legend = [t.name for t in fig.data if t.showlegend is not False and len(t.x or ())]
+    assert "other op" in legend, legend
     # Without a GPU the progress chart never gets a point, and says why (not "yet").
     assert plots.update_progress(fig, [], 30.0, device="cpu") == "nothing is timed without a GPU"
     assert plots.update_progress(fig, [], 30.0, device="cuda") == "no timed candidate yet"

@@ -261,6 +261,12 @@ def update_timeline(
                     ys.append(row)
                     names.append(launch["name"])
             trace.x, trace.y, trace.base, trace.hovertext = xs, ys, base, names
+            # The legend names a colour through the dispatch map's trace of that kind; plotly
+            # leaves an empty trace out of it, so a kind only the timeline shows (the grey
+            # "other" bars) gets its own entry.
+            shown_in_map = bool(len(fig.data[DISPATCH][KINDS.index(kind)].x or ()))
+            trace.name = KIND_NAMES[kind]
+            trace.showlegend = bool(xs) and not shown_in_map
         empty = not any(launches for _, launches in rows)
     if empty:
         return "no launch timeline in the profile (it needs a GPU profile)"
