@@ -704,3 +704,16 @@ def test_a_renamed_notebook_names_its_next_session(
     result = ip.run_cell(f"%%kernelopt --budget 3\n{CELL}", store_history=True)
     assert result.success
     assert RecordedSession.made[-1].problem.name == f"softmax_study-cell{result.execution_count}"
+
+
+def test_stop_by_magic_says_so_on_the_panel_at_once(
+    ip: InteractiveShell, recorded: None, widgets: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert run(ip, "--budget 3 --step", CELL).success
+    record = magic.SESSIONS[-1]
+    assert isinstance(record.panel, SessionPanel)
+    record.panel.ctx.say("Paused after profiler step 9: Next/Approve to continue.")
+    monkeypatch.setattr(RecordedSession, "running", property(lambda self: True))
+    assert run(ip, "stop").success
+    assert RecordedSession.made[-1].stopped
+    assert "Stopping after the current step" in record.panel.header.message.value

@@ -513,7 +513,13 @@ class KernelOptMagics(Magics):
         if record.session is None or not record.session.running:
             print(f"{record.named}: already {shown_status(record.state())}; nothing to stop")
             return
-        record.session.stop()
+        controls = getattr(record.panel, "controls", None)
+        if controls is not None:
+            # Through the panel: its message line says "Stopping…" at once, in place of a
+            # pause's offers that a stop answers.
+            controls.stop()
+        else:
+            record.session.stop()
         print(f"{record.named}: stopping after the current step")
 
     def _cmd_wait(self, rest: list[str]) -> None:
