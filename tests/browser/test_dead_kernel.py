@@ -1,6 +1,6 @@
 """A panel whose kernel restarted mid-search is a record, in a real JupyterLab and Chromium: the
-banner says so, the header no longer says "running" or "paused", the clocks stop, and each gate
-badge keeps its diagnostic as its tooltip."""
+banner says so, the header no longer says "running" or "paused", the clocks stop, each gate
+badge keeps its diagnostic as its tooltip, and charts opened afterwards fill their tab."""
 
 from __future__ import annotations
 
@@ -55,3 +55,12 @@ def test_a_restarted_kernels_panel_is_a_record(lab: Lab, page: Any) -> None:
     message = panel.locator(".kernelopt-message").inner_text()
     assert message == "The search was paused here when its kernel went.", message
     doc_shot(page, panel, "panel-kernel-gone-paused")
+    # Charts first opened after the restart still fill the tab (at plotly's default 700 px the
+    # subplot titles ran into each other): the front end's renderer sizes them, no kernel.
+    panel.locator(".kernelopt-tabs .lm-TabBar-tab", has_text="Profile").first.click()
+    page.wait_for_function(
+        "() => { const p = document.querySelector('.kernelopt-profile');"
+        " const f = p && p.querySelector('.main-svg');"
+        " return f && f.clientWidth >= 0.9 * p.clientWidth; }",
+        timeout=30_000,
+    )
