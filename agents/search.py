@@ -809,7 +809,8 @@ class BeamSearch:
         the conversation never ends in silence.
         """
         pid = parent.candidate.id
-        rejected, held = 0, list[Plan]()
+        rejected = 0
+        held: list[Plan] = []  # plans standing when a direction asked the Planner again
         ask, said = True, ""
         while True:
             plans = self._ask_planner(report, parent) if ask else []
@@ -828,22 +829,21 @@ class BeamSearch:
             if action == "edit_plan" and value:
                 plans[0].rationale = str(value)
                 return plans
+            if action == "direction":
+                self._note_direction(value)
+                held, ask = plans, True
+                continue
             if action == "reject_plan" and isinstance(value, dict):
                 dropped = [p for p in plans if p.id == value.get("plan_id")]
                 self._note_rejection(dropped, str(value.get("reason") or ""))
                 rest = [p for p in plans if p not in dropped]
                 if rest:
                     return rest
-                rejected += 1  # its only plan: as a rejected step
-                ask = rejected <= _REPLANS
-                continue
-            if action == "direction":
-                self._note_direction(value)
-                held, ask = plans, True
-                continue
-            if action != "reject":
+                # It was the only plan: as a rejected step.
+            elif action == "reject":
+                self._note_rejection(plans, str(value or ""))
+            else:
                 return plans
-            self._note_rejection(plans, str(value or ""))
             rejected += 1
             ask = rejected <= _REPLANS
             if not ask:
