@@ -129,6 +129,9 @@ class AgentContext:
     memory: list[ExperienceItem] = field(default_factory=list)
     #: What a person rejected in step mode, with the reason: the Planner reads these.
     rejections: list[str] = field(default_factory=list)
+    #: A person's directions in words, given at step mode's pauses, oldest first: the Planner
+    #: reads these (the offline one matches their words to the plans it knows).
+    directions: list[str] = field(default_factory=list)
     iteration: int = 0
     #: Seconds left before the search's deadline (the nearer of ``--time-limit`` and the
     #: search's own time budget), refreshed by the search before every agent call; None when

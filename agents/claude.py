@@ -292,6 +292,14 @@ class ClaudePolicy:
                     if ctx.rejections
                     else []
                 ),
+                *(
+                    [
+                        "A person reviewing this search gave these directions, latest last "
+                        "(follow the latest where it applies): " + "; ".join(ctx.directions)
+                    ]
+                    if ctx.directions
+                    else []
+                ),
                 prompts.ROLE_PLANNER.format(n=n),
             ]
         )

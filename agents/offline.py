@@ -9,6 +9,7 @@ kernels' launch configurations. It never guesses a speed: every proposal is gate
 from __future__ import annotations
 
 import math
+import re
 
 from kernelopt_jupyter.agents.base import (
     PLAN_ACTIONS,
@@ -90,6 +91,51 @@ _TEMPLATE_OPS = ("mm", "conv", "scaled_dot_product")
 #: reduce-overhead baseline replays Inductor's kernels in one, so an ungraphed rewrite of a
 #: launch-bound model cannot beat it however much work it removes.
 GRAPHED_BONUS = 0.3
+
+#: Words of a direction that name no plan: a direction is matched on the rest.
+_FILLER = frozenset(
+    [
+        "please",
+        "instead",
+        "first",
+        "then",
+        "after",
+        "with",
+        "without",
+        "that",
+        "this",
+        "from",
+        "into",
+        "only",
+        "them",
+        "some",
+        "plan",
+        "plans",
+        "kernel",
+        "kernels",
+        "code",
+        "candidate",
+        "make",
+        "more",
+        "less",
+        "should",
+        "would",
+        "could",
+        "again",
+    ]
+)
+
+
+def direction_words(text: str) -> set[str]:
+    """The words of a person's direction that may name a plan (4 letters or more)."""
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) >= 4} - _FILLER
+
+
+def matches_direction(words: set[str], plan: Plan) -> bool:
+    """Whether a plan's title, kind or rationale contains one of a direction's words."""
+    said = f"{plan.title} {plan.action} {plan.rationale}".lower()
+    return any(w in said for w in words)
+
 
 _WHY = {a.name: a.description for a in PLAN_ACTIONS if a.offline}
 
@@ -224,6 +270,8 @@ class OfflinePolicy:
     """Rule-table agents over the dispatch map, the baselines and the experience memory."""
 
     name = "offline"
+    #: The Executor applies a plan by its kind of change (``action``), never by its text.
+    reads_plan_text = False
 
     def __init__(self, memory: ExperienceMemory | None = None) -> None:
         self.memory = memory or ExperienceMemory(None)
@@ -233,6 +281,8 @@ class OfflinePolicy:
         #: parent it fits (a winner carries it on in the beam). On the H200, cuDNN's timed
         #: search planned on every parent of a search took 5 of its 16 slots and won none.
         self._choices: set[str] = set()
+        #: How many of the context's directions the Planner has answered (each once).
+        self._directions_seen = 0
 
     # ------------------------------------------------------------------ Profiler
     def profile(self, ctx: AgentContext, io: AgentIO) -> ProfileReport:
@@ -288,9 +338,17 @@ class OfflinePolicy:
     def plan(
         self, ctx: AgentContext, report: ProfileReport, parent: Candidate, n: int, io: AgentIO
     ) -> list[Plan]:
-        """Concrete plans from the rule table, ordered by memory, minus those already tried."""
+        """Concrete plans from the rule table, ordered by memory, minus those already tried.
+
+        A person's new direction (``ctx.directions``) keeps only the plans whose names contain
+        its words, tried ones included (a plan rejected earlier may be what the person now
+        wants); where it names none, the Planner says which plans it knows."""
         if ctx.rejections:  # rejected plans count as tried: they are not proposed again
             io.text("Rejected in step mode: " + "; ".join(ctx.rejections) + ".\n")
+        fresh = ctx.directions[self._directions_seen :]
+        self._directions_seen = len(ctx.directions)
+        direction = fresh[-1] if fresh else None
+        withheld: list[tuple[float, Plan]] = []
         patterns = patterns_of(ctx)
         graphed = "KernelOPT: CUDA-graph capture" in parent.source
         parent_dispatch = parent.dispatch_only or is_dispatch_only(parent.source)
@@ -300,7 +358,8 @@ class OfflinePolicy:
 
         def add(priority: float, action: str, title: str, why: str = "", **params: object) -> None:
             key = (parent.id, action, repr(sorted(params.items())))
-            if key in self._tried:
+            tried = key in self._tried
+            if tried and direction is None:
                 return
             # Late in a search, a move whose compile could not finish before the deadline
             # (with its gate after it) is not proposed: the cheap moves get the time.
@@ -321,7 +380,7 @@ class OfflinePolicy:
             prior = self.memory.score(patterns, memory_action(plan))
             if prior:
                 plan.rationale += f" (memory: {prior:+.2f} log-speedup)"
-            options.append((priority + prior, plan))
+            (withheld if tried else options).append((priority + prior, plan))
 
         cuda = ctx.device == "cuda"
         eager, compiled = ctx.baselines.get("eager"), ctx.baselines.get("compile")
@@ -387,6 +446,8 @@ class OfflinePolicy:
                     add(priority, "retile", title, kernel=kernel, body=body)
                 else:
                     add(priority, "retile", title, kernel=kernel)
+        if direction is not None:
+            options = self._directed(direction, options, withheld, parent, io)
         if skipped:
             left = ctx.budget_left or 0.0
             io.text(f"Skipped with {left:.0f} s left (no time to compile): {'; '.join(skipped)}.")
@@ -413,6 +474,30 @@ class OfflinePolicy:
         else:
             io.text(f"No untried plan applies to {parent.id}.")
         return plans
+
+    @staticmethod
+    def _directed(
+        direction: str,
+        options: list[tuple[float, Plan]],
+        withheld: list[tuple[float, Plan]],
+        parent: Candidate,
+        io: AgentIO,
+    ) -> list[tuple[float, Plan]]:
+        """The plans (untried or not) a direction names, or, where it names none, the untried
+        ones, with a line saying which plans there are to name."""
+        words = direction_words(direction)
+        named = [pair for pair in options + withheld if matches_direction(words, pair[1])]
+        if named:
+            io.text(f"Following your direction '{direction}'. ")
+            return named
+        known = [plan.title for _, plan in options + withheld]
+        io.text(
+            f"Your direction '{direction}' names none of the plans the offline Planner knows "
+            f"for {parent.id}"
+            + (f" ({'; '.join(known[:6])})" if known else " (it knows none)")
+            + "; it reads a direction as words of those plans' names. "
+        )
+        return options
 
     # ------------------------------------------------------------------ Executor
     def execute(

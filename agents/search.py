@@ -28,10 +28,10 @@ from kernelopt_jupyter.agents.base import (
     StepRecord,
 )
 from kernelopt_jupyter.agents.memory import ExperienceMemory
-from kernelopt_jupyter.agents.stepping import StepControl
+from kernelopt_jupyter.agents.stepping import StepControl, refusal
 from kernelopt_jupyter.analysis.baselines import emit_baseline
 from kernelopt_jupyter.analysis.screen import ScreenResult
-from kernelopt_jupyter.candidate import Candidate, unified_diff
+from kernelopt_jupyter.candidate import Candidate, is_dispatch_only, unified_diff
 from kernelopt_jupyter.deadline import Deadline
 from kernelopt_jupyter.event_payloads import GateDecided, Verdict
 from kernelopt_jupyter.events import EventLog
@@ -179,6 +179,11 @@ class SearchStopped(Exception):
     """Raised inside the loop when the person (or Ctrl-C) stops the search."""
 
 
+class NothingLeft(Exception):
+    """An iteration planned nothing for any parent and gated nothing: the next would repeat
+    it, so the search ends (or the person ended it where no plan was left)."""
+
+
 #: Gate runner: (problem, candidate) -> the verifier's report (the object, never its JSON).
 GateRunner = Callable[[Problem, Candidate], VerifyReport]
 
@@ -296,6 +301,17 @@ class BeamSearch:
             cost_usd=round(self._cost_usd, 6),
             max_usd=self.config.max_usd,
         )
+
+    def budget_refusal(self) -> str | None:
+        """Why no more candidates can be gated now (a budget used, the deadline passed, a
+        stop asked for), or None while one can."""
+        try:
+            self._check_budget()
+        except BudgetExhausted as exc:
+            return str(exc)
+        except SearchStopped:
+            return "the search was stopped"
+        return None
 
     def _check_budget(self) -> None:
         if self.control.stop_requested:
@@ -478,24 +494,120 @@ class BeamSearch:
         self._decided[source_key(candidate.source)] = gated
         return gated
 
-    def _pause(self, agent: str, payload: dict[str, Any]) -> tuple[str, Any]:
-        """Step mode: hand control to the person after an agent step."""
+    def _pause(
+        self, agent: str, payload: dict[str, Any], *, kind: str | None = None
+    ) -> tuple[str, Any]:
+        """Step mode: hand control to the person after an agent step.
+
+        ``kind`` names the pause's decisions when they are not the agent's own (``no_plan``:
+        the Planner's pause with no plan left). Decisions the pause does not offer are
+        answered by the step control at once, with the reasons of :meth:`_why_not`."""
         if not self.control.enabled:
             return "approve", None
+        offered, why_not = self._offered(kind or agent)
         self.log.emit(
             "step_paused",
             agent=agent,
             step=self._step - 1,
-            actions=self.control.actions_for(agent),
+            actions=offered,
             payload=payload,
             # The number this pause will have: a decision naming it answers it and no other.
             pause=self.control.pause_count + 1,
         )
-        action, value = self.control.wait()
+        action, value = self.control.wait(agent=kind or agent, offered=offered, why_not=why_not)
         self.log.emit("step_resumed", action=action, by="person")
         if action == "stop":
             raise SearchStopped()
         return action, value
+
+    def _offered(self, kind: str) -> tuple[list[str], dict[str, str]]:
+        """The decisions a pause of ``kind`` offers with this policy, and why it does not
+        offer the others it could."""
+        offered = self.control.actions_for(kind)
+        why_not: dict[str, str] = {}
+        if "edit_plan" in offered and not getattr(self.policy, "reads_plan_text", True):
+            offered = [a for a in offered if a != "edit_plan"]
+            why_not["edit_plan"] = (
+                f"the {self.policy.name} Executor applies a plan by its kind of change, so "
+                "edited text would not change the code it writes; give a direction or submit "
+                "your own code instead"
+            )
+        return offered, why_not
+
+    def _converse(
+        self,
+        agent: str,
+        payload: dict[str, Any],
+        parent: GatedCandidate,
+        *,
+        kind: str | None = None,
+    ) -> tuple[str, Any]:
+        """One pause, answered until the person decides how the search goes on.
+
+        Code submitted at a pause other than the Executor's is gated at once as the person's
+        child of ``parent``, and the pause is offered again with its verdict; a decision the
+        pause does not offer (sent before it, without naming it) is answered the same way."""
+        while True:
+            action, value = self._pause(agent, payload, kind=kind)
+            offered, why_not = self._offered(kind or agent)
+            if action not in offered:
+                answer = refusal(kind or agent, action, offered, why_not.get(action, ""))
+            elif action == "edit_candidate" and agent != "executor":
+                answer = self._gate_person_code(str(value or ""), parent)
+            else:
+                return action, value
+            payload = {**payload, "answer": answer}
+
+    def _gate_person_code(self, source: str, parent: GatedCandidate) -> str:
+        """Gate a person's code, submitted at a pause, as a child of ``parent``; returns what
+        became of it, in one sentence."""
+        if not source.strip():
+            return "Nothing was gated: the code was empty."
+        earlier = self.decided(source)
+        if earlier is not None:
+            self._duplicate(Candidate("", source, agent="person"), earlier)
+            return (
+                f"Your code is {earlier.candidate.id}'s, already decided ({earlier.verdict}); "
+                "nothing new was gated."
+            )
+        candidate = Candidate(
+            id=self.new_id(),
+            source=source,
+            parent=parent.candidate.id,
+            agent="person",
+            plan_id=None,
+            dispatch_only=is_dispatch_only(source),
+            note="submitted in step mode",
+        )
+        gated = self.gate(candidate)
+        self._summarize([gated], parent, None)
+        verdict = (
+            "it passed the gates"
+            if gated.passed
+            else "it failed the performance gate but is correct, so it can be built on"
+            if gated.usable
+            else f"it failed ({_first_failure(gated)})"
+        )
+        return (
+            f"Your code was gated as {candidate.id}, a child of {parent.candidate.id}: {verdict}."
+        )
+
+    def _note_direction(self, text: Any) -> None:
+        """A person's direction in words: the Planner reads it on its next step."""
+        said = str(text or "").strip()
+        if said:
+            self.ctx.directions.append(said)
+
+    def _planner_said(self, step: int) -> str:
+        """The last line the Planner streamed on ``step`` (its conclusion; the lines before
+        repeat the rejections the person made), as one line."""
+        text = "".join(
+            str(e.data.get("delta", ""))
+            for e in self.log.of_type("agent_text")
+            if e.data.get("agent") == "planner" and e.data.get("step") == step
+        )
+        lines = [line for line in text.splitlines() if line.strip()]
+        return " ".join(lines[-1].split()) if lines else ""
 
     @staticmethod
     def _rank_key(g: GatedCandidate) -> float:
@@ -539,7 +651,11 @@ class BeamSearch:
                     notes.append("no passing candidate to build on")
                     break
                 self.ctx.iteration = iteration
-                improved = self._iteration(beam)
+                try:
+                    improved = self._iteration(beam)
+                except NothingLeft as exc:
+                    notes.append(str(exc))
+                    break
                 usable = [g for g in self.gated if g.usable]
                 beam = sorted(usable, key=self._rank_key)[: self.config.beam]
                 new_best = min((g.ms for g in beam if g.ms is not None), default=math.inf)
@@ -624,15 +740,21 @@ class BeamSearch:
         return gated if gated.usable else None
 
     def _iteration(self, beam: list[GatedCandidate]) -> bool:
+        """One round over the beam; raises :class:`NothingLeft` when it planned and gated
+        nothing (the next round would only repeat it)."""
+        gated_before = len(self.gated)
         report = self._agent(
             "profiler",
             lambda io: self.policy.profile(self.ctx, io),
             lambda r: r.to_dict(),
         )
-        self._pause("profiler", {"summary": report.summary})
-        improved = False
+        action, value = self._converse("profiler", {"summary": report.summary}, beam[0])
+        if action == "direction":
+            self._note_direction(value)
+        improved, planned = False, False
         for parent in list(beam):
             queue, replans = self._plans_for(report, parent), 0
+            planned |= bool(queue)
             while queue:
                 plan = queue.pop(0)
                 child = self._execute(plan, parent)
@@ -647,45 +769,106 @@ class BeamSearch:
                     titles = {p.title for p in fresh}
                     queue = fresh + [p for p in queue if p.title not in titles]
                 self._replan = False
+        if not planned and len(self.gated) == gated_before:
+            ids = ", ".join(g.candidate.id for g in beam)
+            raise NothingLeft(f"no untried plan left for {ids}")
         return improved
+
+    def _ask_planner(self, report: ProfileReport, parent: GatedCandidate) -> list[Plan]:
+        """One Planner step for ``parent``, its plans each said in a ``plan`` event."""
+        plans = self._agent(
+            "planner",
+            functools.partial(self._plan, report, parent.candidate),
+            lambda ps: {"plans": [p.to_dict() for p in ps]},
+        )
+        for plan in plans:
+            self.log.emit(
+                "plan",
+                plan_id=plan.id,
+                agent="planner",
+                title=plan.title,
+                rationale=plan.rationale,
+                targets=plan.targets,
+                parent=parent.candidate.id,
+                action=plan.action,
+            )
+        return plans
 
     def _plans_for(self, report: ProfileReport, parent: GatedCandidate) -> list[Plan]:
         """The Planner's plans for ``parent`` that the person lets through (step mode).
 
         A rejected plan is dropped and the others go on; a rejected step asks the Planner
         again (at most ``_REPLANS`` times), which sees every reason so far in
-        ``ctx.rejections``. Either way the search continues.
+        ``ctx.rejections``; a direction asks it again too, with the standing plans after its
+        new ones. Where no plan is left, the person is asked how to go on (:meth:`_no_plan`):
+        the conversation never ends in silence.
         """
-        for _ in range(1 + _REPLANS):
-            plans = self._agent(
-                "planner",
-                functools.partial(self._plan, report, parent.candidate),
-                lambda ps: {"plans": [p.to_dict() for p in ps]},
-            )
-            for plan in plans:
-                self.log.emit(
-                    "plan",
-                    plan_id=plan.id,
-                    agent="planner",
-                    title=plan.title,
-                    rationale=plan.rationale,
-                    targets=plan.targets,
-                    parent=parent.candidate.id,
-                    action=plan.action,
-                )
-            action, value = self._pause("planner", {"plans": [p.to_dict() for p in plans]})
-            if action == "edit_plan" and plans and value:
+        pid = parent.candidate.id
+        rejected = 0
+        held: list[Plan] = []  # plans standing when a direction asked the Planner again
+        ask, said = True, ""
+        while True:
+            plans = self._ask_planner(report, parent) if ask else []
+            if ask:
+                said = self._planner_said(self._step - 1)
+            titles = {p.title for p in plans}
+            plans += [p for p in held if p.title not in titles]
+            held = []
+            if not plans:
+                if not self.control.enabled or not self._no_plan(parent, said):
+                    return []
+                ask = True
+                continue
+            payload = {"plans": [p.to_dict() for p in plans], "parent": pid}
+            action, value = self._converse("planner", payload, parent)
+            if action == "edit_plan" and value:
                 plans[0].rationale = str(value)
+                return plans
+            if action == "direction":
+                self._note_direction(value)
+                held, ask = plans, True
+                continue
             if action == "reject_plan" and isinstance(value, dict):
                 dropped = [p for p in plans if p.id == value.get("plan_id")]
                 self._note_rejection(dropped, str(value.get("reason") or ""))
-                return [p for p in plans if p not in dropped]
-            if action != "reject":
+                rest = [p for p in plans if p not in dropped]
+                if rest:
+                    return rest
+                # It was the only plan: as a rejected step.
+            elif action == "reject":
+                self._note_rejection(plans, str(value or ""))
+            else:
                 return plans
-            self._note_rejection(plans, str(value or ""))
-            if not plans:
-                return []
-        return []
+            rejected += 1
+            ask = rejected <= _REPLANS
+            if not ask:
+                said = (
+                    f"The Planner was asked {rejected} times for {pid} and each answer was "
+                    "rejected; it is asked again only with a direction."
+                )
+
+    def _no_plan(self, parent: GatedCandidate, said: str) -> bool:
+        """Step mode, no plan left for ``parent``: the person ends the search, submits code
+        (gated at once, see :meth:`_converse`), gives a direction (True: ask the Planner
+        again) or goes on without a plan for this parent (False)."""
+        pid = parent.candidate.id
+        payload = {
+            "plans": [],
+            "parent": pid,
+            "no_plan": (
+                f"{said or f'No untried plan applies to {pid}.'} End the search, submit your "
+                f"own code as a child of {pid}, give the Planner a direction in words, or "
+                "approve to go on without a plan for it (the search ends when no candidate "
+                "has one)."
+            ),
+        }
+        action, value = self._converse("planner", payload, parent, kind="no_plan")
+        if action == "end":
+            raise NothingLeft(f"ended by the person: no plan left for {pid}")
+        if action == "direction":
+            self._note_direction(value)
+            return True
+        return False
 
     def _plan(self, report: ProfileReport, parent: Candidate, io: AgentIO) -> list[Plan]:
         """One Planner step whose plans carry ids no earlier plan of this run has.
@@ -728,9 +911,10 @@ class BeamSearch:
                 functools.partial(self.policy.execute, self.ctx, plan, parent.candidate, feedback),
                 functools.partial(_describe_edit, plan_id=plan.id, attempt=attempt),
             )
-            action, value = self._pause(
+            action, value = self._converse(
                 "executor",
                 {"plan_id": plan.id, "source": edit.source, "explanation": edit.explanation},
+                parent,
             )
             if action == "reject":
                 self._note_step_rejection(
@@ -777,8 +961,8 @@ class BeamSearch:
         )
         if not proposal.variants:
             return False
-        action, value = self._pause(
-            "tuner", {"variants": [label for label, _ in proposal.variants]}
+        action, value = self._converse(
+            "tuner", {"variants": [label for label, _ in proposal.variants]}, candidate
         )
         if action == "reject":
             self._note_step_rejection(f"the Tuner's variants of {candidate.candidate.id}", value)

@@ -322,7 +322,10 @@ def test_line_commands(
     run(ip, "status")
     assert "finished; 3 candidates; best c2" in capsys.readouterr().out
     run(ip, "stop")  # the session has finished: nothing is stopped, and it says so
-    assert not s.stopped and "s1: already finished; nothing to stop" in capsys.readouterr().out
+    # The label the commands take, with the name the panel shows.
+    said = capsys.readouterr().out
+    name = magic.SESSIONS[-1].problem.name
+    assert not s.stopped and f"s1 ({name}): already finished; nothing to stop" in said
     run(ip, "wait 5")
     assert "s1: finished; best c2" in capsys.readouterr().out
     # Keep this process out of Triton's interpreter: the preamble would switch it on for good.
@@ -648,3 +651,68 @@ def test_summary_beside_a_live_panel_is_redrawn_at_each_phase() -> None:
     assert types.count("budget") >= 3
     # the session started; its baselines opened the analysis; its profile opened the search
     assert [types[n - 1] for n in redraws] == ["session_started", "baseline", "profile"]
+
+
+def test_a_syntax_error_is_one_line_with_the_cells_own_numbers(
+    ip: InteractiveShell, recorded: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    body = "import torch\n\nclass Model(torch.nn.Module):\n    x = (1 +\n"
+    result = ip.run_cell(f"%%kernelopt --budget 2\n{body}", store_history=True)  # as a kernel
+    assert not result.success and not magic.SESSIONS  # the cell fails, as a bad cell should
+    said = capsys.readouterr()
+    text = said.out + said.err
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in text, text
+    # Line 5 of the cell (the %%kernelopt line is line 1), and the number the front end shows.
+    number = result.execution_count
+    assert f"kernelopt: cell [{number}], line 5: " in lines[0], lines[0]
+    assert "x = (1 +" in lines[0]
+
+
+def test_a_runtime_error_points_at_the_cells_own_line(ip: InteractiveShell, recorded: None) -> None:
+    result = run(ip, "", "\n\nx = 1\nraise ValueError('mine')\n")
+    error = result.error_in_exec
+    assert isinstance(error, ValueError)
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    assert tb is not None and tb.tb_lineno == 5  # blank, blank, x = 1, raise: under the magic
+    assert f"-{result.execution_count}-" in tb.tb_frame.f_code.co_filename
+
+
+def test_a_session_is_named_after_the_cell_number_the_notebook_shows(
+    ip: InteractiveShell, recorded: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JPY_SESSION_NAME", "/work/Untitled.ipynb")
+    # As a kernel runs a cell: stored in the history, so IPython counts cells.
+    result = ip.run_cell(f"%%kernelopt --budget 3\n{CELL}", store_history=True)
+    assert result.success
+    # IPython counts the next cell while one runs: the name must use the one shown, [N].
+    assert RecordedSession.made[-1].problem.name == f"Untitled-cell{result.execution_count}"
+
+
+def test_a_renamed_notebook_names_its_next_session(
+    ip: InteractiveShell, recorded: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kernelopt_jupyter.notebook import bridge
+
+    monkeypatch.setenv("JPY_SESSION_NAME", "/work/Untitled.ipynb")  # as the kernel started
+    monkeypatch.setattr(bridge, "_notebook", {})
+    # The labextension's message before the %%kernelopt cell, after the rename.
+    bridge.on_notebook_path(None, {"content": {"data": {"path": "work/softmax study.ipynb"}}})
+    result = ip.run_cell(f"%%kernelopt --budget 3\n{CELL}", store_history=True)
+    assert result.success
+    assert RecordedSession.made[-1].problem.name == f"softmax_study-cell{result.execution_count}"
+
+
+def test_stop_by_magic_says_so_on_the_panel_at_once(
+    ip: InteractiveShell, recorded: None, widgets: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert run(ip, "--budget 3 --step", CELL).success
+    record = magic.SESSIONS[-1]
+    assert isinstance(record.panel, SessionPanel)
+    record.panel.ctx.say("Paused after profiler step 9: Next/Approve to continue.")
+    monkeypatch.setattr(RecordedSession, "running", property(lambda self: True))
+    assert run(ip, "stop").success
+    assert RecordedSession.made[-1].stopped
+    assert "Stopping after the current step" in record.panel.header.message.value

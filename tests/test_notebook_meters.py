@@ -263,3 +263,16 @@ def test_panel_accept_uses_the_sessions_device(monkeypatch: pytest.MonkeyPatch) 
     panel.feed(log.events)
     panel.accept("c1")
     assert seen and "'device': 'cuda'" in seen[0]
+
+
+def test_the_header_leaves_the_clock_to_the_time_row() -> None:
+    """One clock: the header's seconds came from the last event and stood still while paused
+    (194 s beside the live "Time 3 min 43 s")."""
+    panel = SessionPanel()
+    panel.feed([STARTED])
+    budget = {"candidates": 2, "max_candidates": 8, "seconds": 194.0, "max_seconds": 300.0}
+    panel.feed([Event("budget", budget, t=194.0)])
+    header = panel.header.html.value
+    assert "candidates 2/8" in header
+    assert "194" not in header and "/300 s" not in header
+    assert panel.phases.clock_text(now=223.0).startswith("Time 3 min 43 s")  # the clock

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import html as html_lib
 import io
+import json
 import os
 import re
 import sys
@@ -166,7 +167,11 @@ def test_table_shows_the_concrete_change_and_no_repeated_source() -> None:
             Event("candidate", {"id": "c12", "parent": "c11", "agent": "tuner", "source": moved}),
         ]
     )
-    assert "k: XBLOCK 2-&gt;4" in panel.table.rows["c12"]["info"].value
+    # The change, its "old->new" on one line (it wrapped after the "-").
+    assert (
+        "<span style='white-space:nowrap'>2-&gt;4</span>" in panel.table.rows["c12"]["info"].value
+    )
+    assert "k: XBLOCK" in panel.table.rows["c12"]["info"].value
     # An executor's edit names its change in its answer; the row shows it, then the plan.
     panel.feed(
         [
@@ -182,15 +187,43 @@ def test_table_shows_the_concrete_change_and_no_repeated_source() -> None:
         ]
     )
     info = panel.table.rows["c13"]["info"].value
-    assert "k: warps 1-&gt;2" in info and "plan: Retune k" in info
+    assert "k: warps <span style='white-space:nowrap'>1-&gt;2</span>" in info
+    assert "plan: Retune k" in info
 
 
 def test_gate_diagnostics_on_demand() -> None:
     panel = fed_panel(candidates=3)
     assert panel.table.gate_detail.value == ""
     panel.table.rows["c3"]["badges"]["correctness"].click()
-    assert "max abs err 0.5" in panel.table.gate_detail.value
-    assert "max_abs_err" in panel.table.gate_detail.value
+    shown = panel.table.gate_detail.value
+    assert "max abs err 0.5" in shown
+    # A sentence and the numbers first; the raw record (JSON keys) only behind a disclosure.
+    summary, _, record = shown.partition("<details")
+    assert "Correctness failed: " in summary and "max_abs_err" not in summary
+    assert "max_abs_err" in record and "full record" in record
+
+
+def test_gate_detail_is_a_sentence_numbers_and_a_folded_record() -> None:
+    from kernelopt_jupyter.notebook.panel.gatedetail import gate_detail_html
+    from kernelopt_jupyter.session.state import GateView
+
+    long_detail = "call 1 (input seed 0): " + "mismatch at [3, 4] " * 40
+    view = GateView(
+        "correctness",
+        "fail",
+        long_detail,
+        {"seeds": [0, 1], "calls": 2, "max_abs_err": 0.25, "per_seed": [{"x": 1}] * 200},
+    )
+    shown = gate_detail_html("c4", view)
+    summary, _, record = shown.partition("<details")
+    assert len(plain(summary)) < 500  # a sentence and a few numbers, not the record
+    assert "largest absolute error" in summary and "0.25" in summary
+    assert "input seeds" in summary and "0, 1" in summary
+    assert "per_seed" not in summary and "per_seed" in record
+    assert long_detail.strip() in html_lib.unescape(record)
+    # A failing candidate that never compared anything shows no error number.
+    never = GateView("correctness", "fail", "c4 raised", {"max_abs_err": None, "seeds": []})
+    assert "largest absolute error" not in gate_detail_html("c4", never)
 
 
 def test_live_events_are_batched_and_rows_are_not_rebuilt() -> None:
@@ -363,6 +396,57 @@ def test_step_plan_edit_and_next() -> None:
     assert ctl.step.wait(timeout=1) == ("approve", None)
 
 
+def test_no_plan_pause_offers_end_code_and_direction_and_answers_the_rest() -> None:
+    from kernelopt_jupyter.agents.stepping import ACTIONS
+
+    ctl = Controller(step=True)
+    panel = SessionPanel(controller=ctl, step_mode=True, reference_source=REFERENCE)
+    panel.feed(events_of(candidates=1))
+    decided: list[tuple[str, Any]] = []
+    waiting = threading.Thread(
+        target=lambda: decided.append(ctl.step.wait(agent="no_plan", offered=ACTIONS["no_plan"]))
+    )
+    waiting.start()
+    assert wait_for(lambda: ctl.step.pending)
+    no_plan = "No untried plan applies to c1."
+    panel.feed(
+        [
+            Event(
+                "step_paused",
+                {
+                    "agent": "planner",
+                    "step": 5,
+                    "actions": ACTIONS["no_plan"],
+                    "payload": {"plans": [], "parent": "c1", "no_plan": no_plan},
+                    "pause": 1,
+                },
+            )
+        ]
+    )
+    buttons = panel.controls.step_buttons
+    assert not buttons["end"].disabled and not buttons["edit"].disabled
+    assert buttons["reject"].disabled
+    assert "no plan left" in panel.controls.pending_text.value
+    assert no_plan in panel.controls.pending_text.value
+    assert "End to finish" in panel.header.message.value
+    # Edit opens the parent's code; a plan edit is not taken here and says why at once.
+    buttons["edit"].click()
+    assert panel.editor.kind.value == "code"
+    assert panel.editor.source.value == panel.state.candidates["c1"].source
+    panel.editor.kind.value = "plan"
+    panel.editor.source.value = "use the vendor libraries"
+    panel.editor.submit.click()
+    said = html_lib.unescape(panel.header.message.value)
+    assert "Not sent (edit the plan): no plan is left to edit" in said
+    assert "give a direction" in said
+    assert ctl.step.pending and not decided  # the search still waits, nothing was lost
+    assert not panel.controls.step_buttons["end"].disabled  # the pause can still be answered
+    panel.editor.kind.value = "direction"
+    panel.editor.submit.click()
+    waiting.join(2)
+    assert decided == [("direction", "use the vendor libraries")]
+
+
 def test_submit_outside_step_mode_goes_to_the_gates() -> None:
     ctl = Controller()
     panel = fed_panel(controller=ctl, candidates=2)
@@ -524,10 +608,29 @@ def test_plots_follow_the_profiles() -> None:
 def test_panel_builds_charts_and_timeline_choice() -> None:
     panel = fed_panel(candidates=3)
     fig = panel.charts.figs["charts"]
-    assert panel.charts.plot_box.children == (fig,)
+    assert panel.charts.plot_box.children == (panel.charts.output,)
     assert ("c2", "c2") in list(panel.charts.timeline_candidate.options)
     panel.charts.timeline_candidate.value = "c2"
     assert "c2" in fig.data[plots.TIMELINE][plots.KINDS.index("triton")].y
+    # What the front end draws is the figure as it stands, the picked timeline included.
+    (shown,) = panel.charts.output.outputs
+    drawn = shown["data"]["application/vnd.plotly.v1+json"]["data"][plots.TIMELINE.start + 1]
+    assert "c2" in drawn["y"]
+
+
+def test_three_panels_save_in_well_under_a_megabyte() -> None:
+    """A notebook stores each widget's state when saved with "Save Widget State": the charts
+    must not carry plotly.js (5 MB per FigureWidget) into it."""
+    from ipywidgets.widgets.widget import _instances
+
+    before = set(_instances)
+    panels = [fed_panel(candidates=3) for _ in range(3)]
+    for panel in panels:
+        assert panel.charts.figs, "the charts were not built"
+    # The front end saves every model the kernel made (shown or not), as get_state gives it.
+    made = [_instances[k] for k in set(_instances) - before]
+    saved = len(json.dumps([w.get_state() for w in made], default=str))
+    assert saved < 1_000_000, saved
 
 
 def test_charts_have_titles_axes_units_and_a_kind_legend() -> None:
@@ -557,6 +660,14 @@ def test_charts_have_titles_axes_units_and_a_kind_legend() -> None:
     assert "CPU interpreter time" in fig.layout.annotations[2].text
     assert "not GPU time" in fig.layout.xaxis3.title.text
     assert plots.update_timeline(fig, profile, None, "c1", device="cuda") == ""
+    # A kind only the timeline shows (no dispatch map here) has a legend entry of its own.
+    other = {"timeline": [{"name": "copy", "kind": "other", "start_ms": 0.0, "dur_ms": 1.0}]}
+    plots.update_timeline(fig, other, None, "c1", device="cuda")
+    legend = [t.name for t in fig.data if t.showlegend is not False and len(t.x or ())]
+    assert "other op" in legend, legend
+    # Without a GPU the progress chart never gets a point, and says why (not "yet").
+    assert plots.update_progress(fig, [], 30.0, device="cpu") == "nothing is timed without a GPU"
+    assert plots.update_progress(fig, [], 30.0, device="cuda") == "no timed candidate yet"
     assert fig.layout.annotations[2].text == plots.TITLES["timeline"]
 
 
@@ -704,7 +815,12 @@ def test_recorded_offline_session_in_the_panel_and_summary() -> None:
     assert state.problem == "row_softmax" and state.device == "cpu"
     assert "finished" in panel.header.html.value
     phases = [(p.name, p.end is not None) for p in panel.phases.phases]
-    assert [name for name, _ in phases][:3] == ["baselines", "analysis", "search"]
+    # On the CPU the first phase is the analysis, said untimed: no "Measuring the baselines"
+    # phase that ran the analysis, and no analysis phase of 0 s after it.
+    assert [name for name, _ in phases][:2] == ["analysis", "search"]
+    assert (
+        panel.phases.phases[0].label == "Profiling the reference kernel (no GPU: nothing is timed)"
+    )
     assert all(ended for _, ended in phases)  # the session finished: no phase left running
     assert panel.phase_view.phases == panel.phases.to_data() and panel.phase_view.ended
     sources = {c.source for c in state.candidates.values()}

@@ -394,3 +394,20 @@ def test_the_screen_is_off_on_the_cpu(tmp_path: Path) -> None:
     search = make_search(tmp_path, device="cpu", max_candidates=6, screen_runner=screen)
     assert search.screen_runner is None
     search.run()
+
+
+def test_a_submission_once_the_budget_is_used_is_refused_before_it_is_called_submitted(
+    tmp_path: Path,
+) -> None:
+    from kernelopt_jupyter.session.optimization import OptimizationSession, SessionError
+
+    search = make_search(tmp_path, max_candidates=2)
+    search.run()
+    assert len(search.gated) == 2 and search.budget_refusal() == "candidate budget used"
+    # The session's submit on this search (its other parts play no role in a submission).
+    session = object.__new__(OptimizationSession)
+    session._search, session.log = search, search.log
+    with pytest.raises(SessionError, match=r"^candidate budget used; no more candidates"):
+        session.submit(ROOT.replace("'XBLOCK': 256", "'XBLOCK': 512"), parent="c0")
+    # No "submitted, then not gated" pair: nothing was started that could fail later.
+    assert not search.log.of_type("error") and len(search.gated) == 2

@@ -81,10 +81,12 @@ def test_terminal_step_mode_takes_decisions_from_stdin(tmp_path: Path) -> None:
     problem = small_softmax(tmp_path / "problem")
     args = ["optimize", str(problem), "--device", "cpu", "--seeds", "1", "--budget", "3"]
     proc = _kernelopt([*args, "--step", "--out", str(out)], _env(tmp_path), stdin=subprocess.PIPE)
-    # approve the Profiler, reject the Planner's plans, then the search has nothing left
-    _, stderr = proc.communicate("a\nr not this one\n", timeout=300)
+    # A line it does not understand is answered and the same pause asked again; then approve
+    # the Profiler, reject the Planner's plans, and the search has nothing left.
+    _, stderr = proc.communicate("x\na\nr not this one\n", timeout=300)
     assert proc.returncode in (0, 1), stderr
     assert "paused after profiler" in stderr and "step>" in stderr
+    assert "step> not understood: 'x'" in stderr
     events = read_events(out / "events.jsonl")
     assert [e.data["action"] for e in events if e.type == "step_resumed"][:2] == [
         "approve",

@@ -230,6 +230,8 @@ class ValueJudge:
         self.strict = True
         self.per_call: list[dict[str, Any]] = []
         self.total = Comparison()
+        #: Whether any output was compared (``total`` holds an error only then).
+        self.compared = False
         self.generalization: dict[str, Any] = {}
         self.skipped: list[str] = []  # checked calls the reference could not take, and why
         self.state_compared = 0
@@ -277,16 +279,20 @@ class ValueJudge:
         """One call's verdict on its values, its inputs and its state; a checked call's
         figures join the correctness gate's."""
         cmp = compared.cmp
-        reordered = (
-            f" (this call ran every launch's programs in {call.order} order, with fresh "
-            "allocations filled with NaN: a result that depends on the order programs run in, "
-            "or that reads memory nothing wrote, is a race on a GPU)"
-            if call.poison
-            else " (on the CPU each launch's programs run in a drawn order: if the result "
-            "depends on that order, the kernel races on a GPU)"
-            if call.order != "grid"
-            else ""
-        )
+        # The hints name a race between a kernel's programs: only for a call that launched one.
+        launched = int(reply.get("launches") or 0) > 0
+        reordered = ""
+        if launched and call.poison:
+            reordered = (
+                f" (this call ran every launch's programs in {call.order} order, with fresh "
+                "allocations filled with NaN: a result that depends on the order programs run "
+                "in, or that reads memory nothing wrote, is a race on a GPU)"
+            )
+        elif launched and call.order != "grid":
+            reordered = (
+                " (on the CPU each launch's programs run in a drawn order: if the result "
+                "depends on that order, the kernel races on a GPU)"
+            )
         if cmp.error:
             raise CandidateFailure(f"{label}: {cmp.error}{reordered}")
         self._inputs(label, case, blobs, reply, got)
@@ -313,6 +319,8 @@ class ValueJudge:
             # float64 referee, which sees that call, decides (the strict tolerance then no
             # longer holds, so without a referee the candidate fails).
             if not (call.kind == "shift" and "out64" in case):
+                self.total.merge(cmp)  # the failing call's error is the one to report
+                self.compared = True
                 raise CandidateFailure(f"{label}: {cmp.worst}{reordered}")
             self.shift_note = (
                 f"{label} misses even the loose tolerance against the fp32 reference "
@@ -320,6 +328,7 @@ class ValueJudge:
             )
         if call.checked:
             self.total.merge(cmp)
+            self.compared = True
             refereed = "out64" in case
             # The error relative to the output's scale, where the referee will need it: on a
             # refereed call (what the referee saw) and on a call that missed the strict
@@ -507,8 +516,10 @@ class ValueJudge:
             "seed": self.seed,
             "schedule": [c.describe() for c in self.calls],
             "calls": len(self.per_call),
-            "max_abs_err": self.total.max_abs_err,
-            "strict": self.total.strict_ok,
+            # None until a call was compared: a candidate failing before any comparison has
+            # no error to report (0.0 would read as a perfect match).
+            "max_abs_err": self.total.max_abs_err if self.compared else None,
+            "strict": self.total.strict_ok if self.compared else None,
             "per_seed": self.per_call,
             "tolerances": self.total.tolerances,
             **({"skipped_calls": self.skipped} if self.skipped else {}),

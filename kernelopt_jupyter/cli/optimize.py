@@ -76,7 +76,10 @@ def _options(args: argparse.Namespace, out_dir: Path | None) -> SearchOptions:
 
 def _terminal_step_loop(session: OptimizationSession) -> None:
     """Step mode on a terminal: read a decision from stdin at every pause."""
-    help_text = "a=approve r=reject s=stop | p TEXT=edit plan | e FILE=gate FILE as the edit"
+    help_text = (
+        "a=approve r=reject s=stop end=end | p TEXT=edit plan | d TEXT=direction "
+        "| e FILE=gate FILE as your code"
+    )
     answered = 0
     while session.running:
         # One decision per pause: the pause counter tells a new pause from one just answered.
@@ -90,18 +93,26 @@ def _terminal_step_loop(session: OptimizationSession) -> None:
             session.step.stop()
             break
         cmd, _, rest = line.strip().partition(" ")
+        answer: str | None = None
         if cmd in ("a", ""):
-            session.step.approve()
+            answer = session.step.approve()
         elif cmd == "r":
-            session.step.reject(rest)
+            answer = session.step.reject(rest)
         elif cmd == "s":
             session.step.stop()
+        elif cmd == "end":
+            answer = session.step.end()
         elif cmd == "p" and rest:
-            session.step.edit_plan(rest)
+            answer = session.step.edit_plan(rest)
+        elif cmd == "d" and rest:
+            answer = session.step.direct(rest)
         elif cmd == "e" and rest and Path(rest).is_file():
-            session.step.edit_candidate(Path(rest).read_text())
+            answer = session.step.edit_candidate(Path(rest).read_text())
         else:
-            print(f"step> not understood: {line.strip()!r}", file=sys.stderr)
+            answer = f"not understood: {line.strip()!r}"
+        if answer:
+            print(f"step> {answer}", file=sys.stderr)
+            answered -= 1  # the pause still waits: ask again
 
 
 def _shrink_note(problem_path: str, opts: SearchOptions) -> None:

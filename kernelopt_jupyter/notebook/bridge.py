@@ -321,3 +321,34 @@ def probe(timeout: float = 2.0) -> bool:
     req.send(timeout + 1.0)
     req.done.wait(timeout)
     return req.reply is not None and req.reply.ok
+
+
+#: The comm target the labextension opens before a ``%%kernelopt`` cell runs, carrying the
+#: notebook's current path (``{"path": ...}``); the kernel's own ``JPY_SESSION_NAME`` is the
+#: name the notebook had when the kernel started.
+PATH_TARGET = "kernelopt.notebook_path"
+
+#: The latest notebook path the labextension sent ("path"), if any.
+_notebook: dict[str, str] = {}
+
+
+def on_notebook_path(_comm: Any, msg: dict[str, Any]) -> None:
+    """Comm-open handler of :data:`PATH_TARGET`: keep the path it carries."""
+    data = (msg.get("content") or {}).get("data") or {}
+    path = data.get("path")
+    if isinstance(path, str) and path:
+        _notebook["path"] = path
+
+
+def listen_for_notebook_path() -> None:
+    """Register :data:`PATH_TARGET` on this kernel (nothing outside a kernel)."""
+    if _kernel() is None:
+        return
+    from comm import get_comm_manager
+
+    get_comm_manager().register_target(PATH_TARGET, on_notebook_path)
+
+
+def notebook_path() -> str | None:
+    """The notebook's path as the labextension last said it, or None."""
+    return _notebook.get("path")

@@ -64,6 +64,13 @@ class SessionRecord:
     live: bool = True
     summary: Any = None  # the display handle of the static HTML summary
 
+    @property
+    def named(self) -> str:
+        """'s2 (Untitled-cell3)': the label the line commands take, and the name the panel and
+        the session folder show."""
+        name = self.problem.name if self.problem is not None else ""
+        return f"{self.label} ({name})" if name else self.label
+
     def refresh_summary(self) -> None:
         """Redraw the static summary from the events (from the caller's thread and cell)."""
         if self.summary is not None:
@@ -176,6 +183,25 @@ def get_init_inputs():
     )
 
 
+def cell_number(shell: Any) -> int | None:
+    """The executing cell's number as the front end shows it (``[12]``), or None.
+
+    The execution result IPython is filling holds it; ``shell.execution_count`` is already
+    the next cell's while a cell runs (IPython 9 counts up before running the code)."""
+    result = getattr(getattr(shell, "displayhook", None), "exec_result", None)
+    count = getattr(result, "execution_count", None)
+    if isinstance(count, int):
+        return count
+    count = getattr(shell, "execution_count", None)
+    return count if isinstance(count, int) else None
+
+
+def _leading_blank_lines(text: str) -> int:
+    """How many lines at the start of ``text`` hold only whitespace."""
+    lines = text.splitlines()
+    return next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+
+
 def session_name(problem: Problem, args: argparse.Namespace, shell: Any) -> str:
     """What a cell's session is called (its folder runs/<name>-<time>): ``--name``, else the
     ``--module`` variable, else the kernel's entry function, else the notebook and cell number."""
@@ -186,9 +212,12 @@ def session_name(problem: Problem, args: argparse.Namespace, shell: Any) -> str:
     elif problem.kind != "module" and problem.entry:
         name = problem.entry
     else:
-        # JupyterLab tells the kernel which notebook it serves (JPY_SESSION_NAME).
-        notebook = Path(os.environ.get("JPY_SESSION_NAME") or "").stem
-        count = getattr(shell, "execution_count", None)
+        # The labextension says the notebook's current path before the cell runs; else the
+        # server's JPY_SESSION_NAME, the notebook's name when the kernel started.
+        from kernelopt_jupyter.notebook.bridge import notebook_path
+
+        notebook = Path(notebook_path() or os.environ.get("JPY_SESSION_NAME") or "").stem
+        count = cell_number(shell)
         name = "-".join(p for p in (notebook, f"cell{count}" if count else "cell") if p)
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "cell"
 
@@ -285,20 +314,43 @@ class KernelOptMagics(Magics):
             print(self.cell_help())
             return None
         args = parse_argstring(self.kernelopt, line)
-        return self.start(args, cell)
+        return self.start(args, cell, magic_line=line)
 
     # ------------------------------------------------------------------ the cell magic
 
-    def run_in_user_namespace(self, cell: str) -> None:
+    def run_in_user_namespace(self, cell: str, magic_line: str | None = None) -> None:
         """Execute the cell's code as a normal cell would; its exceptions propagate as the cell's.
 
         ``run_cell`` would show an error but leave the magic's cell "ok" (a notebook run would
-        go on past it); executing directly keeps the error the cell's own.
+        go on past it); executing directly keeps the error the cell's own. With
+        ``magic_line`` (the ``%%kernelopt`` line above ``cell``), tracebacks count the cell's
+        own lines, that line included, and a syntax error is one line naming the cell's number
+        and line (a UsageError: the cell still fails, without IPython's and this module's
+        frames).
         """
         shell: Any = self.shell
         code = shell.transform_cell(cell)
-        filename = shell.compile.cache(code, shell.execution_count, raw_code=cell)
-        exec(compile(code, filename, "exec"), shell.user_ns)
+        number = cell_number(shell)
+        raw = cell
+        if magic_line is not None:
+            raw = f"%%kernelopt {magic_line}".rstrip() + "\n" + cell
+            # IPython drops the body's leading blank lines; the padding puts each line back
+            # at its number in the cell, under the magic's line.
+            code = "\n" * (1 + _leading_blank_lines(cell) - _leading_blank_lines(code)) + code
+        filename = shell.compile.cache(code, number or 0, raw_code=raw)
+        try:
+            compiled = compile(code, filename, "exec")
+        except SyntaxError as exc:
+            if magic_line is None:
+                raise
+            where = f"cell [{number}]" if number else "the cell"
+            text = (exc.text or "").strip()
+            raise UsageError(
+                f"kernelopt: {where}, line {exc.lineno}: {exc.msg}"
+                + (f": {text}" if text else "")
+                + " (fix the cell's code and run it again)"
+            ) from None
+        exec(compiled, shell.user_ns)
 
     def cell_help(self) -> str:
         """The options of ``%%kernelopt`` (argparse's help) followed by the line commands."""
@@ -306,8 +358,11 @@ class KernelOptMagics(Magics):
         parser.prog = "%kernelopt"  # IPython's formatter adds one more %
         return parser.format_help().replace("::\n\n", "", 1) + "\nline commands:\n" + LINE_USAGE
 
-    def start(self, args: argparse.Namespace, cell: str) -> SessionRecord | None:
-        """Run the cell, capture its problem, start the session and show the panel."""
+    def start(
+        self, args: argparse.Namespace, cell: str, magic_line: str = ""
+    ) -> SessionRecord | None:
+        """Run the cell, capture its problem, start the session and show the panel
+        (``magic_line``: the options after ``%%kernelopt``, for the cell's line numbers)."""
         if bool(args.module) != bool(args.inputs):
             raise UsageError("kernelopt: --module and --inputs go together")
         if args.max_tokens is not None and args.max_tokens < 1:
@@ -321,7 +376,7 @@ class KernelOptMagics(Magics):
             from kernelopt_jupyter.notebook.interpreter import use_cpu_interpreter
 
             use_cpu_interpreter()
-        self.run_in_user_namespace(cell)
+        self.run_in_user_namespace(cell, magic_line=magic_line)
         try:
             if args.module:
                 source = instance_problem_source(cell, args.module, args.inputs, shell.user_ns)
@@ -467,10 +522,16 @@ class KernelOptMagics(Magics):
         if not record.live:
             raise UsageError("kernelopt: the current session is a read-only view")
         if record.session is None or not record.session.running:
-            print(f"{record.label}: already {shown_status(record.state())}; nothing to stop")
+            print(f"{record.named}: already {shown_status(record.state())}; nothing to stop")
             return
-        record.session.stop()
-        print(f"{record.label}: stopping after the current step")
+        controls = getattr(record.panel, "controls", None)
+        if controls is not None:
+            # Through the panel: its message line says "Stopping…" at once, in place of a
+            # pause's offers that a stop answers.
+            controls.stop()
+        else:
+            record.session.stop()
+        print(f"{record.named}: stopping after the current step")
 
     def _cmd_wait(self, rest: list[str]) -> None:
         record = self._current()
@@ -641,9 +702,7 @@ def _warm_plotly() -> None:
     try:
         import plotly.graph_objects as go
 
-        _ = (
-            go.FigureWidget
-        )  # the lazy import behind it takes ~2 s; pay it before the panel needs it
+        _ = go.Figure  # the lazy import behind it takes ~2 s; pay it before the panel needs it
     except ImportError:
         pass
 
@@ -655,6 +714,9 @@ def load_ipython_extension(ipython: Any) -> None:
     if empty_cell_to_line not in cleanup:
         cleanup.append(empty_cell_to_line)
     if has_widget_frontend(ipython):
+        from kernelopt_jupyter.notebook.bridge import listen_for_notebook_path
+
+        listen_for_notebook_path()
         threading.Thread(target=_warm_plotly, name="kernelopt-warm", daemon=True).start()
 
 

@@ -5,6 +5,10 @@ the CPU and emits nothing until each part ends. The phases are read from events 
 exist: ``session_started`` opens the baselines, the first ``baseline`` closes them and opens the
 analysis, the reference's ``profile`` closes it and opens the search, whose progress is the
 budget's candidate count; ``decision kind=best`` opens the winner's profiling.
+
+Without a GPU nothing is timed and the baselines are said "not measured" after the analysis has
+run: there the first phase is the analysis, named as such, and no baselines phase is shown (it
+was labelled "Measuring the baselines" for the analysis's whole time, then showed 0 s for it).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ LABELS = {
 }
 #: A Triton or Helion problem is profiled as it is: nothing is harvested.
 KERNEL_ANALYSIS = "Profiling the reference kernel"
+#: Said of the analysis where nothing is timed.
+UNTIMED = " (no GPU: nothing is timed)"
 
 
 @dataclass
@@ -51,6 +57,8 @@ class PhaseTracker:
         self.phases: list[Phase] = []
         self.finished: str | None = None  # how the session ended, once it has
         self.kind = "module"
+        #: Whether the session times anything (a GPU): only then are baselines measured.
+        self.timed = True
         #: The budget's clock: session time of the start, of the end, and ``--time-limit``.
         self.started = 0.0
         self.ended: float | None = None
@@ -62,6 +70,8 @@ class PhaseTracker:
             if self.phases[-1].name == "search":
                 self.phases[-1].progress = 1.0
         label = KERNEL_ANALYSIS if name == "analysis" and self.kind != "module" else LABELS[name]
+        if name == "analysis" and not self.timed:
+            label += UNTIMED
         self.phases.append(Phase(name, label, t))
 
     def current(self) -> Phase | None:
@@ -78,10 +88,11 @@ class PhaseTracker:
         if isinstance(d, SessionStarted):
             self.phases, self.finished = [], None
             self.kind = d.kind or "module"
+            self.timed = (d.device or "cuda") == "cuda"
             self.started, self.ended = t, None
             limit = d.options.get("max_seconds")
             self.limit = float(limit) if isinstance(limit, int | float) and limit > 0 else None
-            self._open("baselines", t)
+            self._open("baselines" if self.timed else "analysis", t)
         elif isinstance(d, Baseline) and names[-1:] == ["baselines"]:
             self._open("analysis", t)
         elif isinstance(d, Profile) and not d.candidate and "search" not in names:

@@ -632,6 +632,10 @@ class OptimizationSession:
         if self._search is None:
             raise SessionError("the search has not started yet; submit after it begins")
         search = self._search
+        refusal = search.budget_refusal()
+        if refusal is not None:
+            # Said now, not after "submitted": the gates would refuse it at once.
+            raise SessionError(f"{refusal}; no more candidates are gated in this session")
         earlier = search.decided(source)
         if earlier is not None:
             # Already decided: the person's edit is that candidate (never gated twice).

@@ -18,22 +18,33 @@ from kernelopt_jupyter.problem import Problem
 
 @runtime_checkable
 class StepDecisions(Protocol):
-    """A person's answers to a paused step (``agents.stepping.StepControl`` provides them)."""
+    """A person's answers to a paused step (``agents.stepping.StepControl`` provides them).
 
-    def approve(self, pause: int | None = None) -> None:
+    Each decision returns None when it was sent, else one sentence saying why the pause did
+    not take it and what it offers."""
+
+    def approve(self, pause: int | None = None) -> str | None:
         """Go on with what the agent proposed (``pause``: answer that pause only)."""
         ...
 
-    def reject(self, reason: str = "", pause: int | None = None) -> None:
+    def reject(self, reason: str = "", pause: int | None = None) -> str | None:
         """Refuse the proposal; ``reason`` goes back to the agents."""
         ...
 
-    def edit_candidate(self, source: str, pause: int | None = None) -> None:
-        """Replace the proposed candidate source with the person's."""
+    def edit_candidate(self, source: str, pause: int | None = None) -> str | None:
+        """Gate the person's source (in place of the Executor's edit after its step)."""
         ...
 
-    def edit_plan(self, text: str, pause: int | None = None) -> None:
+    def edit_plan(self, text: str, pause: int | None = None) -> str | None:
         """Replace the proposed plan's rationale with the person's text."""
+        ...
+
+    def direct(self, text: str, pause: int | None = None) -> str | None:
+        """Give the Planner a direction in words."""
+        ...
+
+    def end(self, pause: int | None = None) -> str | None:
+        """End the search where no plan is left."""
         ...
 
     def stop(self) -> None:

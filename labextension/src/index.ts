@@ -8,13 +8,13 @@
  */
 
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
-import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
+import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
 import { ISharedNotebookLike } from './apply';
 import { BANNER_CLASS, IElementLike, markPanelsGone } from './gone';
 import { handleRequest } from './handler';
-import { COMM_TARGET } from './protocol';
+import { COMM_TARGET, PATH_TARGET, pathMessage } from './protocol';
 
 export * from './protocol';
 export * from './apply';
@@ -125,6 +125,18 @@ const plugin: JupyterFrontEndPlugin<void> = {
     };
     tracker.forEach(watch);
     tracker.widgetAdded.connect((_, panel) => watch(panel));
+    // Before a %%kernelopt cell runs, the kernel learns the notebook's current path (the
+    // notebook may have been renamed since the kernel started).
+    NotebookActions.executionScheduled.connect((_, { notebook, cell }) => {
+      const panel = tracker.find(p => p.content === notebook);
+      const kernel = panel?.sessionContext.session?.kernel;
+      const message = panel ? pathMessage(cell.model.sharedModel.getSource(), panel.sessionContext.path) : null;
+      if (!kernel || !message) {
+        return;
+      }
+      const comm = kernel.createComm(PATH_TARGET);
+      void comm.open(message as unknown as Parameters<Kernel.IComm['open']>[0]).done.then(() => comm.close());
+    });
   }
 };
 

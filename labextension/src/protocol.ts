@@ -124,3 +124,22 @@ export function placement(cellIds: readonly string[], cellId: string, mode: Inse
 export function makeReply(requestId: string, status: 'ok' | 'error', detail: string): IReply {
   return { request_id: requestId, status, detail };
 }
+
+/**
+ * The comm target the extension opens on the kernel to tell it the notebook's current path
+ * (kernelopt_jupyter/notebook/bridge.py registers it): a session is named after the notebook,
+ * and the kernel's own idea of it (JPY_SESSION_NAME) is the name the notebook had when the
+ * kernel started.
+ */
+export const PATH_TARGET = 'kernelopt.notebook_path';
+
+/**
+ * What to send the kernel before a cell runs: the notebook's path for a `%%kernelopt` cell
+ * (the only cells that name a session), else null.
+ */
+export function pathMessage(cellSource: string, notebookPath: string): { path: string } | null {
+  if (!cellSource.trimStart().startsWith('%%kernelopt') || !notebookPath) {
+    return null;
+  }
+  return { path: notebookPath };
+}

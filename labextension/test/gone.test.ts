@@ -8,6 +8,7 @@ class FakeElement implements IElementLike {
   textContent: string | null = null;
   disabled?: boolean;
   title?: string;
+  style?: { color: string };
   constructor(
     readonly tag: string,
     classes: string[] = [],
@@ -58,6 +59,49 @@ const banner = (text: string): FakeElement => {
   el.textContent = text;
   return el;
 };
+
+describe('markPanelsGone on a session that was still going', () => {
+  function livePanel(status: string): { p: FakeElement; word: FakeElement; badge: FakeElement } {
+    const word = new FakeElement('span', ['kernelopt-status']);
+    word.textContent = status;
+    word.style = { color: '#1a7f37' };
+    const badge = new FakeElement('button', ['kernelopt-gate', 'kernelopt-gate-fail']);
+    badge.title = 'correctness: fail — call 1: max abs err 3.0';
+    const p = panel('runs/x');
+    p.children[0].children.push(word);
+    p.children.push(badge);
+    return { p, word, badge };
+  }
+
+  it('ends the header status instead of leaving it "running"', () => {
+    const { p, word } = livePanel('running');
+    markPanelsGone(new FakeElement('div', [], [p]), 'restarted', banner);
+    expect(word.textContent).toBe('ended: the kernel restarted');
+    expect(word.style?.color).not.toBe('#1a7f37');
+  });
+
+  it('leaves a finished status as it was', () => {
+    const { p, word } = livePanel('finished');
+    markPanelsGone(new FakeElement('div', [], [p]), 'shut down', banner);
+    expect(word.textContent).toBe('finished');
+  });
+
+  it('takes back the offers of a pause nobody can answer', () => {
+    const { p } = livePanel('paused');
+    const message = new FakeElement('div', ['kernelopt-message']);
+    message.textContent = 'Paused after planner step 3: Next/Approve to continue.';
+    p.children.push(message);
+    markPanelsGone(new FakeElement('div', [], [p]), 'restarted', banner);
+    expect(message.textContent).toBe('The search was paused here when its kernel went.');
+  });
+
+  it("keeps a gate badge's diagnostic as its tooltip", () => {
+    const { p, badge } = livePanel('paused');
+    markPanelsGone(new FakeElement('div', [], [p]), 'restarted', banner);
+    expect(badge.disabled).toBe(true);
+    expect(badge.title).toBe('correctness: fail — call 1: max abs err 3.0');
+  });
+});
 
 describe('markPanelsGone', () => {
   it('disables every control, explains why and names the reopen command', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { isForThisClient, makeReply, parseRequest, placement } from '../src/protocol';
+import { isForThisClient, makeReply, parseRequest, pathMessage, placement } from '../src/protocol';
 
 const valid = {
   action: 'insert_cell',
@@ -99,5 +99,20 @@ describe('makeReply', () => {
       status: 'error',
       detail: 'why'
     });
+  });
+});
+
+describe('pathMessage', () => {
+  it('tells the kernel the path before a %%kernelopt cell', () => {
+    expect(pathMessage('%%kernelopt --budget 4\nimport torch', 'work/renamed.ipynb')).toEqual({
+      path: 'work/renamed.ipynb'
+    });
+    expect(pathMessage('\n  %%kernelopt', 'a.ipynb')).toEqual({ path: 'a.ipynb' });
+  });
+
+  it('sends nothing for other cells or without a path', () => {
+    expect(pathMessage('x = 1', 'a.ipynb')).toBeNull();
+    expect(pathMessage('%kernelopt sessions', 'a.ipynb')).toBeNull();
+    expect(pathMessage('%%kernelopt', '')).toBeNull();
   });
 });

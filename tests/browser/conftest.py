@@ -258,6 +258,13 @@ JS_CELL_OUTPUT_TEXT = """(cellId) => {
   return cell && cell.outputArea ? cell.outputArea.node.innerText : null;
 }"""
 
+#: The number a cell shows in its prompt ([2]), as the notebook model holds it.
+CELL_NUMBER_JS = """(cellId) => {
+  const w = window.jupyterapp.shell.currentWidget;
+  const cell = w.content.widgets.find(c => c.model.id === cellId);
+  return cell ? cell.model.executionCount : null;
+}"""
+
 JS_KERNEL_IDLE = """() => {
   const w = window.jupyterapp.shell.currentWidget;
   return w.sessionContext.kernelDisplayStatus === 'idle';

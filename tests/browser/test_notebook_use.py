@@ -77,7 +77,9 @@ def test_reduction_accepted_and_run_in_the_same_kernel(lab: Lab, page: Any) -> N
     page.locator(
         ".kernelopt-phase-running .kernelopt-phase-time", has_text="so far"
     ).first.wait_for(timeout=60_000)
-    assert "Measuring the baselines" in panel.locator(".kernelopt-phases").inner_text()
+    # On the CPU nothing is timed: the first phase is the analysis, and says so.
+    first = panel.locator(".kernelopt-phases").inner_text()
+    assert "no GPU: nothing is timed" in first and "Measuring the baselines" not in first, first
     doc_shot(page, panel, "panel-analysis")
 
     _click_tab(panel, "Candidates")
@@ -151,7 +153,9 @@ def test_reduction_accepted_and_run_in_the_same_kernel(lab: Lab, page: Any) -> N
     doc_shot(page, panel, "panel-kernel-gone")
 
 
-# The pause the panel shows (buttons live, message and proposal naming the same agent), else null.
+# The pause the panel shows (buttons live, message and proposal naming the same agent), else
+# null; ``noPlan``: the Planner's pause with no plan left; ``answer``: what the pause said to the
+# person's last decision (the verdict of code submitted at it).
 JS_PAUSED = """() => {
   const q = s => document.querySelector('.kernelopt-panel ' + s);
   const approve = q('button.kernelopt-step-approve');
@@ -159,9 +163,14 @@ JS_PAUSED = """() => {
   const pending = q('.kernelopt-step-pending');
   if (!approve || approve.disabled || !message || !pending) return null;
   const m = message.innerText.trim().match(/^Paused after (\\w+) step/);
-  if (!m || !pending.innerText.trim().startsWith(m[1] + ' proposes')) return null;
+  const said = pending.innerText.trim();
+  if (!m || !(said.startsWith(m[1] + ' proposes') || said.startsWith(m[1] + ': no plan left')))
+    return null;
+  const answer = q('.kernelopt-step-answer');
   return {agent: m[1], message: message.innerText.trim(),
           plans: (pending.innerText.match(/•/g) || []).length,
+          noPlan: said.startsWith(m[1] + ': no plan left'),
+          answer: answer ? answer.innerText.trim() : '',
           rows: document.querySelectorAll('.kernelopt-panel .kernelopt-candidate-row').length};
 }"""
 

@@ -1,12 +1,16 @@
 """The Profile tab: the profile's summary, the four charts, their caveats, a timeline picker.
 
-The charts are one plotly ``FigureWidget`` (see :mod:`plots`), built off the refresh path: the
-first one costs ~2 s of imports.
+The charts are one plotly figure (see :mod:`plots`), built off the refresh path (the first one
+costs ~2 s of imports), and shown as plotly's own output type in an ``Output`` widget: the front
+end's plotly renderer (JupyterLab's and Notebook 7's, from the ``plotly`` package) draws it, so
+plotly.js is loaded once per page. A ``FigureWidget`` carries plotly.js (5 MB) in its own state,
+which a notebook saved with its widget state stored once per chart.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import threading
 from typing import Any
 
@@ -40,6 +44,20 @@ def profile_summary_html(profile: Profile) -> str:
     return "".join(parts)
 
 
+#: The MIME type plotly's front-end renderer draws.
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+
+
+def figure_bundle(fig: Any) -> dict[str, Any]:
+    """``fig`` as an output for plotly's renderer only, with a line of text elsewhere (no
+    ``text/html`` copy of plotly.js, which plotly's default notebook output adds)."""
+    spec = json.loads(fig.to_json())
+    return {
+        PLOTLY_MIME: {"data": spec.get("data", []), "layout": spec.get("layout", {})},
+        "text/plain": "KernelOPT charts (drawn by plotly's renderer in JupyterLab or Notebook 7)",
+    }
+
+
 class ChartsView:
     """Dispatch map, roofline, kernel timeline and search progress, with one caveat each."""
 
@@ -58,6 +76,9 @@ class ChartsView:
             [w.HTML("<i>charts appear when the session starts…</i>")],
             layout=w.Layout(width="100%"),
         )
+        #: Where the figure is drawn, as an output; ``shown`` is the last output sent.
+        self.output = w.Output(layout=w.Layout(width="100%"))
+        self.shown: dict[str, Any] | None = None
         self.chart_notes = w.HTML("")
         self.probe = WidthProbe(layout=w.Layout(width="100%", height="0px"))
         self.probe.observe(lambda _c: self._fit_width(), names="width")
@@ -89,22 +110,37 @@ class ChartsView:
         try:
             import plotly.graph_objects as go
 
-            fig = plots.new_charts(go.FigureWidget)
+            fig = plots.new_charts(go.Figure)
         except ImportError as exc:  # plotly missing: the rest of the panel still works
-            self.plot_box.children = (w.HTML(f"<i>charts need plotly and anywidget ({exc})</i>"),)
+            self.plot_box.children = (w.HTML(f"<i>charts need plotly ({exc})</i>"),)
             return
         with self.ctx.lock:
             self.figs = {"charts": fig}
             self._fit_width()
-            self.plot_box.children = (fig,)
+            self.plot_box.children = (self.output,)
             self.render_profile()
             self.render_progress()
+            self.publish()
+
+    def publish(self) -> None:
+        """Send the figure to the front end when it changed since it was last sent."""
+        fig = self.figs.get("charts")
+        if fig is None:
+            return
+        bundle = figure_bundle(fig)
+        if bundle == self.shown:
+            return
+        self.shown = bundle
+        # Set as the Output's state, not printed into it: the refresher's thread has no cell
+        # whose output a ``with output:`` block could capture.
+        self.output.outputs = ({"output_type": "display_data", "data": bundle, "metadata": {}},)
 
     def _fit_width(self) -> None:
         # The browser measured the tab (WidthProbe): the figure takes that width.
         fig = self.figs.get("charts")
         if fig is not None and self.probe.width > 0:
             fig.layout.width = self.probe.width
+            self.publish()
 
     def render_profile(self) -> None:
         """The reference's summary, dispatch map and roofline; the timeline picker's options."""
@@ -123,6 +159,7 @@ class ChartsView:
         self._note("dispatch", plots.update_dispatch(self.figs["charts"], ref))
         self._note("roofline", plots.update_roofline(self.figs["charts"], ref))
         self.render_timeline()
+        self.publish()
 
     def render_timeline(self) -> None:
         """The reference's launches and those of the picked candidate."""
@@ -139,13 +176,17 @@ class ChartsView:
             device=state.device or "cuda",
         )
         self._note("timeline", note)
+        self.publish()
 
     def render_progress(self) -> None:
         """The best speedup so far, as a step line."""
         if "charts" in self.figs:
             state = self.ctx.state
-            note = plots.update_progress(self.figs["charts"], state.progress, state.last_t)
+            note = plots.update_progress(
+                self.figs["charts"], state.progress, state.last_t, device=state.device or "cuda"
+            )
             self._note("progress", note)
+            self.publish()
 
     def _note(self, chart: str, note: str) -> None:
         # Caveats under the charts (no GPU timings, no timeline...), one per chart.

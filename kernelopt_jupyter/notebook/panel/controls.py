@@ -17,7 +17,7 @@ from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, 
 from kernelopt_jupyter.notebook.panel.diff import side_by_side
 from kernelopt_jupyter.session.state import SessionState
 
-_EDIT_ACTIONS = {"edit_candidate", "edit_plan", "edit"}
+_EDIT_ACTIONS = {"edit_candidate", "edit_plan", "direction", "edit"}
 #: Steps whose Reject asks the Planner again with the reason (agents/search.py).
 _REPLANNED = {"planner", "executor", "tuner"}
 
@@ -26,7 +26,15 @@ def pending_html(state: SessionState, paused: StepPaused, reference_source: str)
     """What the paused step proposes: the profile summary, the plans, or the edit (a diff)."""
     payload = paused.payload  # the paused step's own proposal, shaped by its agent
     agent = paused.agent
-    parts = [f"<div><b>{html.escape(agent)} proposes:</b></div>"]
+    if payload.get("no_plan"):
+        parts = [f"<div><b>{html.escape(agent)}: no plan left.</b></div>"]
+        parts.append(f"<div>{html.escape(str(payload['no_plan']))}</div>")
+    else:
+        parts = [f"<div><b>{html.escape(agent)} proposes:</b></div>"]
+    if payload.get("answer"):
+        parts.append(
+            f"<div class='kernelopt-step-answer'><i>{html.escape(str(payload['answer']))}</i></div>"
+        )
     if payload.get("summary"):
         parts.append(f"<div>{html.escape(str(payload['summary']))}</div>")
     for plan in payload.get("plans") or []:
@@ -57,6 +65,36 @@ def pending_html(state: SessionState, paused: StepPaused, reference_source: str)
         + "".join(parts)
         + "</div>"
     )
+
+
+def pause_message(paused: StepPaused) -> str:
+    """The message line for a pause: what each offered decision does."""
+    where = f"{paused.agent} step {paused.step}"
+    actions = set(paused.actions)
+    if paused.payload.get("no_plan"):
+        return (
+            f"Paused after {where}, no plan left: End to finish, Next/Approve to go on without "
+            "a plan for it, or Edit to submit your own code or give the Planner a direction."
+        )
+    said = ["Next/Approve to continue"]
+    if "reject" in actions:
+        said.append(
+            "Reject to ask the Planner for other plans (your reason goes to it)"
+            if paused.agent in _REPLANNED
+            else "Reject to drop it (the search goes on)"
+        )
+    edits = [
+        words
+        for action, words in (
+            ("edit_plan", "change the plan"),
+            ("edit_candidate", "submit your own code"),
+            ("direction", "give a direction"),
+        )
+        if action in actions
+    ]
+    if edits:
+        said.append("Edit to " + ", ".join(edits[:-1]) + (" or " if edits[1:] else "") + edits[-1])
+    return f"Paused after {where}: " + ", ".join(said) + "."
 
 
 def _naming(pause: int | None) -> dict[str, int]:
@@ -91,6 +129,8 @@ class ControlsView:
         #: one, is dropped here and by the step control, never sent to the next pause.
         self._buttons_pause: int | None = None
         self._answered_pause: int | None = None
+        # One layout for every step button: as wide as its label, never squeezed to "R…".
+        self._button_layout = w.Layout(width="auto", flex="0 0 auto")
         self.step_buttons = self._step_buttons(None)
         self.reject_reason = cls(
             w.Text(placeholder="reason (optional)", layout=w.Layout(width="180px")),
@@ -98,9 +138,12 @@ class ControlsView:
         )
         self.step_box = w.HBox(
             [*self.step_buttons.values(), self.reject_reason],
-            layout=w.Layout(display="flex" if step_mode else "none"),
+            layout=w.Layout(display="flex" if step_mode else "none", flex_flow="row wrap"),
         )
-        self.widget = w.HBox([self.stop_button, self.accept_mode, self.step_box])
+        self.widget = w.HBox(
+            [self.stop_button, self.accept_mode, self.step_box],
+            layout=w.Layout(flex_flow="row wrap"),
+        )
         self.pending_text = cls(w.HTML(""), CSS_CLASSES["step_pending"])
         # After the Planner's step: one Reject per plan (the others go on).
         self.plan_rejects = w.HBox([])
@@ -122,10 +165,15 @@ class ControlsView:
                 CSS_CLASSES["step_reject"],
             ),
             "edit": cls(w.Button(description="Edit", icon="pencil"), CSS_CLASSES["step_edit"]),
+            "end": cls(
+                w.Button(description="End", icon="flag-checkered", tooltip="end the search now"),
+                CSS_CLASSES["step_end"],
+            ),
         }
         for action, button in buttons.items():
             button.on_click(lambda _b, a=action, p=pause: self.step_action(a, pause=p))
             button.disabled = True
+            button.layout = self._button_layout
         return buttons
 
     def _buttons_for(self, pause: int) -> None:
@@ -169,16 +217,7 @@ class ControlsView:
             )
             button.disabled = not (live and allowed)
         if paused is not None:
-            where = f"{paused.agent} step {paused.step}"
-            reject = (
-                "Reject to ask the Planner for other plans (your reason goes to it)"
-                if paused.agent in _REPLANNED
-                else "Reject to drop it (the search goes on)"
-            )
-            self.ctx.say(
-                f"Paused after {where}: Next/Approve to continue, {reject}, "
-                "Edit to change the plan or the code."
-            )
+            self.ctx.say(pause_message(paused))
         self.pending_text.value = (
             pending_html(state, paused, self.ctx.reference_source) if paused is not None else ""
         )
@@ -214,7 +253,7 @@ class ControlsView:
                 return
             self.reject_reason.value = ""
             self._answered(f"reject {plan_id}: sent (the other plans go on)", pause)
-            step.reject_plan(plan_id, reason, **_naming(pause))
+            self.refused(step.reject_plan(plan_id, reason, **_naming(pause)))
 
     def _answered(self, said: str, pause: int | None = None) -> None:
         """Grey out the answered pause and say what is sent; call it before sending it.
@@ -228,6 +267,14 @@ class ControlsView:
         self._answered_pause = pause
         self.disable_steps()
         self.ctx.say(said)
+
+    def refused(self, answer: str | None) -> None:
+        """A decision the pause did not take: say why, and give the pause its buttons back."""
+        if not answer:
+            return
+        self._answered_pause = None
+        self.render_step()
+        self.ctx.say(answer)
 
     def finished(self) -> None:
         """Nothing is left to stop or approve."""
@@ -272,10 +319,10 @@ class ControlsView:
                     else "reject: sent",
                     pause,
                 )
-                step.reject(reason, **naming)
+                self.refused(step.reject(reason, **naming))
                 return
             self._answered(f"{action}: sent", pause)
-            if action == "next":
-                (getattr(step, "next", None) or step.approve)(**naming)
-            elif action == "approve":
-                step.approve(**naming)
+            if action in ("next", "approve"):
+                self.refused(step.approve(**naming))
+            elif action == "end":
+                self.refused(step.end(**naming))

@@ -1,4 +1,5 @@
-"""The Edit tab: a person's candidate (or, in step mode, a plan) sent through the gates."""
+"""The Edit tab: a person's candidate sent through the gates, or, in step mode, a plan edit or
+a direction in words for the Planner."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ def pending_source(state: SessionState, reference_source: str) -> tuple[str, str
     payload = state.paused.payload if state.paused else {}
     if isinstance(payload.get("source"), str):
         return "code", payload["source"]
+    parent = state.candidates.get(str(payload.get("parent")))
+    if payload.get("no_plan") and parent is not None:
+        return "code", parent.source  # the person's own version of the parent
     plans = payload.get("plans") or []
     if state.paused is not None and state.paused.agent == "planner":
         if plans:  # the search replaces the first plan's rationale with the edit
@@ -32,11 +36,27 @@ def pending_source(state: SessionState, reference_source: str) -> tuple[str, str
 class EditorView:
     """Source (or plan) text, its parent, and Submit."""
 
-    def __init__(self, ctx: PanelContext, *, after_submit: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        ctx: PanelContext,
+        *,
+        after_submit: Callable[[], None],
+        after_refusal: Callable[[str | None], None],
+    ) -> None:
         self.ctx = ctx
         self.after_submit = after_submit
+        #: Given what a pause answered to a decision it did not take (None: it was sent).
+        self.after_refusal = after_refusal
         self.kind = cls(
-            w.ToggleButtons(options=[("candidate code", "code"), ("plan", "plan")], value="code"),
+            w.ToggleButtons(
+                options=[("candidate code", "code"), ("plan", "plan"), ("direction", "direction")],
+                value="code",
+                tooltips=[
+                    "Python source of a ModelNew, sent through the four gates",
+                    "step mode: your text in place of the first plan's",
+                    "step mode: a direction in words; the Planner is asked again with it",
+                ],
+            ),
             CSS_CLASSES["edit_kind"],
         )
         self.source = cls(
@@ -47,7 +67,11 @@ class EditorView:
             CSS_CLASSES["edit_source"],
         )
         self.submit = cls(
-            w.Button(description="Submit through the gates", icon="paper-plane"),
+            w.Button(
+                description="Submit through the gates",
+                icon="paper-plane",
+                layout=w.Layout(width="auto"),
+            ),
             CSS_CLASSES["edit_submit"],
         )
         self.submit.on_click(lambda _b: self.send())
@@ -85,22 +109,27 @@ class EditorView:
             return
         step = ctx.step()
         paused = ctx.state.paused is not None and step is not None
-        if self.kind.value == "plan":
+        if self.kind.value in ("plan", "direction"):
             if not paused or step is None:
-                ctx.say("A plan edit applies while step mode is paused.")
+                ctx.say(f"A {self.kind.value} applies while step mode is paused.")
                 return
             # Said and greyed out before it is sent, under the lock the refresher draws with:
             # the search may pause again before this returns (ControlsView._answered).
             with ctx.lock:
-                ctx.say("Plan edit sent: the executor applies it next.")
-                self.after_submit()
-                step.edit_plan(text)
+                if self.kind.value == "plan":
+                    ctx.say("Plan edit sent: the executor applies it next.")
+                    self.after_submit()
+                    self.after_refusal(step.edit_plan(text))
+                else:
+                    ctx.say("Direction sent: the Planner is asked again with it.")
+                    self.after_submit()
+                    self.after_refusal(step.direct(text))
             return
         if paused and step is not None:
             with ctx.lock:  # as for a plan edit
-                ctx.say("Edited candidate sent: it goes through the four gates.")
+                ctx.say("Your code is sent: it goes through the four gates.")
                 self.after_submit()
-                step.edit_candidate(text)
+                self.after_refusal(step.edit_candidate(text))
             return
         parent = self.parent.value or None
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 
 import ipywidgets as w
 
@@ -16,6 +17,16 @@ _STATUS_COLOR = {
     "stopped": "#9a6700",
     "failed": "#b00",
 }
+
+
+#: The budget line's clock ("42 s", "42/300 s"): the phase rows' "Time" line is the clock.
+_CLOCK = re.compile(r"\d+(/\d+)? s")
+
+
+def budget_without_clock(line: str) -> str:
+    """The budget line less its seconds: they come from the last event, so they stood still
+    while the search was paused (194 s beside the live "Time 3 min 43 s")."""
+    return " · ".join(p for p in line.split(" · ") if p and not _CLOCK.fullmatch(p))
 
 
 def header_html(s: SessionState) -> str:
@@ -38,8 +49,9 @@ def header_html(s: SessionState) -> str:
     if agent is not None and s.status in ("running", "paused"):
         step = f" step {agent.step}" if agent.step is not None else ""
         bits.append(f"now: {html.escape(agent.agent)}{step}")
-    if s.budget_line():
-        bits.append(f"budget: {html.escape(s.budget_line())}")
+    budget = budget_without_clock(s.budget_line())
+    if budget:
+        bits.append(f"budget: {html.escape(budget)}")
     for name, base in s.baselines.items():
         if base.measured and base.ms is not None:
             bits.append(f"{html.escape(name)} {base.ms:.3f} ms")

@@ -1,9 +1,8 @@
 """Plotly charts of a session: dispatch map, roofline, kernel timeline, search progress.
 
 The four charts are subplots of one figure, created once with a fixed set of traces and then
-updated in place (``batch_update``), so a refresh sends only the changed arrays. One figure, not
-four, because each plotly ``FigureWidget`` ships plotly.js (megabytes) to the browser.
-``factory`` is ``plotly.graph_objects.FigureWidget`` in the panel and ``Figure`` in tests.
+updated in place; the panel sends it to the front end as plotly's output type
+(``charts.figure_bundle``). ``factory`` is ``plotly.graph_objects.Figure``.
 """
 
 from __future__ import annotations
@@ -263,14 +262,23 @@ def update_timeline(
                     ys.append(row)
                     names.append(launch["name"])
             trace.x, trace.y, trace.base, trace.hovertext = xs, ys, base, names
+            # The legend names a colour through the dispatch map's trace of that kind; plotly
+            # leaves an empty trace out of it, so a kind only the timeline shows (the grey
+            # "other" bars) gets its own entry.
+            shown_in_map = bool(len(fig.data[DISPATCH][KINDS.index(kind)].x or ()))
+            trace.name = KIND_NAMES[kind]
+            trace.showlegend = bool(xs) and not shown_in_map
         empty = not any(launches for _, launches in rows)
     if empty:
         return "no launch timeline in the profile (it needs a GPU profile)"
     return "CPU interpreter times: they rank nothing on a GPU" if cpu else ""
 
 
-def update_progress(fig: Any, points: list[tuple[float, float]], now: float) -> str:
-    """Step line of the best speedup, extended to ``now``; returns a caveat or ''."""
+def update_progress(
+    fig: Any, points: list[tuple[float, float]], now: float, *, device: str = "cuda"
+) -> str:
+    """Step line of the best speedup, extended to ``now``; returns a caveat or '' (on a
+    ``device`` other than the GPU nothing is ever timed, which the caveat says)."""
     xs = [p[0] for p in points]
     ys = [p[1] for p in points]
     if points and now > xs[-1]:
@@ -278,4 +286,6 @@ def update_progress(fig: Any, points: list[tuple[float, float]], now: float) -> 
         ys.append(ys[-1])
     with fig.batch_update():
         fig.data[PROGRESS].x, fig.data[PROGRESS].y = xs, ys
-    return "" if points else "no timed candidate yet"
+    if points:
+        return ""
+    return "no timed candidate yet" if device == "cuda" else "nothing is timed without a GPU"

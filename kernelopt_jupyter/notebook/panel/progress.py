@@ -20,17 +20,22 @@ function fmt(s) {
 }
 function render({ model, el }) {
   el.classList.add("kernelopt-phases");
+  let timer = null;
+  let last = null;  // the budget's clock as last drawn live, kept once the kernel has gone
   const draw = () => {
     const phases = model.get("phases") || [];
     const clock = model.get("clock");  // wall-clock seconds at session time 0, or 0 when not live
     const ended = model.get("ended");
+    // The labextension marks a panel whose kernel has gone: a record, its clocks stop.
+    const gone = el.closest(".kernelopt-gone") !== null;
     const now = Date.now() / 1000;
     el.innerHTML = "";
     if (phases.length) {
       // The budget's clock: from the session's start, the analysis included.
       const limit = model.get("limit"), start = model.get("start"), end = model.get("end");
-      const live = clock > 0 && !ended;
-      const took = end >= 0 ? end - start : (live ? now - clock - start : null);
+      const live = clock > 0 && !ended && !gone;
+      const took = end >= 0 ? end - start : (live ? now - clock - start : last);
+      if (live) last = took;
       const row = document.createElement("div");
       row.className = "kernelopt-phase-clock";
       row.style.cssText = "display:flex;align-items:center;gap:8px;font-size:12px;margin:1px 0";
@@ -39,7 +44,8 @@ function render({ model, el }) {
       bar.max = 1;
       if (limit > 0 && took !== null) bar.value = Math.min(1, took / limit);
       const label = document.createElement("span");
-      const shown = took === null ? "(not live)" : fmt(took);
+      const shown = took === null ? "(not live)"
+        : fmt(took) + (gone && end < 0 ? " when the kernel went" : "");
       label.textContent = "Time " + shown + (limit > 0
         ? " of " + fmt(limit) + " (--time-limit; the analysis counts)" : " (no --time-limit)");
       row.append(bar, label);
@@ -60,14 +66,16 @@ function render({ model, el }) {
       time.className = "kernelopt-phase-time";
       time.style.cssText = "color:#555;margin-left:auto";
       if (!running) time.textContent = fmt(p.end - p.start);
+      else if (gone) time.textContent = "stopped with the kernel";
       else if (clock > 0 && !ended) time.textContent = fmt(now - clock - p.start) + " so far";
       else time.textContent = ended ? "" : "(not live)";
       row.append(bar, label, time);
       el.appendChild(row);
     }
+    if (gone && timer !== null) { clearInterval(timer); timer = null; }
   };
   draw();
-  const timer = setInterval(draw, 1000);
+  timer = setInterval(draw, 1000);
   model.on("change", draw);
   return () => { clearInterval(timer); model.off("change", draw); };
 }

@@ -8,7 +8,7 @@ own badges in place.
 from __future__ import annotations
 
 import html
-import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -17,16 +17,25 @@ from ipywidgets.widgets.widget_string import HTMLStyle
 
 from kernelopt_jupyter.notebook.changes import ChangeNotes, change_text
 from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, cls
+from kernelopt_jupyter.notebook.panel.gatedetail import gate_detail_html
 from kernelopt_jupyter.session.state import CandidateView, speedup_text
 from kernelopt_jupyter.verify.report import GATE_NAMES as GATES
 
 _GATE_LABEL = {"static": "static", "correctness": "correct", "fp64": "fp64", "performance": "perf"}
 _GATE_STYLE = {"pass": "success", "fail": "danger", "running": "info"}
 _GATE_MARK = {"pass": "✓", "fail": "✗", "skipped": "–", "running": "…", "pending": "·"}
-_COLUMNS = (("id", "46px"), ("parent", "46px"), ("agent", "66px"), ("change", "240px"))
-# Sized to fit a 1000 px notebook: the change wraps; the badges are compact.
+# The parent column fits its bold header ("parent" ran into "agent" at 46 px).
+_COLUMNS = (("id", "46px"), ("parent", "58px"), ("agent", "66px"), ("change", "228px"))
+# Sized to fit a 1000 px notebook: the change wraps; a badge fits "✓ correct" whole.
 _INFO_WIDTH = "398px"
-_BADGE_WIDTH = "66px"
+_BADGE_WIDTH = "72px"
+#: A change such as ``XBLOCK 256->512``: its "old->new" is kept on one line.
+_ARROWED = re.compile(r"\S*-&gt;\S*")
+
+
+def unbroken_arrows(escaped: str) -> str:
+    """``escaped`` (HTML) with each ``a->b`` in a span that does not wrap (it broke after "-")."""
+    return _ARROWED.sub(lambda m: f"<span style='white-space:nowrap'>{m.group(0)}</span>", escaped)
 
 
 def badge_look(view: Any) -> dict[str, str]:
@@ -59,11 +68,13 @@ class CandidatesTable:
         self._shared = {
             # flex "0 0 auto": a narrow notebook scrolls the row rather than squeezing it.
             "info": w.Layout(width=_INFO_WIDTH, flex="0 0 auto", overflow="hidden"),
-            "badge": w.Layout(width=_BADGE_WIDTH, flex="0 0 auto", padding="0 4px"),
+            "badge": w.Layout(width=_BADGE_WIDTH, flex="0 0 auto", padding="0 2px"),
             "speed": w.Layout(width="104px", flex="0 0 auto"),
             "diff": w.Layout(width="48px", flex="0 0 auto", padding="0 4px"),
             "accept": w.Layout(width="64px", flex="0 0 auto", padding="0 4px"),
             "row": w.Layout(),
+            # The badges keep their width: squeezed, the last one ran under the speedup.
+            "badges": w.Layout(flex="0 0 auto"),
             "button": w.ButtonStyle(),
             "html": HTMLStyle(),
         }
@@ -73,7 +84,7 @@ class CandidatesTable:
         header_row = w.HBox(
             [
                 w.HTML(columns, layout=w.Layout(width=_INFO_WIDTH, flex="0 0 auto")),
-                w.HTML("<b>gates</b>", layout=w.Layout(width="272px", flex="0 0 auto")),
+                w.HTML("<b>gates</b>", layout=w.Layout(width="296px", flex="0 0 auto")),
                 w.HTML("<b>speedup</b>", layout=w.Layout(width="104px", flex="0 0 auto")),
             ]
         )
@@ -87,7 +98,7 @@ class CandidatesTable:
         """What a candidate's row shows: info cells, badge looks, speedup, accept state."""
         state = self.ctx.state
         best = cand.id == state.best
-        change = html.escape(change_text(state, cand, self.notes))
+        change = unbroken_arrows(html.escape(change_text(state, cand, self.notes)))
         also = [d for d, first in self.same_as.items() if first == cand.id]
         if also:
             change += (
@@ -173,7 +184,7 @@ class CandidatesTable:
             )
             accept.on_click(lambda _b, c=cid: self.on_accept(c))
             box = w.HBox(
-                [info, w.HBox(list(badges.values()), layout=shared["row"]), speed, diff, accept],
+                [info, w.HBox(list(badges.values()), layout=shared["badges"]), speed, diff, accept],
                 layout=shared["row"],
                 _dom_classes=(CSS_CLASSES["row"], f"kernelopt-candidate-{cid}"),
             )
@@ -221,15 +232,4 @@ class CandidatesTable:
         cand = self.ctx.state.candidates.get(cid)
         if cand is None:
             return
-        view = cand.gates[gate]
-        metrics = (
-            f"<pre style='margin:2px 0'>{html.escape(json.dumps(view.metrics, indent=1, default=str))}</pre>"
-            if view.metrics
-            else ""
-        )
-        self.gate_detail.value = (
-            f"<div><b>{html.escape(cid)} · {gate}: {view.status}</b></div>"
-            f"<pre style='white-space:pre-wrap;margin:2px 0'>{html.escape(view.detail or '(no detail)')}</pre>"
-            + metrics
-            + (f"<div>{html.escape(cand.explanation)}</div>" if cand.explanation else "")
-        )
+        self.gate_detail.value = gate_detail_html(cid, cand.gates[gate], cand.explanation)

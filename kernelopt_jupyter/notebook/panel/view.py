@@ -104,7 +104,11 @@ class SessionPanel:
         self.table = CandidatesTable(self.ctx, on_diff=self.show_diff, on_accept=self.accept)
         self.diff = DiffTab(self.ctx)
         self.charts = ChartsView(self.ctx)
-        self.editor = EditorView(self.ctx, after_submit=self.controls.disable_steps)
+        self.editor = EditorView(
+            self.ctx,
+            after_submit=self.controls.disable_steps,
+            after_refusal=self.controls.refused,
+        )
         pages = [
             self.agents.widget,
             self.table.widget,
