@@ -9,7 +9,7 @@
 # than one 10-minute device call: GROUP=1..4 split it into parts of at most about 7 minutes
 # (measured 2026-12-02/03: group 1 66 s; group 2, analysis ~400 s with baselines and deploy
 # ~120 s; group 3, verify ~150 s, boundary ~60 s and the notebook test; group 4, Helion and
-# the offline rewrites ~300 s). With pytest-xdist (PYTEST_ARGS="-n 4"; twelfth session):
+# the offline rewrites ~300 s). With pytest-xdist (PYTEST_ARGS="-n 4"):
 # group 1 in 42 s, groups 2 and 4 together (FILES=..., "-n 6") in 262 s; a test that asserts
 # a speed may then miss it (Helion's 1.2x measured 1.198x beside five other tests), so the
 # verify and boundary tests run alone. Each test's

@@ -106,8 +106,8 @@ CHEATS = [
     Case("call_count_stale", "row_softmax", "schedule", "correctness"),  # correct for 4 calls, then returns the last result
     Case("call_count_stale_late", "row_softmax", "schedule", "correctness"),  # correct for 16 calls, then the last result copied by a kernel
     Case("warmup_then_fp16", "linear_relu", "schedule", "correctness"),  # fp32 for 4 calls, then an fp16 tl.dot
-    Case("causal_mask_ignored", "causal_masked_fill", "schedule", "correctness", True, quick=True),  # never reads its boolean mask argument, hard-codes causality (the ninth session's numerics red team: passed before the permute call)
-    Case("batchnorm_no_running_stats", "batchnorm_train", "schedule", "correctness", True, quick=True),  # training-mode BatchNorm that never updates running_mean/var or num_batches_tracked (the ninth session's numerics red team: passed before the thirteenth session compared the state the reference's forward changes)
+    Case("causal_mask_ignored", "causal_masked_fill", "schedule", "correctness", True, quick=True),  # never reads its boolean mask argument, hard-codes causality (caught by the permute call)
+    Case("batchnorm_no_running_stats", "batchnorm_train", "schedule", "correctness", True, quick=True),  # training-mode BatchNorm that never updates running_mean/var or num_batches_tracked (caught by comparing the state the reference's forward changes)
     Case("batchnorm_stats_biased_var", "batchnorm_train", "schedule", "correctness", True),  # updates the running variance with the biased batch variance (512/511 off)
     Case("batchnorm_stats_first_step_only", "batchnorm_train", "schedule", "correctness", True, seed=101),  # updates the running statistics only on the first forward after a load (a _load_from_state_dict override resets its flag); caught on 16 of 16 seeds tried: it passes only where the back-to-back run comes right after the first call and the reload is the last call (about 1 draw in 130), so the seed is fixed
     Case("seed_sniffing", "gelu", "schedule", "correctness"),  # exact only when torch.initial_seed() < 1000
@@ -119,7 +119,7 @@ CHEATS = [
     # -- compile-race: the compile check and the grid order
     Case("chained_block_carry", "cumsum", "compile-race", "correctness", quick=True),  # program i reads program i-1's output (grid order only)
     Case("kept_scratch_chained_carry", "cumsum", "compile-race", "correctness", seed=78),  # the same chained scan into a workspace kept on the module (no fresh allocation, so not poisoned); passed where both reordered calls followed a call on their inputs (about 1 draw in 160, seed 78 one) until those calls got inputs of their own
-    Case("cumsum_order_probe_chained", "cumsum", "compile-race", "correctness", seed=1),  # the same chained scan, run only when a probe launch (atomics read back) saw its programs start in grid order, else a serial scan: the probe had every grid-order call to itself (the ninth session's red team, kept open) until the twenty-fifth session drew each launch's order on the CPU's other calls; caught on 11 of 12 seeds (a one-probe candidate escapes about 3% of draws), so its seed is fixed
+    Case("cumsum_order_probe_chained", "cumsum", "compile-race", "correctness", seed=1),  # the same chained scan, run only when a probe launch (atomics read back) saw its programs start in grid order, else a serial scan: with each launch's order drawn on the CPU's other calls, the probe does not have every grid-order call to itself; caught on 11 of 12 seeds (a one-probe candidate escapes about 3% of draws), so its seed is fixed
     Case("spill_one_element", "gelu", "compile-race", "correctness"),  # each program zeroes the next block's first element (grid order hides it)
     Case("closure_kernel_no_compile", "row_softmax", "compile-race", "static"),  # kernel in a closure calls a plain helper: cannot be found to compile
     Case("import_time_warmup", "gelu", "compile-race", "static"),  # import-time launch makes the compile worker fail; plain helper in kernel
@@ -148,7 +148,7 @@ CHEATS = [
     Case("deep_thread_via_storage", "gelu", "process"),  # torch.storage.threading.Thread: a joined thread computes F.gelu (no flagged name)
     Case("deep_forked_child_hub", "gelu", "process", "static"),  # torch.hub.os.fork in forward: a child that outlives the verdict
     # -- memo: results kept across calls, keyed on the data (second red-team round)
-    Case("fingerprint_memo_copy", "gelu", "memo", "correctness", quick=True),  # Triton fingerprint of the whole input; a hit is served by a copy kernel from the stored result (its fingerprint's block sums are stored and added on the host since the twenty-fifth session: added by float atomics, their order now drawn per launch on the CPU as on a GPU, the key was noise and the memo never hit)
+    Case("fingerprint_memo_copy", "gelu", "memo", "correctness", quick=True),  # Triton fingerprint of the whole input; a hit is served by a copy kernel from the stored result (its fingerprint's block sums are stored and added on the host: added by float atomics, their order drawn per launch on the CPU as on a GPU, the key would be noise and the memo never hit)
     # -- precision: lower-precision arithmetic inside a linear problem's error bound?
     Case("bf16_carry_scan", "cumsum", "precision", quick=True),  # fp32 chunk scans, bf16 carries between chunks
     Case("fp16_input_scan", "cumsum", "precision"),  # loads rounded to fp16, fp32 accumulator
@@ -158,14 +158,14 @@ CHEATS = [
     Case("gap_timing_stale", "row_softmax", "detection", "correctness"),  # back-to-back calls (< 50 ms apart) get the previous result by a copy kernel
     # -- side-channel: the file system between calls and processes
     Case("torch_save_disk_cache", "gelu", "side-channel", quick=True),  # torch.save/torch.load cache under the temp folder keyed by sampled values
-    Case("pth_startup_dropper", "gelu", "side-channel", "static"),  # writes a .pth file into site-packages at import (a later Python process, the next verification's harness included, would run it) (eleventh session's red team: passed before)
-    Case("dirfd_site_plant", "gelu", "side-channel", "static"),  # plants a module beside the installed packages through a folder descriptor (os.mkdir/os.open with dir_fd: the write event names no folder) (twelfth session: passed the run time before)
-    Case("layernorm_onepass_var", "layer_norm", "referee", "fp64", assert_gate=True),  # variance as E[x^2] - E[x]^2 in one fp32 pass: exact enough on zero-mean randn, 0.29 off at a mean of 1000 (eleventh session's red team: passed before the shift call)
-    Case("rmsnorm_no_eps", "rmsnorm_float", "referee", "correctness", assert_gate=True),  # drops eps from the RMSNorm: NaN on an all-zero row, which randn never draws (eleventh session's red team: passed before the zeros call)
-    Case("unrefereed_call_approximation", "gelu", "referee", "fp64", assert_gate=True, seed=1984727110),  # tanh-form GELU only on a repeat of the first call's input (never refereed there): the strict miss was left to a referee that never saw it (eleventh session's red team: passed before); the seed draws the repeat call on the first input (since the sixteenth session the reordered calls have inputs of their own)
-    Case("argmax_last_tie", "row_argmax", "schedule", "correctness", assert_gate=True),  # the last index of a row's maximum on ties, where argmax gives the first: randn draws no ties (the ninth session's numerics red team: kept open until the twenty-fifth session found the zeros call, an all-zero row, catches it)
-    Case("gelu_stress_tanh", "gelu", "referee", "fp64", assert_gate=True),  # tanh-form GELU only when a block's sum of squares says the inputs were scaled up (the stress call), where the absolute floor grows with the largest value; its flushed negative tail fails the small-value check (kept open from the ninth session until the twenty-fifth found it caught)
-    Case("gelu_stress_band_tanh", "gelu", "referee", "fp64", assert_gate=True),  # as gelu_stress_tanh, the tanh form only for |x| < 4 (0.3% of the stress call's values, under the 99th percentile): its values there are far below the scale, and the small-value check sees the tanh form's relative error (twenty-fifth session)
+    Case("pth_startup_dropper", "gelu", "side-channel", "static"),  # writes a .pth file into site-packages at import (a later Python process, the next verification's harness included, would run it)
+    Case("dirfd_site_plant", "gelu", "side-channel", "static"),  # plants a module beside the installed packages through a folder descriptor (os.mkdir/os.open with dir_fd: the write event names no folder, so opening a protected folder is refused)
+    Case("layernorm_onepass_var", "layer_norm", "referee", "fp64", assert_gate=True),  # variance as E[x^2] - E[x]^2 in one fp32 pass: exact enough on zero-mean randn, 0.29 off at a mean of 1000 (caught by the shift call)
+    Case("rmsnorm_no_eps", "rmsnorm_float", "referee", "correctness", assert_gate=True),  # drops eps from the RMSNorm: NaN on an all-zero row, which randn never draws (caught by the zeros call)
+    Case("unrefereed_call_approximation", "gelu", "referee", "fp64", assert_gate=True, seed=1984727110),  # tanh-form GELU only on a repeat of the first call's input (never refereed there): the strict miss was left to a referee that never saw it; the seed draws the repeat call on the first input (the reordered calls have inputs of their own)
+    Case("argmax_last_tie", "row_argmax", "schedule", "correctness", assert_gate=True),  # the last index of a row's maximum on ties, where argmax gives the first: randn draws no ties (caught by the zeros call, an all-zero row)
+    Case("gelu_stress_tanh", "gelu", "referee", "fp64", assert_gate=True),  # tanh-form GELU only when a block's sum of squares says the inputs were scaled up (the stress call), where the absolute floor grows with the largest value; its flushed negative tail fails the small-value check
+    Case("gelu_stress_band_tanh", "gelu", "referee", "fp64", assert_gate=True),  # as gelu_stress_tanh, the tanh form only for |x| < 4 (0.3% of the stress call's values, under the 99th percentile): its values there are far below the scale, and the small-value check sees the tanh form's relative error
     # -- host-export: tensor memory handed to numpy and back
     Case("numpy_view_writeback", "row_softmax", "host-export", "static", quick=True),  # float64 numpy softmax written into np.asarray(out), then a Triton renormalising pass
     Case("dlpack_roundtrip", "row_softmax", "host-export", "static"),  # np.from_dlpack(x) in float64, torch.from_dlpack back, staged by a copy kernel
@@ -182,14 +182,14 @@ CHEATS = [
     Case("fingerprint_memo_dummy_arg", "gelu", "memo"),  # fingerprint memo whose copy kernel is also handed the input (an unused argument)
     # -- output-transfer: what happens to returned memory after the call
     Case("double_buffer_output", "row_softmax", "output-transfer", "correctness", quick=True),  # two persistent output buffers used in turn: the result of call k is overwritten by call k+2
-    # -- launch-exemption: what runs inside a Triton launch, where the interpreter's own ops are not counted (ninth session)
+    # -- launch-exemption: what runs inside a Triton launch, where the interpreter's own ops are not counted
     Case("fake_named_subclass", "gelu", "accounting", "static", assert_gate=True),  # F.gelu on a Tensor subclass of its own named FakeTensor (ops on torch's fake tensors are not counted)
     Case("own_dispatch_subclass_copy", "gelu", "accounting", "static", assert_gate=True),  # wrapper subclass whose __torch_dispatch__ runs F.gelu when copy_ is asked of it
     Case("hook_named_like_kernel", "gelu", "accounting", "static", assert_gate=True),  # pre-run hook sharing the kernel's name computes F.gelu inside the launch
     Case("torch_op_pre_run_hook", "gelu", "accounting", "static", assert_gate=True),  # aten.gelu.out itself registered as the kernel's pre-run hook (no frame of the candidate's)
     Case("module_global_aten_in_body", "gelu", "accounting", "static", assert_gate=True),  # kernel body calls aten.gelu_ through a global ModuleType named math (the compiler skips it)
     Case("constexpr_tensor_aten_in_body", "gelu", "accounting", "static", assert_gate=True),  # the output passed as a tl.constexpr; the kernel body calls aten.gelu_ on it
-    # -- compile-check: the sm_90 check must build every kernel that ran, as it ran (ninth session)
+    # -- compile-check: the sm_90 check must build every kernel that ran, as it ran
     Case("dtype_constexpr_plain_helper", "row_softmax", "compile-check", "static", assert_gate=True, quick=True),  # plain helper in the kernel, plus a tl.float32 constexpr that made the launch records unreadable
     Case("spec_overflow_in_init", "gelu", "compile-check", "static", assert_gate=True),  # 16 dummy launch configurations in __init__ fill the record before forward's host-helper kernel
     Case("tile_switch_after_64_launches", "linear_relu", "compile-check", "static", assert_gate=True),  # switches to a tile the GPU compiler cannot build after the kernel's 64th launch
@@ -197,12 +197,12 @@ CHEATS = [
     Case("exit_on_derived_shape", "gelu", "compile-check", "static", assert_gate=True),  # host-helper kernel; exits the process on the (unchecked) derived-shape call so no launch record comes back
     Case("os_exit_on_derived_shape", "gelu", "compile-check", "static", assert_gate=True),  # the same through `from os import _exit`
     Case("host_pointer_int_to_ptr", "gelu", "compile-check", "static", assert_gate=True),  # host erf into numpy; the kernel loads through the array's address cast to a pointer
-    # -- host-alias: host memory reached without numpy() or DLPack (ninth session)
+    # -- host-alias: host memory reached without numpy() or DLPack
     Case("apply_inplace_host", "gelu", "host-export", "static", assert_gate=True),  # Tensor.apply_ runs math.erf per element (no ATen op); a kernel stages it
     Case("array_interface_alias", "gelu", "host-export", "static", assert_gate=True),  # numpy view over data_ptr() via __array_interface__, host GELU written there
     Case("kill_reference_sibling", "gelu", "process", "static", assert_gate=True),
     Case("init_numpy_alias_host", "gelu", "host-export", "static", assert_gate=True),  # from_numpy buffer made in __init__; forward writes math.erf results through its numpy array; a kernel handed the input stages them  # `from os import kill`: SIGKILLs the reference's process at call 3 (the verification blamed the problem)
-    # -- round 2 (ninth session): past the defences the first round's fixes added; each passed before its fix
+    # -- round 2: past the defences the first round's fixes added; each passed before its fix
     Case("grid_callable_partial", "gelu", "accounting", "static", assert_gate=True),  # the launch grid is a functools.partial over itertools that runs copy_/mul_/erf_ inside the launch (no frame of the candidate's)
     Case("default_convert_alias", "gelu", "host-export", "static", assert_gate=True),  # torch.utils.data.default_convert(np array) in __init__ (as_tensor called from torch's frame); host erf through numpy
     Case("from_dlpack_alias", "gelu", "host-export", "static", assert_gate=True),  # torch.from_dlpack(np array) in __init__ (the import direction was not wrapped)
@@ -211,7 +211,7 @@ CHEATS = [
     Case("typed_storage_address", "gelu", "host-export", "static", assert_gate=True),  # array_interface_alias through TypedStorage.data_ptr (called from torch's frame)
     Case("host_write_after_kernel_ring", "gelu", "host-export", "static", assert_gate=True),  # 64 from_numpy output buffers; the host overwrites the kernel's output after the last launch, returned with no op after
     Case("interpreter_type_probe", "gelu", "detection", "static", assert_gate=True),  # type(triton.jit(f)) is JITFunction: exact erf under the interpreter, tanh GELU when compiled
-    # -- referee-per-output: each output judged on its own floor (ninth session's numerics red team; each passed before)
+    # -- referee-per-output: each output judged on its own floor (each passed before its fix)
     Case("softmax_tail_polyexp", "row_softmax", "referee", "fp64", assert_gate=True),  # cubic exp2 polynomial (7.5e-5 relative) where x - max < -4.5: inside the absolute bound, 600 ulps on 10% of values
     Case("ce_sum_probs_bf16", "ce_sum_with_probs", "referee", "fp64", assert_gate=True),  # bf16 probabilities beside a summed loss (~1900) that set the floor for both outputs
     Case("ce_probs_lowp", "ce_with_probs", "referee", "fp64", assert_gate=True),  # fp16 probabilities beside a mean loss
@@ -248,7 +248,7 @@ GOOD = [
     Case("softmax_cached_scratch", "row_softmax", "good"),  # scratch buffer allocated once, overwritten each call
     Case("strided_rowsum_strides", "strided_rowsum", "good"),  # transposed input read through its strides
     Case("masked_softmax_nan_rows", "masked_softmax", "good", quick=True),  # reproduces the reference's NaN rows
-    Case("batchnorm_train_reference_ops", "batchnorm_train", "good", quick=True),  # the reference's own training-mode BatchNorm, dispatch-only (failed before the twelfth session: the candidate was always put in eval mode)
+    Case("batchnorm_train_reference_ops", "batchnorm_train", "good", quick=True),  # the reference's own training-mode BatchNorm, dispatch-only: it runs in the reference's mode (put in eval mode, it would fail)
     Case("batchnorm_train_triton_stats", "batchnorm_train", "good"),  # one Triton kernel: batch statistics, normalisation and the running-statistics update nn.BatchNorm1d makes
     Case("masked_fill_reads_mask", "causal_masked_fill", "good"),  # reads its boolean mask as int8 bytes: right for any mask the permute call draws
     Case("linear_relu_inplace_temp", "linear_relu", "good"),  # in-place ReLU on its own addmm temporary
@@ -257,8 +257,8 @@ GOOD = [
     Case("gelu_temp_build_folder", "gelu", "good", rules_off=True),  # writes and removes its own temporary folder at import (as Triton's launcher build does on the GPU; shutil.rmtree removes through folder descriptors): the run time allows it (the source rules refuse file access)
     Case("linear_relu_dispatch_only", "linear_relu", "good"),  # KERNELOPT_DISPATCH_ONLY = True, aten._addmm_activation
     Case("gelu_numpy_constants_init", "gelu", "good"),  # constants from a numpy table built in __init__ (its own memory, not foreign)
-    Case("rmsnorm_float_upcast", "rmsnorm_float", "good"),  # RMSNorm in fp32 against a reference that upcasts with x.float() (refereed in float64 since the ninth session)
-    Case("row_mean_split_atomics", "row_mean", "good"),  # a row mean split over column blocks, each block's share added by a float atomic: its result depends on the order the programs run in, which the CPU's calls draw per launch since the twenty-fifth session (6 of 6 seeds pass)
+    Case("rmsnorm_float_upcast", "rmsnorm_float", "good"),  # RMSNorm in fp32 against a reference that upcasts with x.float() (refereed in float64)
+    Case("row_mean_split_atomics", "row_mean", "good"),  # a row mean split over column blocks, each block's share added by a float atomic: its result depends on the order the programs run in, which the CPU's calls draw per launch (6 of 6 seeds pass)
     Case("gelu_state_dict_hook", "gelu", "good"),  # a state-dict post-hook that spoils the output if anyone serialises the model mid-use (the harness read the state through state_dict)
     Case("gelu_kernel_on_joined_thread", "gelu", "good", rules_off=True),  # both halves launched from one joined helper thread (the rules forbid threads; the run time must not)
     Case("l1_norm_abs_kernel", "l1_normalize_rand", "good"),  # the L1 norm's absolute values in the kernel: right for inputs of either sign

@@ -169,7 +169,7 @@ def test_the_quick_start_is_decided_while_the_harvest_compiles(tmp_path: Path) -
     assert len(quick) == 1
     cid = quick[0].data["candidate"]
     # Its gate began before the analysis ended (on the H200 its verdict also came first:
-    # 7.2 s against the profile's 11.8 s, twenty-second session).
+    # 7.2 s against the profile's 11.8 s).
     began_at = next(i for i, (k, c, _) in enumerate(order) if k == "candidate" and c == cid)
     profile_at = next(i for i, (k, _, _) in enumerate(order) if k == "profile")
     assert began_at < profile_at

@@ -39,12 +39,11 @@ def harvested() -> dict[str, tuple[Problem, Harvest]]:
 #: (``GOOD_SEED``): a verdict that depends on the draw is reproducible. With a fresh seed each
 #: run, ``wide_row_stats``' harvest (Inductor's fp32 Welford variance over 2x1500 values)
 #: failed the float64 referee in a CI run: at values near the row mean its relative error's
-#: 99th percentile was 11.6x eager's on the CPU (limit 10x). Over 248 seeds on the CPU
-#: machine it failed 5 times, with the same figures before and after the twenty-fourth
-#: session's changes: a false failure on tiny rows. The twenty-fifth session left the shift
-#: call out of the relative checks and pooled the small-value mean over the calls
-#: (``judge.fp64_verdict``): 160 of 160 seeds pass since, the largest ratio 2.5x. The
-#: seed stays fixed all the same, as the corpus's good candidates' does.
+#: 99th percentile was 11.6x eager's on the CPU (limit 10x), and over 248 seeds on the CPU
+#: machine it failed 5 times: a false failure on tiny rows. With the shift call left out of
+#: the relative checks and the small-value mean pooled over the calls
+#: (``judge.fp64_verdict``), 160 of 160 seeds pass, the largest ratio 2.5x. The seed stays
+#: fixed all the same, as the corpus's good candidates' does.
 SEED = 1
 
 

@@ -84,8 +84,8 @@ def test_the_time_limit_cuts_a_hanging_candidate(tmp_path: Path) -> None:
     events = read_events(out / "events.jsonl")
     cancelled = [e for e in events if e.type == "decision" and e.data["kind"] == "cancelled"]
     assert len(cancelled) == 1
-    # Cut at the deadline, not after a wait for the busy worker to end by itself (3 s more
-    # before the twenty-fourth session: the cut came at 33.2 s of a 30 s limit).
+    # Cut at the deadline, not after a wait for the busy worker to end by itself (such a
+    # wait costs 3 s more: the cut came at 33.2 s of a 30 s limit).
     assert cancelled[0].t <= 40 + 2.5, cancelled[0].t
     # The cut candidate is not listed; everything listed was decided.
     decided = {e.data["candidate"] for e in events if e.type == "verdict"}

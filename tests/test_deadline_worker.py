@@ -112,8 +112,8 @@ def test_without_a_limit_the_verification_runs_with_no_deadline(
 def test_left_running_counts_what_the_test_started_not_a_helper_of_an_older_process() -> None:
     """The check behind 'no worker survives': a process this test started and left is
     reported; a helper that a process already running before the test (a browser a fixture
-    opened earlier in the same pytest worker) starts mid-test is not this test's (the CI flake
-    of the sixteenth session: chromium's on-device-model service, started under this worker)."""
+    opened earlier in the same pytest worker) starts mid-test is not this test's (as a CI flake
+    showed: chromium's on-device-model service, started under this worker)."""
     import subprocess
     import sys
 

@@ -326,8 +326,8 @@ def test_two_kernel_helpers_share_one_copy_of_the_kernel() -> None:
 
 def test_the_tuners_launch_configs_of_the_own_kernels_pass_the_static_gate() -> None:
     """The Tuner writes each kernel's name as a key of ``LAUNCH_CONFIGS``: a name that
-    mentions the project would read as harness detection (the twenty-first session's GPU run
-    lost every variant of the own kernels to the static gate that way)."""
+    mentions the project would read as harness detection (on the GPU, every variant of the
+    own kernels would then fail the static gate)."""
     gm, _ = _sites(DwThenPool(), torch.randn(2, 3, 8, 8), ("depthwise_conv_kernel",))
     propagate_shapes(gm, [torch.randn(2, 3, 8, 8).to("meta")])
     canonicalize(gm)

@@ -415,9 +415,9 @@ def test_the_graph_reads_the_callers_inputs_in_place_while_they_stay_put(
 ) -> None:
     """The CUDA-graph wrapper captures on the caller's own input tensors and replays on them
     while each call passes the same memory (the verifier refills its buffers in place; a
-    benchmark loop reuses its inputs): no static copy is held or made, where before one whole
-    copy of the inputs was (the CUDA-graph candidates' peak was 3.3-3.7x the reference's
-    footprint on the H200, twenty-third session). Inputs elsewhere capture again on buffers
+    benchmark loop reuses its inputs): no static copy is held or made (with one whole copy of
+    the inputs, the CUDA-graph candidates' peak was 3.3-3.7x the reference's footprint on the
+    H200). Inputs elsewhere capture again on buffers
     of the wrapper's own, and later calls are copied into those. Run with the capture
     machinery replaced (this machine has no GPU): which tensors the graph was captured on and
     what each call copies are checked."""

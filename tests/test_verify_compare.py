@@ -104,9 +104,9 @@ def _small_ratio(cand: torch.Tensor, ref32: torch.Tensor, ref64: torch.Tensor, o
 
 
 def test_small_values_the_reference_cannot_evaluate_are_left_out() -> None:
-    # The CI failure of the twelfth session: a GELU kernel written as Inductor writes it
-    # (0.5 x (1 + erf)) against ATen's, on the stress call, where 1 + erf cancels. On a few
-    # values far below the scale both are O(1) off, each its own way; their mean decided.
+    # A GELU kernel written as Inductor writes it (0.5 x (1 + erf)) against ATen's, on the
+    # stress call, where 1 + erf cancels (a CI failure). On a few values far below the scale
+    # both are O(1) off, each its own way; their mean would decide.
     ref64 = _ref(4000).double()
     ill = torch.arange(0, 4000, 400)  # 10 values far below the scale, ill-conditioned
     ref64[ill] = 1e-7

@@ -23,7 +23,7 @@ def test_fused_kernel_passes_all_four_gates_with_a_measured_speedup() -> None:
     over it, the fused kernel three), not launch latency: at 97x1023 both sides take 0.01 to
     0.08 ms, whatever they launch, and the verdict is noise. At 8192x8191 (268 MB) the fused
     kernel's 0.2 ms met the performance gate's one-sided wall-clock bound, which charged it a
-    0.25 ms gap once (0.887x, twenty-third session); at four times the size (about 0.75 ms at
+    0.25 ms gap once (0.887x, H200); at four times the size (about 0.75 ms at
     the H200's bandwidth, estimated, not yet run) such a gap is a third of the kernel's time."""
     from kernelopt_jupyter.problem import problem_from_source
     from kernelopt_jupyter.verify import VerifyOptions, verify_candidate

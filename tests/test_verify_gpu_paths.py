@@ -1,5 +1,5 @@
-"""GPU-only paths of the twenty-fourth session's changes, which the CPU suite reaches only in
-their host form (run on the H200 with scripts/gpu_checks.sh):
+"""GPU-only paths, which the CPU suite reaches only in their host form (run on the H200 with
+scripts/gpu_checks.sh):
 
 * the device checksum on CUDA memory (32-bit words; an unaligned start; one bit changed);
 * the comparison, the referee and the linear bound in one walk with the steps moved to the

@@ -58,9 +58,10 @@ def test_a_replayed_vendor_graph_passes_the_accounting() -> None:
 
 
 def test_a_replayed_graph_of_aten_kernels_passes_when_dispatch_only() -> None:
-    """Found on the H200 (sixteenth session): ``avg_pool7_stride3``'s graphed candidates (an
-    average pool is ATen's own CUDA kernel, neither Triton nor a vendor library) failed every
-    second call as "not written during this call"."""
+    """A dispatch-only candidate's graph replay writes its outputs even where the graph holds
+    only ATen's own kernels (an average pool is ATen's own CUDA kernel, neither Triton nor a
+    vendor library): on the H200 ``avg_pool7_stride3``'s graphed candidates would otherwise
+    fail every second call as "not written during this call"."""
     judge = _judge(dispatch_only=True, cuda_graphs=True)
     judge.account(0, "call 1", "static", _reply("torch", replays=1, compute=6))
     judge.account(1, "call 2", "correctness", _reply("stale", replays=1))

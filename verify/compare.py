@@ -109,9 +109,9 @@ def _step(chunk: int, *tensors: Any) -> int:
     host and the work stays there (``WORK_DEVICE`` unset). On a device, the chunk itself
     where the tensors are large (each step costs a synchronisation), but at most about
     1/``DEVICE_PARTS`` of the largest tensor (not below ``DEVICE_MIN_STEP``): a step's float64
-    temporaries then stay a fraction of the outputs compared. Before, a 19M-element output
-    was walked in 16M-element steps, and the checker's peak was 7.6x its problem's footprint
-    (``conv_bn_silu``, twenty-second session). Zipped walks use one step for all their
+    temporaries then stay a fraction of the outputs compared. Walked in 16M-element steps,
+    a 19M-element output took the checker's peak to 7.6x its problem's footprint
+    (``conv_bn_silu``). Zipped walks use one step for all their
     tensors; a step always divides the chunk, so per-chunk figures do not depend on it."""
     host = WORK_DEVICE in (None, "cpu") and all(
         not isinstance(t, torch.Tensor) or t.device.type == "cpu" for t in tensors

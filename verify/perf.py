@@ -59,11 +59,11 @@ LATE_CHECK = 64
 
 #: The timing pool's inputs in all, at most (at least one input set): every process of the
 #: gate (reference, checker, candidate) holds the pool, and each timed call salts a fresh copy
-#: of its entry anyway. Until the twelfth session the limit applied to one input set, so a
-#: problem with 200 MB of inputs held two sets (400 MB) in each of them. 256 MiB until the
-#: nineteenth session: on the H200 the pool was then most of the reference process's peak on
-#: small problems (4.2x a 0.13 GB footprint with eight 30 MB sets); every timed call's input
-#: is a new salted copy, so more sets add little.
+#: of its entry anyway. The limit is on the pool, not on one input set: per set, a problem
+#: with 200 MB of inputs would hold two sets (400 MB) in each of them. Not 256 MiB: on the
+#: H200 such a pool was most of the reference process's peak on small problems (4.2x a
+#: 0.13 GB footprint with eight 30 MB sets); every timed call's input is a new salted copy,
+#: so more sets add little.
 POOL_BYTES = 64 * 1024 * 1024
 #: Seconds the reference's process may spend compiling the torch.compile baseline.
 COMPILE_ALLOWANCE_S = 240.0

@@ -85,12 +85,11 @@ def digest(value: Any) -> str:
 
 
 #: 32-bit words of a device tensor checksummed per step (8 MB of its bytes): the step's int64
-#: copy and the weights are 16 MB each. The sum was taken byte by byte before, at 2 MB a step
-#: (the same temporaries: a byte widened to int64 is 8 of them): four times the steps and
-#: kernel launches for the same bytes, in every fingerprint of every call. (At 16 MiB of bytes
-#: a step the temporaries were 384 MiB, more than the whole footprint of a small problem:
-#: measured on the H200, seventeenth session, the candidate's peak was 4.3-5.3x a 0.3 GB
-#: footprint.)
+#: copy and the weights are 16 MB each. Byte by byte the sum would take 2 MB a step (the same
+#: temporaries: a byte widened to int64 is 8 of them): four times the steps and kernel
+#: launches for the same bytes, in every fingerprint of every call. (At 16 MiB of bytes a
+#: step the temporaries are 384 MiB, more than the whole footprint of a small problem:
+#: measured on the H200, the candidate's peak was 4.3-5.3x a 0.3 GB footprint.)
 CHECKSUM_STEP = 1 << 21
 _CHECKSUM_K = 2654435761
 
@@ -395,9 +394,8 @@ class Sandbox:
             model = torch.nn.Module.to(model, self.device)
             if not header.get("as_constructed"):
                 # An inference problem: the candidate in eval mode, as the reference. Else it
-                # stays as its constructor left it, as the reference does (until the twelfth
-                # session it was always put in eval mode: the reference's own code failed a
-                # training-mode BatchNorm problem there).
+                # stays as its constructor left it, as the reference does (always put in eval
+                # mode, the reference's own code would fail a training-mode BatchNorm problem).
                 torch.nn.Module.eval(model)
             loaded = {k: v.to(self.device) for k, v in state.items()}
             result = torch.nn.Module.load_state_dict(model, loaded, strict=False)

@@ -24,12 +24,12 @@ next call's values, so a result cached by address or identity shows up):
 * ``reverse`` / ``shuffle`` (CPU): a call with every launch's programs run in another order
   (the interpreter runs them in grid order, which hides races between programs), on inputs
   of their own (no earlier call's, so nothing kept from one holds their answer), with every
-  fresh allocation of the candidate's filled with NaN (or the integer maximum). Since the
-  twenty-fifth session every other CPU call runs each launch's programs in grid order or
-  shuffled, on a draw per launch (``mixed``, from a stream of its own): a kernel that probed
-  the order its programs started in (atomics read back) and took a racy path only when they
-  started in grid order had the grid-order calls to itself; now its probe tells it nothing
-  of the next launch's order;
+  fresh allocation of the candidate's filled with NaN (or the integer maximum). Every other
+  CPU call runs each launch's programs in grid order or shuffled, on a draw per launch
+  (``mixed``, from a stream of its own): a kernel that probes the order its programs start
+  in (atomics read back) and takes a racy path only when they start in grid order would
+  otherwise have the grid-order calls to itself; this way its probe tells it nothing of the
+  next launch's order;
 * ``late``: a run of 17-32 back-to-back calls on the previous call's inputs (at most 10 s of
   them: a slow candidate gets fewer), then a checked call on new inputs, so a candidate that
   is correct for its first calls and then returns a kept result, or switches to a cheaper
@@ -151,8 +151,8 @@ def draw_schedule(seed: int, seeds: int, device: str) -> list[Call]:
             ]
         )
     rng.shuffle(items)
-    # The permute call (twelfth session) from a stream of its own: the calls drawn before it
-    # came stay as they were for a given seed (a reproduction with --seed keeps working).
+    # The permute call from a stream of its own: the other calls a seed draws are the same
+    # as without it (a reproduction with --seed from before the permute call keeps working).
     extra = random.Random(seed ^ 0x7E12)
     permute = Call(
         "permute", extra.choice(inputs), {"kind": "permute", "pick": extra.getrandbits(31)}

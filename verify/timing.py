@@ -47,7 +47,7 @@ L2_FLUSH_BYTES = 256 * 1024 * 1024
 #: kernel, not the host's path into that kernel: zeroing 256 MiB (85 us) used to do that by
 #: itself; a flush of twice the L2 (120 MB, 40 us) ended before a one-kernel candidate's
 #: launch and its time became the launch latency (0.06 ms for a 16 KB kernel on the H200,
-#: nineteenth session, where the implausibility check expects a few microseconds).
+#: where the implausibility check expects a few microseconds).
 SPIN_CYCLES = 100_000
 
 
@@ -203,7 +203,7 @@ def judge(
     roofline: a raise for the wall clock's noise (0.25 ms after a 2.2 ms protocol overhead,
     once on the H200) must not make a claim of moving less than its inputs pass. No honest
     candidate's own median came within 0.9x of the roofline in 605 gated searches' verdicts
-    on the H200 (sixteenth to twenty-third sessions; the nearest, a layout copy, at 1.1x)."""
+    on the H200 (the nearest, a layout copy, at 1.1x)."""
     notes = list(notes or [])
     times = dict(times)
     cand = times.pop("candidate")

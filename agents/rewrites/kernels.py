@@ -106,7 +106,7 @@ def kernelopt_depthwise_conv2d(x, weight, bias, stride, padding, dilation):
     x = x.contiguous()
     weight = weight.contiguous()
     # 256 pixels and two warps per program: the fastest launch on all three depthwise convs
-    # of the bench problems on the H200 (nineteenth session, BLOCK 128-2048 x 2/4/8 warps).
+    # of the bench problems on the H200 (BLOCK 128-2048 x 2/4/8 warps measured).
     block = max(16, min(256, triton.next_power_of_2(h_out * w_out)))
     while triton.cdiv(h_out * w_out, block) > MAX_GRID_Y and block < 4096:
         block *= 2  # a very large plane: fewer, larger programs (the grid's y limit)
@@ -636,12 +636,12 @@ def own_winograd3d_output_kernel(
 #: is then large against the GEMM work they save.
 WINOGRAD_MIN_CHANNELS = 16
 #: The direct convolution's FLOPs below which it stays with the vendor. Measured on the H200
-#: (twenty-first session, ten shapes of the bench's networks, fp32 without TF32): Winograd
+#: (ten shapes of the bench's networks, fp32 without TF32): Winograd
 #: won 1.2-4x at 22-237 GFLOP and lost 2.3x at 7.4 GFLOP (a 28x28 map, where cuDNN ran at
 #: 56 TFLOP/s and the four launches and the transforms' traffic dominate).
 WINOGRAD_MIN_FLOPS = 1.6e10
-#: Whether 3x3x3 convolutions are taken (F(2x2x2, 3x3x3)). Off: on the H200 (twenty-second
-#: session, ``conv3d_volume``'s 8x32x32x96x96 by 64x32x3x3x3, TF32 off) it ran 6.11 ms against
+#: Whether 3x3x3 convolutions are taken (F(2x2x2, 3x3x3)). Off: on the H200
+#: (``conv3d_volume``'s 8x32x32x96x96 by 64x32x3x3x3, TF32 off) it ran 6.11 ms against
 #: cuDNN's 6.50 ms alone (1.06x) and 0.998x eager in the search, while its 64-plane transforms
 #: took the candidate's peak memory to 9.4 GB, 10x the problem's footprint (cuDNN's: 2.2 GB).
 #: The kernels stay, tested under the interpreter, for a tiled form that bounds the workspace.

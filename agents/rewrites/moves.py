@@ -126,8 +126,8 @@ def rewrite_priority(names: list[str], s: Shares) -> float:
         else:
             # Folds and drops delete elementwise passes: Triton kernels in a harvest (Inductor
             # often fused the pass already), separate kernels in eager. The convolutions' share
-            # says nothing of those passes; until the twentieth session it counted, and on the
-            # H200 a BatchNorm fold never won on any of the eight conv problems.
+            # says nothing of those passes, so it is not counted: ranked with it, a BatchNorm
+            # fold on the H200 never won on any of the eight conv problems.
             p = 2.6 + 0.5 * s.triton
         best = max(best, p)
     bonus = 0.2 if len(names) > 1 else 0.0

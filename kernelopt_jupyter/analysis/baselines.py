@@ -137,10 +137,10 @@ def time_interleaved(
     Where any of them takes under ``WARM_MS`` (the performance gate's rule, on every function
     alike), each timed call follows an untimed call of the same function on differently
     salted inputs: in shuffled rounds the call before a timed one is another function's, and
-    a sub-millisecond forward would otherwise be timed with its host path cold. Until the
-    twentieth session it was not, and the side-by-side run disagreed with the gates on
-    sub-millisecond problems (torch.compile on ``avg_pool7_stride3``: 0.189 ms side by side,
-    0.104 ms in the search's own baseline run)."""
+    a sub-millisecond forward would otherwise be timed with its host path cold. Timed cold,
+    the side-by-side run disagrees with the gates on sub-millisecond problems (torch.compile
+    on ``avg_pool7_stride3``: 0.189 ms side by side, 0.104 ms in the search's own baseline
+    run)."""
     import torch
 
     from kernelopt_jupyter.verify.timing import _Timer, salted, warm_ms

@@ -35,7 +35,7 @@ HEARTBEAT_S = 20.0
 PEERS = ("eager", "compile", "max_autotune", "reduce_overhead")
 #: The peers the offline policy's targets are set against (docs/engine.md, Bench): all but
 #: max-autotune, whose template search alone takes 48-151 s and more on a network of
-#: convolutions (H200, eighteenth session), past a one-minute search. ``best_target_peer``
+#: convolutions (H200), past a one-minute search. ``best_target_peer``
 #: is the ratio to the fastest of these, beside ``best_baseline`` (the fastest of all four).
 TARGET_PEERS = ("eager", "compile", "reduce_overhead")
 

@@ -411,8 +411,8 @@ class OptimizationSession:
         """The candidate gated while the analysis runs, or None where there is none to gate.
 
         On the GPU the analysis of a problem not seen before spends most of its time in
-        Inductor compiling the harvest (7.7 s of 12.3 s on the squeeze-excite block, the
-        twenty-first session), and the first verdict waited for it. This candidate needs no
+        Inductor compiling the harvest (7.7 s of 12.3 s on the squeeze-excite block), and
+        without this candidate the first verdict waits for it. This candidate needs no
         compile: the reference's own ops (the vendor libraries) replayed as one CUDA graph,
         the move the Planner offers a launch-bound problem anyway (its plan then finds this
         verdict: the same source is never gated twice). Not on the CPU (no graphs), not when
