@@ -661,7 +661,9 @@ def test_charts_have_titles_axes_units_and_a_kind_legend() -> None:
     assert "not GPU time" in fig.layout.xaxis3.title.text
     assert plots.update_timeline(fig, profile, None, "c1", device="cuda") == ""
     # A kind only the timeline shows (no dispatch map here) has a legend entry of its own.
-    other = {"timeline": [{"name": "copy", "kind": "other", "start_ms": 0.0, "dur_ms": 1.0}]}
+    other = Profile.from_dict(
+        {"timeline": [{"name": "copy", "kind": "other", "start_ms": 0.0, "dur_ms": 1.0}]}
+    )
     plots.update_timeline(fig, other, None, "c1", device="cuda")
     legend = [t.name for t in fig.data if t.showlegend is not False and len(t.x or ())]
     assert "other op" in legend, legend
