@@ -79,10 +79,10 @@ GATE_S = 10.0
 DEADLINE_WEIGHT = 2.0
 #: An autotuning compile's cost from the profile (``autotune_cost_s``): a base for compiling
 #: and tuning the generated kernels, a template search per vendor GEMM or convolution, and the
-#: benchmark runs of its candidates. Measured on the H200 (the bench's max-autotune peer,
-#: seventh session): 11 s for a LayerNorm with no GEMM, 10-13 s for one GEMM or convolution of
-#: under 1 ms, 32 s for a residual block of convolutions, 61-69 s for a 16k-square GEMM
-#: (170 ms a run). The flat ``AUTOTUNE_S`` had skipped every such move in a one-minute search.
+#: benchmark runs of its candidates. Measured on the H200 (the bench's max-autotune peer):
+#: 11 s for a LayerNorm with no GEMM, 10-13 s for one GEMM or convolution of under 1 ms, 32 s
+#: for a residual block of convolutions, 61-69 s for a 16k-square GEMM (170 ms a run). One flat
+#: cost for every problem would skip every such move in a one-minute search.
 AUTOTUNE_BASE_S = 12.0
 AUTOTUNE_PER_TEMPLATE_S = 10.0
 AUTOTUNE_RUNS = 250
