@@ -29,5 +29,16 @@ echo "== kernelopt optimize (offline agents) on the bundled fused MLP problem"
   --budget 6 --out runs/demo-fused-mlp
 echo "== re-verifying the best candidate"
 "$VENV/bin/kernelopt" verify kernelopt_jupyter/problems/fused_mlp.py runs/demo-fused-mlp/best.py
+# What the search found, in one line, from its result file (the contract's result.json).
+"$VENV/bin/python" - runs/demo-fused-mlp/result.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+cands = r.get("candidates") or []
+passed = [c for c in cands if c.get("verdict") == "pass"]
+best = r.get("best")
+speed = r.get("speedup_vs_eager")
+timed = f", {speed:.2f}x over eager" if isinstance(speed, (int, float)) else " (no GPU: not timed)"
+print(f"== found: {len(passed)} of {len(cands)} candidates verified; best {best or 'none'}{timed}")
+PY
 echo "Open the notebook in JupyterLab to see the live panel (kernel 'Python (KernelOPT)'):"
 echo "  $VENV/bin/jupyter lab notebooks/quickstart.ipynb"
