@@ -92,7 +92,7 @@ def test_shapes_specialized_candidate_passes_but_is_reported() -> None:
 
 
 def test_referee_rules_even_when_strict_passed() -> None:
-    report = _reports("all")["quantized_intermediate"]
+    report = _reports("all")["truncated_mantissa_product"]
     correctness, fp64 = report.gate("correctness"), report.gate("fp64")
     assert correctness is not None and fp64 is not None
     assert correctness.metrics["strict"] is True  # inside 1e-4 everywhere ...

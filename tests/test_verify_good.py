@@ -57,9 +57,11 @@ def test_reordered_reduction_needs_and_gets_the_referee() -> None:
     correctness = report.gate("correctness")
     fp64 = report.gate("fp64")
     assert correctness is not None and fp64 is not None
-    # It really misses the strict tolerance on every seed ...
+    # It really misses the strict tolerance on every fresh call (a call with random signs,
+    # whose variance is the same, may meet it) ...
     assert correctness.metrics["strict"] is False
-    assert not any(seed["strict"] for seed in correctness.metrics["per_seed"])
+    fresh = [c for c in correctness.metrics["per_seed"] if c["kind"] == "fresh"]
+    assert fresh and not any(c["strict"] for c in fresh)
     assert "fp64 referee decides" in correctness.detail
     # ... and its error against float64 is of the reference's own size.
     assert fp64.status == "pass" and "accepted by the referee" in fp64.detail

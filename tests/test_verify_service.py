@@ -13,6 +13,7 @@ from _verify_corpus import DATA, problem
 from test_deadline_worker import HANGS, PROBLEM
 
 from kernelopt_jupyter.agents.search import DeadlineReached
+from kernelopt_jupyter.deadline import Deadline
 from kernelopt_jupyter.problem import problem_from_source
 from kernelopt_jupyter.session.gating import verify_before
 from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
@@ -84,7 +85,7 @@ def test_the_deadline_kills_the_service_worker_in_flight() -> None:
             options,
             "<hangs>",
             device="cpu",
-            deadline=time.monotonic() + 8.0,
+            deadline=Deadline.start(8.0),
             service=service,
         )
     service.close()

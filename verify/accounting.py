@@ -513,6 +513,9 @@ class Accounting(TorchDispatchMode):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
+        decomposed = _inference_decomposition(self, func, args, kwargs or {})
+        if decomposed is not NotImplemented:
+            return decomposed
         return self.record(func, args, kwargs or {})
 
     def record(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -659,6 +662,24 @@ class Accounting(TorchDispatchMode):
         return {n: c for n, c in self.ops.items() if op_class(n.removeprefix("aten.")) == "vendor"}
 
 
+def _inference_decomposition(
+    mode: TorchDispatchMode, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """Under ``torch.inference_mode`` a composite op (``aten.linear``, ``aten.to``) reaches
+    the mode whole, where elsewhere the mode sees the ops it is made of (``aten.addmm``, a
+    copy): run its decomposition with the mode on, so each of those is accounted as usual.
+    ``NotImplemented`` where that does not apply."""
+    if not torch.is_inference_mode_enabled():
+        return NotImplemented
+    name = getattr(func, "name", None)
+    if name is None or not torch._C._dispatch_has_kernel_for_dispatch_key(
+        name(), "CompositeImplicitAutograd"
+    ):
+        return NotImplemented
+    with mode:
+        return func.decompose(*args, **kwargs)
+
+
 class _ThreadMode(TorchDispatchMode):
     """The accounting of a call, entered in a thread the call started."""
 
@@ -673,4 +694,7 @@ class _ThreadMode(TorchDispatchMode):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
+        decomposed = _inference_decomposition(self, func, args, kwargs or {})
+        if decomposed is not NotImplemented:
+            return decomposed
         return self.parent.record(func, args, kwargs or {})

@@ -189,7 +189,7 @@ def test_step_mode_edit_rejected_by_correctness(lab: Lab, page: Any) -> None:
     assert BREAK[0] in original, original
     source.fill(original.replace(*BREAK, 1))
     panel.locator("button.kernelopt-edit-submit").click()
-    panel.locator(".kernelopt-message", has_text="Edited candidate sent").wait_for()
+    panel.locator(".kernelopt-message", has_text="Your code is sent").wait_for()
 
     # The edited candidate is gated: gate 2 (correctness) fails it.
     _click_tab(page, panel, "Candidates")
@@ -205,6 +205,7 @@ def test_step_mode_edit_rejected_by_correctness(lab: Lab, page: Any) -> None:
     assert "person" in row.inner_text()  # the person's edit, not an agent's candidate
     failed.click()  # its diagnostics: the outputs differ from the reference's
     detail = panel.locator(".kernelopt-gate-detail")
-    detail.get_by_text("correctness: fail").wait_for()
+    detail.locator(".kernelopt-gate-sentence", has_text="correctness:").wait_for()
+    detail.locator(".kernelopt-gate-record summary").click()  # the full record
     assert "outside" in detail.inner_text()
     shot(page, "b7-edit-rejected-by-correctness")
