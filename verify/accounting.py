@@ -136,10 +136,6 @@ VIEW_OPS = frozenset(
         "flatten",
         "movedim",
         "lift_fresh_copy",
-        # No-ops on a real tensor (they materialise a conjugate or negative view bit); under
-        # ``torch.inference_mode`` they reach the dispatcher where elsewhere they do not.
-        "resolve_conj",
-        "resolve_neg",
     }
 )
 COPY_OPS = frozenset(
@@ -148,9 +144,6 @@ COPY_OPS = frozenset(
         "copy_",
         "clone",
         "_to_copy",
-        # ``Tensor.to`` reaches the dispatcher as itself under ``torch.inference_mode`` (it
-        # decomposes into ``_to_copy`` or nothing elsewhere): a conversion, not compute.
-        "to",
         "contiguous",
         "_copy_from",
         "_copy_from_and_resize",
@@ -159,10 +152,7 @@ COPY_OPS = frozenset(
         "constant_pad_nd",
     }
 )
-#: (``item`` reaches the dispatcher as itself under ``torch.inference_mode``.)
-META_OPS = frozenset(
-    {"_local_scalar_dense", "item", "is_nonzero", "sym_size", "sym_stride", "sym_numel"}
-)
+META_OPS = frozenset({"_local_scalar_dense", "is_nonzero", "sym_size", "sym_stride", "sym_numel"})
 
 #: How honestly a storage was produced; the weakest source wins for a copy of several.
 _RANK = {
