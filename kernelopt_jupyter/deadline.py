@@ -57,3 +57,10 @@ class Deadline:
         """``seconds``, or what is left before the deadline when that is less."""
         left = self.left()
         return seconds if left is None else min(seconds, left)
+
+    def share(self, fraction: float) -> Deadline:
+        """The same start with ``fraction`` of the limit (itself without a limit): a phase
+        that must leave the rest of the run to what follows it."""
+        if self.limit_s is None:
+            return self
+        return Deadline(self.started, self.limit_s * fraction)

@@ -18,6 +18,7 @@ from _reports import report_of
 from kernelopt_jupyter.agents.base import Edit, Plan, ProfileReport, Summary, TuneProposal
 from kernelopt_jupyter.analysis import pipeline
 from kernelopt_jupyter.analysis.pipeline import AnalysisFacts
+from kernelopt_jupyter.analysis.pipeline import analyse as real_analyse
 from kernelopt_jupyter.candidate import Candidate
 from kernelopt_jupyter.events import EventLog, read_events
 from kernelopt_jupyter.problem import Problem, problem_from_source
@@ -177,6 +178,34 @@ def test_a_deadline_spent_in_the_analysis_gates_nothing(
     result = session.run()
     assert result.candidates == [] and stand_ins == []
     assert any("during the analysis" in n for n in result.notes)
+
+
+def test_an_analysis_past_its_share_leaves_the_search_the_reference_ops(
+    tmp_path: Path, stand_ins: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kernelopt_jupyter.worker import WorkerResult
+
+    monkeypatch.setattr(pipeline, "analyse", real_analyse)
+    cut: list[float] = []
+
+    def harvest_that_never_ends(problem: Any, device: str, deadline: Any, *a: Any, **k: Any):
+        while not deadline.reached():  # a network whose harvest outlasts any limit
+            time.sleep(0.01)
+        cut.append(deadline.elapsed())
+        return WorkerResult(False, timed_out=True, seconds=deadline.elapsed())
+
+    monkeypatch.setattr(pipeline, "_analysis_worker", harvest_that_never_ends)
+    session = _session(tmp_path, stand_ins, max_seconds=8.0, budget=1)
+    result = session.run()
+    # Killed at half the limit, and the reference's own ops were gated with the rest.
+    assert cut and cut[0] < 6.0
+    assert len(stand_ins) == 1 and "class ModelNew" in stand_ins[0]
+    assert result.best is not None and result.best.candidate.note.startswith("reference ops")
+    events = read_events(tmp_path / "events.jsonl")
+    notes = next(e.data["facts"]["notes"] for e in events if e.type == "profile")
+    assert "its share of the 8 s limit" in notes[0]
+    degraded = [e.data for e in events if e.type == "degraded"]
+    assert degraded and "share" in degraded[0]["error"] and "candidate" not in degraded[0]["error"]
 
 
 def test_a_heartbeat_names_the_phase_of_a_long_step() -> None:

@@ -233,6 +233,7 @@ def analyse(
     deadline: Deadline | None = None,
     cache: AnalysisCache | None = None,
     defer_baselines: bool = False,
+    share: float | None = None,
 ) -> AnalysisFacts:
     """Measure baselines, profile and harvest ``problem``; emits ``baseline`` and ``profile``.
 
@@ -244,6 +245,9 @@ def analyse(
     ``defer_baselines`` (GPU only, cache miss): the peers are not timed here; the returned
     facts carry ``deferred`` (:class:`DeferredBaselines`), to be measured after the first
     verdict, and their ``baselines`` are unmeasured (None) until then.
+    ``share`` (a fraction of a limited run): the measurement's worker is killed at that share
+    of the limit, counted from the run's start, and the search then starts from the
+    reference's own ops (:func:`_fallback_facts`), so a run always keeps time to gate one.
     """
     key = cache.key(problem, device) if cache is not None else None
     saved = cache.load(key) if cache is not None and key is not None else None
@@ -253,7 +257,15 @@ def analyse(
         log.emit("profile", **profile, cached=True)
         return AnalysisFacts.from_dict(profile["facts"])
     defer = defer_baselines and device == "cuda"
-    base, profile, complete = _measure(problem, device, deadline, baselines=not defer)
+    bound = deadline.share(share) if deadline is not None and share is not None else deadline
+    base, profile, complete = _measure(problem, device, bound, baselines=not defer)
+    if bound is not deadline and bound is not None and bound.reached() and not complete:
+        # Cut on purpose, not a failure of the problem's: said as such, never cached.
+        note = _share_note(bound, deadline)
+        profile["facts"]["notes"].insert(0, note)
+        for entry in profile["facts"]["degraded"]:
+            if entry["phase"] == "analysis":
+                entry["error"] = note
     facts = AnalysisFacts.from_dict(profile["facts"])
     if defer:
         log.emit("profile", **profile, cached=False, baselines_deferred=True)
@@ -583,6 +595,21 @@ def _measure(
         "step_seconds": dict(steps.get("seconds") or {}),
     }
     return base, profile, complete
+
+
+#: The share of a limited run the analysis may take when no candidate has passed yet: past it
+#: the search starts from the reference's own ops. KernelBench's level-3 networks took all of
+#: a one-minute GPU run (and 156 s of a 150 s CPU run) in the harvest, and ended with nothing.
+ANALYSIS_SHARE = 0.5
+
+
+def _share_note(bound: Deadline, run: Deadline | None) -> str:
+    """What the facts say when the analysis was stopped at its share of the run."""
+    whole = run.limit_s if run is not None and run.limit_s is not None else 0.0
+    return (
+        f"the analysis stopped at {bound.limit_s or 0.0:.0f} s, its share of the "
+        f"{whole:.0f} s limit: the search starts from the reference's own ops"
+    )
 
 
 def _fallback_facts(

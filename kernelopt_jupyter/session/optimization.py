@@ -499,11 +499,18 @@ class OptimizationSession:
     def _analyse(self) -> tuple[AgentContext, Candidate]:
         """Baselines, dispatch map and harvest: from the log when resuming, else from the
         on-disk analysis cache, else measured (within the deadline)."""
-        from kernelopt_jupyter.analysis.pipeline import analyse, analysis_from_events
+        from kernelopt_jupyter.analysis.pipeline import (
+            ANALYSIS_SHARE,
+            analyse,
+            analysis_from_events,
+        )
 
         facts = analysis_from_events(self._resume) if self._resume else None
         if facts is None:
             cache = self._analysis_cache()
+            # Until a candidate has passed, the analysis keeps half the run for the search:
+            # cut there, the search gates the reference's own ops and ends with a verdict.
+            passed = self._search is not None and any(g.passed for g in self._search.gated)
             # On the GPU the peers are timed after the first verdict (DeferredBaselines): the
             # first candidate needs none of them, and they are most of the analysis.
             facts = analyse(
@@ -513,6 +520,7 @@ class OptimizationSession:
                 deadline=self._deadline,
                 cache=cache,
                 defer_baselines=True,
+                share=None if passed else ANALYSIS_SHARE,
             )
         self._deferred = facts.deferred
         self._degraded = facts.degraded
