@@ -117,6 +117,19 @@ class Degraded(Payload):
     phase: str = ""
     error: str = ""
 
+    #: How ``error`` begins when the analysis was stopped at its share of the time limit
+    #: (``pipeline.ANALYSIS_SHARE``): a cut the run chose, not a failure of the problem's.
+    CUT: ClassVar[str] = "the analysis stopped at"
+
+    def text(self) -> str:
+        """One line for the console and the panel's warnings."""
+        if self.error.startswith(self.CUT):
+            return f"{self.error} (this analysis is not cached)"
+        return (
+            f"the analysis's {self.phase} phase failed: {self.error} "
+            "(the search goes on without it; this analysis is not cached)"
+        )
+
 
 @dataclass(frozen=True)
 class AgentStarted(Payload):

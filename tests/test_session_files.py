@@ -20,10 +20,12 @@ from kernelopt_jupyter.analysis import pipeline
 from kernelopt_jupyter.analysis.pipeline import AnalysisFacts
 from kernelopt_jupyter.analysis.pipeline import analyse as real_analyse
 from kernelopt_jupyter.candidate import Candidate
+from kernelopt_jupyter.event_payloads import Degraded
 from kernelopt_jupyter.events import EventLog, read_events
 from kernelopt_jupyter.problem import Problem, problem_from_source
 from kernelopt_jupyter.session import OptimizationSession, SearchOptions, optimization
 from kernelopt_jupyter.session.progress import TextProgress
+from kernelopt_jupyter.session.state import degraded_text
 from kernelopt_jupyter.verify.report import VerifyReport
 
 PROBLEM = """
@@ -206,6 +208,8 @@ def test_an_analysis_past_its_share_leaves_the_search_the_reference_ops(
     assert "its share of the 8 s limit" in notes[0]
     degraded = [e.data for e in events if e.type == "degraded"]
     assert degraded and "share" in degraded[0]["error"] and "candidate" not in degraded[0]["error"]
+    said = degraded_text(Degraded(**degraded[0]))
+    assert said.startswith("the analysis stopped at 4 s") and "phase failed" not in said
 
 
 def test_a_heartbeat_names_the_phase_of_a_long_step() -> None:

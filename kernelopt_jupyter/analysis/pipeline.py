@@ -607,7 +607,7 @@ def _share_note(bound: Deadline, run: Deadline | None) -> str:
     """What the facts say when the analysis was stopped at its share of the run."""
     whole = run.limit_s if run is not None and run.limit_s is not None else 0.0
     return (
-        f"the analysis stopped at {bound.limit_s or 0.0:.0f} s, its share of the "
+        f"{Degraded.CUT} {bound.limit_s or 0.0:.0f} s, its share of the "
         f"{whole:.0f} s limit: the search starts from the reference's own ops"
     )
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from kernelopt_jupyter import defaults
 from kernelopt_jupyter.device import DeviceError, resolve_device
+from kernelopt_jupyter.event_payloads import Degraded
 from kernelopt_jupyter.problem import ProblemError, load_problem
 from kernelopt_jupyter.session import OptimizationSession, SearchOptions, SessionError
 from kernelopt_jupyter.session.files import write_atomic
@@ -229,10 +230,9 @@ def run_optimize(args: argparse.Namespace) -> int:
     payload["out_dir"] = str(session.out_dir)
     for entry in payload.get("degraded") or []:
         # Said during the run too; once more here, where the run's outcome is read.
+        said = Degraded(phase=str(entry.get("phase")), error=str(entry.get("error"))).text()
         print(
-            f"kernelopt: warning: the analysis's {entry.get('phase')} phase failed: "
-            f"{entry.get('error')} (result.json lists it under 'degraded'; not cached)",
-            file=sys.stderr,
+            f"kernelopt: warning: {said} (listed under 'degraded' in result.json)", file=sys.stderr
         )
     if getattr(args, "json", False):
         print(json.dumps(payload, default=str))

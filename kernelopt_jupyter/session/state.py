@@ -145,10 +145,7 @@ class Changes:
 def degraded_text(entry: Degraded) -> str:
     """One line for a failed analysis phase (a ``degraded`` event), for the console and the
     panel's warnings."""
-    return (
-        f"the analysis's {entry.phase} phase failed: {entry.error} "
-        "(the search goes on without it; this analysis is not cached)"
-    )
+    return entry.text()
 
 
 def _num(value: Any) -> float | None:
