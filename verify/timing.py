@@ -27,11 +27,11 @@ from typing import Any
 
 import torch
 
+from kernelopt_jupyter import gpu_peaks as peaks
 from kernelopt_jupyter.verify.compare import flatten
 
-#: Measured H200 copy bandwidth (bytes/s); override with KERNELOPT_PEAK_BANDWIDTH.
-HBM_BANDWIDTH = 4.3e12
-#: Flag only below this fraction of the roofline time (~4.8 TB/s: the HBM3e spec peak).
+#: Flag only below this fraction of the roofline time, the roof being this GPU's sustained
+#: copy bandwidth (``gpu_peaks``: 90% of the spec): 0.9 of it is the spec peak itself.
 ROOFLINE_SLACK = 0.9
 #: "Not slower beyond noise": the interval's upper end may sit this far below 1.
 NOISE_MARGIN = 0.02
@@ -86,7 +86,7 @@ def _median(values: list[float]) -> float:
 
 def roofline_ms(byte_count: int, bandwidth: float | None = None) -> float:
     """Time to move ``byte_count`` bytes once through HBM at ``bandwidth`` bytes/s."""
-    bw = bandwidth or float(os.environ.get("KERNELOPT_PEAK_BANDWIDTH", HBM_BANDWIDTH))
+    bw = bandwidth or peaks.current().bandwidth
     return byte_count / bw * 1e3
 
 

@@ -2,12 +2,12 @@
 
 Each record says what the unit is (generated Triton kernel, kept vendor-library call, other
 ATen kernel), which aten ops it came from, how often it launches, its measured time and share
-(torch.profiler, GPU only), its FLOPs and bytes, and where it sits on the H200 roofline. The
+(torch.profiler, GPU only), its FLOPs and bytes, and where it sits on the GPU's roofline. The
 map also carries the per-op dispatch choice: for ops that have a vendor/eager path (a
 convolution, a pooling op), whether that path beats Inductor's lowering, measured on the GPU.
 
 On the CPU the interpreter's times mean nothing: records are ranked by their roofline-bound time
-(bytes and FLOPs against the H200 peaks) and the map says so.
+(bytes and FLOPs against the GPU's peaks, the H200's on the CPU) and the map says so.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from kernelopt_jupyter.analysis.codegen import VENDOR_OPS
 from kernelopt_jupyter.analysis.harvest import Harvest
 from kernelopt_jupyter.analysis.roofline import compute_peak, place
 from kernelopt_jupyter.device import GPU_LOCK
+from kernelopt_jupyter.gpu_peaks import current as current_peaks
 from kernelopt_jupyter.problem import Problem
 
 SCHEMA = 1
@@ -107,6 +108,11 @@ class DispatchMap:
     # Wall seconds of each phase in the worker: load, harvest (its own split in the
     # harvest's ``seconds``), costs, profile, choices.
     seconds: dict[str, float] = field(default_factory=dict)
+    #: The roof the records were placed under (``gpu_peaks``): the GPU's name, its fp32
+    #: GFLOP/s and its sustained GB/s (the panel's roofline chart draws these).
+    peak_gpu: str = ""
+    peak_gflops: float | None = None
+    peak_gbps: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able, schema 1 (the harvest itself is left out: it has its own to_dict)."""
@@ -581,12 +587,18 @@ def profile_task(source: str, path: str, ncu: bool = False) -> dict[str, Any]:
     else:
         records.sort(key=lambda r: -(r.bound_ms or 0.0))
         dmap.ranked_by = (
-            "estimated roofline time (bytes and FLOPs against H200 peaks): interpreter times on "
+            "estimated roofline time (bytes and FLOPs against the GPU's peaks): interpreter times on "
             "the CPU are not meaningful"
         )
         for rec in records:
             rec.ncu = ncu_note
     dmap.records = records
+    roof = current_peaks()
+    dmap.peak_gpu, dmap.peak_gflops, dmap.peak_gbps = (
+        roof.name,
+        roof.fp32 / 1e9,
+        roof.bandwidth / 1e9,
+    )
     dmap.library_dominated = harvest.library_dominated
     clock.mark("profile")
     dmap.choices = _choices(harvest, records, device, loaded, model, inputs, cand)

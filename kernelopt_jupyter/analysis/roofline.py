@@ -1,35 +1,35 @@
-"""The H200 roofline: where a sub-kernel sits against memory bandwidth and compute peaks.
+"""The roofline: where a sub-kernel sits against memory bandwidth and compute peaks.
 
-Peaks (dense, per second): ~4.3 TB/s HBM (measured copy), ~67 TFLOP/s fp32 on CUDA cores,
-~495 TFLOP/s TF32 and ~990 TFLOP/s bf16/fp16 on tensor cores. Override the bandwidth with
-``KERNELOPT_PEAK_BANDWIDTH`` (bytes/s), as the performance gate does.
+The peaks are the GPU's own (:mod:`kernelopt_jupyter.gpu_peaks`: the device this process
+uses, the H200's where there is none); ``KERNELOPT_PEAK_BANDWIDTH`` (bytes/s) overrides the
+bandwidth, as the performance gate does.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-H200_BANDWIDTH = 4.3e12
-H200_FP32 = 67e12
-H200_TF32 = 495e12
-H200_BF16 = 990e12
+from kernelopt_jupyter.gpu_peaks import H200, current
+
+H200_BANDWIDTH = H200.bandwidth
+H200_FP32 = H200.fp32
 
 
 def bandwidth() -> float:
-    """Peak memory bandwidth in bytes/s."""
-    return float(os.environ.get("KERNELOPT_PEAK_BANDWIDTH", H200_BANDWIDTH))
+    """Peak memory bandwidth in bytes/s of this process's GPU."""
+    return current().bandwidth
 
 
 def compute_peak(kind: str, dtype: str, *, tf32: bool = False) -> tuple[float, str]:
     """The FLOP/s peak that bounds a unit: tensor cores for vendor matmul/conv, else CUDA cores."""
     low = dtype.lower()
+    peaks = current()
     if kind == "vendor":
         if "bfloat16" in low or "float16" in low or "half" in low:
-            return H200_BF16, "bf16/fp16 tensor cores"
+            return peaks.bf16, "bf16/fp16 tensor cores"
         if tf32:
-            return H200_TF32, "TF32 tensor cores"
-    return H200_FP32, "fp32 CUDA cores"
+            return peaks.tf32, "TF32 tensor cores"
+    return peaks.fp32, "fp32 CUDA cores"
 
 
 @dataclass

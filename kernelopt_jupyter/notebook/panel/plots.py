@@ -181,17 +181,19 @@ def roofline_points(records: list[dict[str, Any]]) -> list[tuple[str, str, float
 
 
 def _peaks(profile: Profile | None) -> tuple[float | None, float | None]:
-    """(GFLOP/s, GB/s) of the roof: from the profile, else the H200 figures of the analysis."""
+    """(GFLOP/s, GB/s) of the roof: the profile's (the GPU it was measured on), else the
+    H200's."""
     dmap = profile.dispatch_map if profile is not None else None
     peaks = dmap if isinstance(dmap, dict) else {}
     gflops, gbps = _num(peaks.get("peak_gflops")), _num(peaks.get("peak_gbps"))
     if gflops and gbps:
         return gflops, gbps
     try:
-        from kernelopt_jupyter.analysis.roofline import H200_FP32, bandwidth
+        from kernelopt_jupyter.gpu_peaks import peaks_for
     except ImportError:
         return None, None
-    return H200_FP32 / 1e9, bandwidth() / 1e9
+    roof = peaks_for(None)
+    return roof.fp32 / 1e9, roof.bandwidth / 1e9
 
 
 def update_roofline(fig: Any, profile: Profile | None) -> str:
