@@ -220,8 +220,7 @@ def _run_checks(
             "performance": list(options.baselines) if _times(options, device) else None,
         },
         device=device,
-        time_limit_s=_bounded(
-            options,
+        time_limit_s=options.bounded(
             (len(specs) + 1) * limit
             + CHECKER_ALLOWANCE_S
             + (COMPILE_BASELINE_ALLOWANCE_S if "compile" in options.baselines else 0.0),
@@ -256,20 +255,9 @@ def _raise_problem_errors(done: list[dict[str, dict[str, Any]]]) -> None:
             raise ProblemError(message)
 
 
-def _bounded(options: VerifyOptions, limit: float) -> float:
-    """A worker's time limit, cut to what is left before the options' deadline."""
-    if options.deadline is None:
-        return limit
-    left = options.deadline - time.monotonic()
-    if left <= 0:
-        raise VerificationCancelled("the deadline passed before the verification started")
-    return min(limit, left)
-
-
 def _cancelled(options: VerifyOptions, result: WorkerResult) -> None:
     """Raise :class:`VerificationCancelled` when the deadline is what ended ``result``."""
-    late = options.deadline is not None and time.monotonic() >= options.deadline - 0.5
-    if late and result.timed_out:
+    if options.late() and result.timed_out:
         raise VerificationCancelled("the deadline passed during the verification")
 
 
@@ -286,9 +274,9 @@ def _compile_checks(
         if device == "cpu" and phases.get("static", {}).get("ok")
     ]
     jobs = [(sources[i], list(all_phases[i].get("specs", {}).get("specs", []))) for i in wanted]
-    limit = _bounded(options, COMPILE_CHECK_LIMIT_S) if jobs else 0.0
+    limit = options.bounded(COMPILE_CHECK_LIMIT_S) if jobs else 0.0
     done = check_compiles_many(jobs, time_limit_s=limit) if jobs else []
-    if options.deadline is not None and jobs and time.monotonic() >= options.deadline - 0.5:
+    if jobs and options.late():
         raise VerificationCancelled("the deadline passed during the compile check")
     out: list[list[dict[str, Any]]] = [[] for _ in sources]
     for i, result in zip(wanted, done):

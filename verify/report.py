@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from kernelopt_jupyter import defaults
 
@@ -57,6 +58,25 @@ class VerifyOptions:
     seed: int | None = None
     time_on_cpu: bool = False
     deadline: float | None = None
+
+    #: A worker that timed out this close to the deadline was ended by it.
+    DEADLINE_MARGIN_S: ClassVar[float] = 0.5
+
+    def bounded(self, limit_s: float) -> float:
+        """``limit_s``, cut to what is left before the deadline; raises
+        :class:`VerificationCancelled` when nothing is left."""
+        if self.deadline is None:
+            return limit_s
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise VerificationCancelled("the deadline passed before the verification started")
+        return min(limit_s, left)
+
+    def late(self) -> bool:
+        """True once the deadline has (all but) passed: a timeout now is the deadline's."""
+        return (
+            self.deadline is not None and time.monotonic() >= self.deadline - self.DEADLINE_MARGIN_S
+        )
 
 
 class VerificationCancelled(Exception):

@@ -212,16 +212,12 @@ class VerifyService:
         limit = 3 * options.time_limit_s + REQUEST_ALLOWANCE_S
         if "compile" in (spec.get("performance") or []):
             limit += COMPILE_ALLOWANCE_S
-        if options.deadline is not None:
-            left = options.deadline - time.monotonic()
-            if left <= 0:
-                raise VerificationCancelled("the deadline passed before the verification started")
-            limit = min(limit, left)
+        limit = options.bounded(limit)
         try:
             phases = worker.request(spec, limit)
         except ServiceTimeout as exc:
             self._worker = None
-            if options.deadline is not None and time.monotonic() >= options.deadline - 0.5:
+            if options.late():
                 raise VerificationCancelled("the deadline passed during the verification") from None
             self._failed(f"timed out ({exc})")
             return None
