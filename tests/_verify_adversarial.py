@@ -411,10 +411,10 @@ class Quiet:
             "return copy_into(self.memo[key], torch.empty_like(x))",
             init="self.memo = {}",
         ),
-        # On the CPU a raw address in the candidate's hands makes the memory host data
-        # (a numpy view over it could be written unseen): caught at the first call.
-        "static",
-        "a raw address taken with data_ptr",
+        # An address read is followed by content, not host data by itself (an alignment
+        # check is honest): the memo is caught where a copy kernel serves a kept result.
+        "correctness",
+        "nothing of this call's inputs reached",
     ),
     Case(
         "weights_cached_at_first_call",

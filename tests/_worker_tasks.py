@@ -125,6 +125,64 @@ def launch_recording() -> dict[str, Any]:
     return {"total": recorder.total, "orders": orders, "raised": raised}
 
 
+_BOUNDS = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_tile(x_ptr, out_ptr, n, BLOCK: tl.constexpr, MASKED: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    if MASKED:
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    else:
+        x = tl.load(x_ptr + offs)  # lanes past n read past the input
+    tl.store(out_ptr + offs, x, mask=offs < n)
+
+
+@triton.jit
+def store_tile(out_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.zeros((BLOCK,), dtype=tl.float32))
+"""
+
+
+def launch_memory_bounds() -> dict[str, Any]:
+    """Under the interpreter: loads and stores outside every storage a launch was given are
+    recorded (and not made); masked-off lanes and views into a larger storage are not."""
+    import torch
+
+    from kernelopt_jupyter.cpu_triton import install_interpreter_shims
+    from kernelopt_jupyter.problem import load_source_module
+    from kernelopt_jupyter.verify.launches import LaunchRecorder
+
+    install_interpreter_shims()
+    module = load_source_module(_BOUNDS, "bounds")
+    recorder = LaunchRecorder("cpu")
+    recorder.install()
+    base = torch.arange(1100, dtype=torch.float32)
+    x, out = base[:1000], torch.zeros(1000)
+    found: dict[str, Any] = {}
+    with recorder.recording():
+        module.copy_tile[(4,)](x, out, 1000, BLOCK=256, MASKED=True)
+        found["masked"] = list(recorder.memory_violations)
+        # A view: the lanes past its 1000 elements are still inside its storage.
+        module.copy_tile[(4,)](x, out, 1000, BLOCK=256, MASKED=False)
+        found["inside_storage"] = list(recorder.memory_violations)
+        tight = torch.arange(1000, dtype=torch.float32)
+        module.copy_tile[(4,)](tight, out, 1000, BLOCK=256, MASKED=False)
+        found["past_input"] = list(recorder.memory_violations)
+        found["copied"] = bool(torch.equal(out, tight))
+        guard = torch.ones(64)  # whatever sits after the small output must stay as it was
+        small = torch.zeros(100)
+        module.store_tile[(1,)](small, BLOCK=128)
+        found["past_output"] = list(recorder.memory_violations)
+        found["guard_intact"] = bool(torch.equal(guard, torch.ones(64)))
+    module.store_tile[(1,)](torch.zeros(128), BLOCK=128)  # not recording: not checked
+    found["total"] = len(recorder.memory_violations)
+    return found
+
+
 def echo_service(control: Any, prefix: str = "") -> None:
     """A service task: answers each request with ``prefix`` and the request, until None."""
     import pickle

@@ -235,6 +235,13 @@ CHEATS = [
     Case("transposed_weight_on_load", "linear_relu", "contract", "correctness"),  # a load hook stores the weight transposed: outputs right, state_dict() no longer round-trips
     Case("shape_keyed_shared_weights", "linear_relu", "contract", "correctness"),  # process-wide table of transposed weights keyed by shape: a second instance gets the first's
     Case("l1_norm_sign_dropped", "l1_normalize_rand", "contract", "correctness"),  # sum instead of sum of absolute values: exact on the problem's torch.rand inputs
+    # -- memory: accesses outside the storages a launch was given (values cannot show them)
+    Case("gelu_unmasked_prefetch", "gelu", "memory", "static", assert_gate=True, quick=True),  # prefetches the next tile with unmasked loads whose lanes are discarded: the last program reads a tile past the input
+    Case("softmax_row_overread", "row_softmax", "memory", "static", assert_gate=True),  # loads a power-of-two tile per 500-wide row unmasked, the lanes past the row set to -inf: the last row reads past the input
+    Case("gelu_odd_full_tile_store", "gelu_odd", "memory", "static", assert_gate=True),  # stores whole tiles unmasked: the last tile writes past the output's allocation
+    # -- no false refusals: the exemptions that let honest code through must not let cheats through
+    Case("triton_op_body_compute", "gelu", "accounting", "static", assert_gate=True),  # a torch.library.triton_op whose body runs F.gelu; its kernel only places the result
+    Case("aligned_check_then_host_write", "gelu", "host-export", "static", assert_gate=True),  # reads out.data_ptr() for an alignment check, then writes host erf values through a numpy view over the address
 ]
 
 GOOD = [
@@ -263,6 +270,9 @@ GOOD = [
     Case("gelu_kernel_on_joined_thread", "gelu", "good", rules_off=True),  # both halves launched from one joined helper thread (the rules forbid threads; the run time must not)
     Case("l1_norm_abs_kernel", "l1_normalize_rand", "good"),  # the L1 norm's absolute values in the kernel: right for inputs of either sign
     Case("rmsnorm_float_kernel_gain", "rmsnorm_float", "good"),  # one-kernel RMSNorm that reads its gain (random gains must not refuse it)
+    Case("gelu_odd_masked_tail", "gelu_odd", "good"),  # 2D tiles with every load and store masked to a ragged 37 x 1001 extent (the memory check must not refuse masked tails)
+    Case("gelu_aligned_fast_path", "gelu", "good"),  # reads x.data_ptr() % 16 to pick an unmasked fast path (an address read for a branch is not host data)
+    Case("gelu_triton_op", "gelu", "good"),  # the kernel inside a torch.library.triton_op through wrap_triton (judged by what it launches, not as a custom op)
 ]
 
 #: Cheats the source rules stop, run again with the rules off: the run-time defences (process
@@ -292,6 +302,8 @@ RULES_OFF = [
     "deep_thread_via_storage",
     "pth_startup_dropper",
     "dirfd_site_plant",
+    "triton_op_body_compute",
+    "aligned_check_then_host_write",
 ]
 
 #: Cheats in RULES_OFF that only the source rules stop (strict xfails there): the run time has

@@ -148,3 +148,21 @@ def test_launch_recorder_skips_raising_launches_and_reorders_programs() -> None:
     orders = value["orders"]
     assert orders["grid"] == 15 and orders["reverse"] == 0  # the last program to run wins
     assert 0 <= orders["shuffle"] < 16
+
+
+def test_interpreted_accesses_outside_the_launch_storages_are_recorded() -> None:
+    result = run_task("_worker_tasks:launch_memory_bounds", {}, device="cpu", extra_env=ENV)
+    assert result.ok, result.describe() + result.traceback
+    found = result.value
+    assert found["masked"] == [] and found["inside_storage"] == []
+    assert len(found["past_input"]) == 1, found
+    message = found["past_input"][0]
+    assert "kernel copy_tile loads memory outside" in message and "x_ptr" in message
+    assert (
+        "0 bytes past the end of x_ptr's storage (4000 bytes)" in message
+        and "24 masked-in lane(s)" in message
+    )
+    assert found["copied"]  # the masked-in lanes inside the storage were still loaded
+    assert len(found["past_output"]) == 2 and "store_tile stores" in found["past_output"][1]
+    assert "out_ptr" in found["past_output"][1] and found["guard_intact"]
+    assert found["total"] == 2

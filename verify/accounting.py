@@ -275,11 +275,45 @@ def _host_root(host: Any) -> Any:
     return host
 
 
+class StorageBytes:
+    """The bytes of a storage whose address the candidate read, held without keeping the
+    storage alive (a storage freed since is no longer followed)."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, storage: torch.UntypedStorage) -> None:
+        from torch.multiprocessing.reductions import StorageWeakRef
+
+        self.ref = StorageWeakRef(storage)
+
+    def expired(self) -> bool:
+        """Whether the storage was freed."""
+        return bool(self.ref.expired())
+
+    def digest(self) -> bytes | None:
+        """A digest of the storage's bytes, read in place through a byte view made with no
+        mode active (no op of it is the candidate's); None once the storage was freed."""
+        import hashlib
+
+        from torch.utils._python_dispatch import _disable_current_modes
+
+        storage = torch.UntypedStorage._new_with_weak_ptr(self.ref.cdata)
+        if storage is None:
+            return None
+        with _disable_current_modes():
+            view = torch.empty(0, dtype=torch.uint8).set_(storage)
+        # TensorBase's own method: the sandbox's wrapper on Tensor.numpy marks an export.
+        data = torch._C.TensorBase.numpy(view)
+        return hashlib.blake2b(data.data, digest_size=16).digest()
+
+
 def _host_digest(host: Any) -> bytes | None:
     """A digest of the bytes of the memory ``host`` owns (read without torch), or None where
     they cannot be read as a buffer: such memory cannot be followed."""
     import hashlib
 
+    if isinstance(host, StorageBytes):
+        return host.digest()
     root = _host_root(host)
     try:
         view = memoryview(root)
@@ -503,7 +537,9 @@ class Accounting(TorchDispatchMode):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
-        decomposed = _inference_decomposition(self, func, args, kwargs or {})
+        decomposed = _triton_op_decomposition(self, func, args, kwargs or {})
+        if decomposed is NotImplemented:
+            decomposed = _inference_decomposition(self, func, args, kwargs or {})
         if decomposed is not NotImplemented:
             return decomposed
         return self.record(func, args, kwargs or {})
@@ -585,6 +621,27 @@ class Accounting(TorchDispatchMode):
             return "unlinked"  # written, but from nothing this call's inputs reached
         return state
 
+    def address_taken(self, t: torch.Tensor | torch.UntypedStorage) -> None:
+        """The candidate read the address of ``t``'s memory (``data_ptr``) during a call. The
+        host can write that memory with no op (a numpy array over the address, a ``memmove``),
+        or only compare the address (an alignment check picking a fast path): from here on
+        its bytes are followed, as host-shared memory's are (``aliased``), and bytes that
+        change with no op or launch in between make it host data. An address read inside a
+        launch (a hook, a grid function) is host data at once: the launch's own writes would
+        hide a host write there."""
+        if self.suspended:
+            self.exported_to_host(t)
+            return
+        storage = t if isinstance(t, torch.UntypedStorage) else t.untyped_storage()
+        key = int(storage.data_ptr()) or None
+        if key is None:
+            return
+        entry = self.aliased.get(key)
+        if entry is not None and not (isinstance(entry[0], StorageBytes) and entry[0].expired()):
+            return  # followed already (since an earlier read, which is the stricter digest)
+        host = StorageBytes(storage)
+        self.aliased[key] = (host, host.digest())
+
     def host_alias(self, t: torch.Tensor, host: Any) -> None:
         """``t`` shares its memory with the host object ``host`` (a numpy array, a buffer).
         Memory whose bytes cannot be read (an object with ``__dlpack__`` only) is host data
@@ -607,6 +664,9 @@ class Accounting(TorchDispatchMode):
         for t in tensors:
             key = storage_key(t)
             entry = self.aliased.get(key) if key is not None else None
+            if entry is not None and isinstance(entry[0], StorageBytes) and entry[0].expired():
+                del self.aliased[key]  # type: ignore[arg-type]  # another storage lives there now
+                continue
             if entry is not None and _host_digest(entry[0]) != entry[1]:
                 self.exported.add(key)  # type: ignore[arg-type]
                 self.state[key] = "foreign"  # type: ignore[index]
@@ -623,6 +683,9 @@ class Accounting(TorchDispatchMode):
         )
         for key in keys:
             host = self.aliased[key][0]
+            if isinstance(host, StorageBytes) and host.expired():
+                del self.aliased[key]
+                continue
             self.aliased[key] = (host, _host_digest(host))
 
     def mark_kernel(self, tensors: list[torch.Tensor]) -> None:
@@ -650,6 +713,50 @@ class Accounting(TorchDispatchMode):
     def vendor_ops(self) -> dict[str, int]:
         """The vendor-library ops of this call, by name."""
         return {n: c for n, c in self.ops.items() if op_class(n.removeprefix("aten.")) == "vendor"}
+
+
+def triton_op_body(func: Any) -> Any:
+    """The Python function of a ``torch.library.triton_op`` (the body that launches its
+    Triton kernels through ``wrap_triton``), or None for any other op. Found where torch
+    keeps it: the decomposition ``triton_op`` registers for ``FunctionalTensorMode``, a
+    function of torch's own module whose closure holds the body."""
+    schema = getattr(func, "_schema", None)
+    if schema is None or "::" not in str(schema.name) or str(schema.name).startswith("aten::"):
+        return None
+    try:
+        from torch._library.custom_ops import OPDEFS
+        from torch._subclasses.functional_tensor import FunctionalTensorMode
+    except ImportError:  # pragma: no cover - every supported torch has them
+        return None
+    opdef = OPDEFS.get(str(schema.name))
+    decomposition = (getattr(opdef, "_torch_dispatch_fns", None) or {}).get(FunctionalTensorMode)
+    module = sys.modules.get("torch._library.triton")
+    if (
+        decomposition is None
+        or module is None
+        or getattr(decomposition, "__globals__", None) is not vars(module)
+    ):
+        return None
+    cells = dict(zip(decomposition.__code__.co_freevars, decomposition.__closure__ or ()))
+    body = cells.get("fn")
+    return body.cell_contents if body is not None else None
+
+
+def _triton_op_decomposition(
+    mode: TorchDispatchMode, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """A ``torch.library.triton_op`` is judged by what it runs: its body runs with the mode
+    on (as torch itself decomposes it for tracing), so each of its ops is accounted and each
+    kernel it launches is recorded, where the registered op would run its body below the
+    mode, unseen, and count as compute. ``NotImplemented`` for any other op."""
+    body = triton_op_body(func)
+    if body is None:
+        return NotImplemented
+    from torch._library.triton import set_wrap_triton_enabled
+
+    # wrap_triton launches the kernel directly (its tracing path is for graph capture).
+    with mode, set_wrap_triton_enabled(False):
+        return body(*args, **kwargs)
 
 
 def _inference_decomposition(
@@ -684,7 +791,9 @@ class _ThreadMode(TorchDispatchMode):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
-        decomposed = _inference_decomposition(self, func, args, kwargs or {})
+        decomposed = _triton_op_decomposition(self, func, args, kwargs or {})
+        if decomposed is NotImplemented:
+            decomposed = _inference_decomposition(self, func, args, kwargs or {})
         if decomposed is not NotImplemented:
             return decomposed
         return self.parent.record(func, args, kwargs or {})

@@ -58,8 +58,8 @@ _STATE_WORDS = {
     "fresh": "was only allocated or filled with a constant during this call (no kernel wrote it)",
     "torch": "was written by PyTorch compute ops, not by the candidate's kernels",
     "foreign": "holds data that no ATen op or kernel of the candidate produced (host memory: "
-    "numpy, DLPack, from_numpy, Tensor.apply_, a raw address taken with data_ptr on the CPU, "
-    "or a kernel staging such data)",
+    "numpy, DLPack, from_numpy, Tensor.apply_, a write through a raw address taken with "
+    "data_ptr on the CPU, or a kernel staging such data)",
     "unlinked": "was written from data that nothing of this call's inputs reached (a result "
     "kept or looked up, copied by a kernel, instead of one computed from the inputs)",
 }
@@ -149,6 +149,8 @@ class DispatchJudge:
             self.launched_before += sum(int(v) for v in (reply.get("compute_ops") or {}).values())
         if reply.get("stream_violations"):
             raise CandidateFailure(str(reply["stream_violations"][0]), gate)
+        if reply.get("memory_violations"):
+            raise CandidateFailure(str(reply["memory_violations"][0]), gate)
         changes = reply.get("changes") or []
         if changes:
             raise CandidateFailure(

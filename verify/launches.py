@@ -37,6 +37,13 @@ class LaunchRecorder:
         self.specs: list[dict[str, Any]] = []
         self.spec_errors: dict[str, str] = {}
         self.stream_violations: list[str] = []
+        #: Interpreted loads and stores that reached memory outside every storage the launch
+        #: was given (one message per kernel and access kind).
+        self.memory_violations: list[str] = []
+        #: The storages of each interpreted launch in progress, innermost last: what its loads
+        #: and stores may touch.
+        self._launch_memory: list[LaunchMemory] = []
+        self._memory_reported: set[tuple[str, str]] = set()
         self._spec_keys: set[str] = set()
         self._spec_names: set[str] = set()
         self._quick_keys: set[Any] = set()
@@ -65,6 +72,7 @@ class LaunchRecorder:
                 continue
             cls.run = self._wrap(original)
         self._wrap_autotune_bench()
+        self._watch_interpreted_memory()
 
     def _wrap_autotune_bench(self) -> None:
         """Autotuning's benchmark (cache flushes, quantiles of the timings) runs torch ops that
@@ -117,9 +125,14 @@ class LaunchRecorder:
                 # The interpreter copies arguments to and from the host with ATen ops: those
                 # are the launch's own doing, not ops of the candidate.
                 accounting.suspended += 1
+            interpreted = type(kernel).__name__ == "InterpretedFunction"
+            if interpreted:
+                recorder._launch_memory.append(LaunchMemory.of(kernel, args, kwargs))
             try:
                 result = original(kernel, *args, grid=grid, warmup=warmup, **kwargs)
             finally:
+                if interpreted:
+                    recorder._launch_memory.pop()
                 if accounting is not None:
                     accounting.suspended -= 1
             # Recorded only once it returned: a launch that raised did no work.
@@ -128,6 +141,72 @@ class LaunchRecorder:
 
         run._kernelopt_wrapped = True  # type: ignore[attr-defined]
         return run
+
+    def _watch_interpreted_memory(self) -> None:
+        """Check the addresses of every load, store and atomic the interpreter runs for a
+        recorded launch (plain, masked, block-pointer and descriptor accesses all end in the
+        builder's masked entry points): each masked-in lane must lie inside a storage the
+        launch was given. A lane outside is recorded and masked off, so the access never
+        touches memory the kernel does not own (values cannot show a load whose lanes are
+        discarded; on a GPU it reads another allocation, or faults)."""
+        try:
+            from triton.runtime import interpreter as interp
+        except ImportError:  # pragma: no cover - every supported Triton has the interpreter
+            return
+        builder = interp.interpreter_builder
+        if getattr(builder.create_masked_load, "_kernelopt_wrapped", False):
+            return
+        load, store = builder.create_masked_load, builder.create_masked_store
+        rmw, cas = builder.create_atomic_rmw, builder.create_atomic_cas
+        recorder = self
+
+        def masked_load(ptrs: Any, mask: Any, other: Any, *rest: Any) -> Any:
+            mask = recorder._bounded("loads", ptrs, mask, interp.TensorHandle)
+            return load(ptrs, mask, other, *rest)
+
+        def masked_store(ptrs: Any, value: Any, mask: Any, *rest: Any) -> Any:
+            mask = recorder._bounded("stores", ptrs, mask, interp.TensorHandle)
+            return store(ptrs, value, mask, *rest)
+
+        def atomic_rmw(op: Any, ptr: Any, val: Any, mask: Any, *rest: Any) -> Any:
+            mask = recorder._bounded("updates (atomic)", ptr, mask, interp.TensorHandle)
+            return rmw(op, ptr, val, mask, *rest)
+
+        def atomic_cas(ptr: Any, cmp: Any, val: Any, *rest: Any) -> Any:
+            recorder._bounded("updates (atomic compare-and-swap)", ptr, None, interp.TensorHandle)
+            return cas(ptr, cmp, val, *rest)
+
+        set_grid_dim = builder.set_grid_dim
+
+        def grid_dim(nx: int, ny: int, nz: int) -> None:
+            # The launch's hooks and its grid function ran (candidate code inside the
+            # launch); its programs have not: memory whose address the candidate read and
+            # that changed since the last op or launch was written by the host.
+            accounting = recorder.accounting
+            if recorder._launch_memory and accounting is not None:
+                accounting.check_aliased(recorder._launch_memory[-1].tensors)
+            set_grid_dim(nx, ny, nz)
+
+        masked_load._kernelopt_wrapped = True  # type: ignore[attr-defined]
+        builder.set_grid_dim = grid_dim
+        builder.create_masked_load = masked_load
+        builder.create_masked_store = masked_store
+        builder.create_atomic_rmw = atomic_rmw
+        builder.create_atomic_cas = atomic_cas
+
+    def _bounded(self, kind: str, ptrs: Any, mask: Any, handle: Any) -> Any:
+        """``mask`` with the lanes outside the current launch's storages masked off (each
+        such access recorded); ``mask`` itself when every masked-in lane is inside."""
+        if not self._launch_memory:
+            return mask
+        memory = self._launch_memory[-1]
+        inside = memory.inside(ptrs.data, None if mask is None else mask.data, ptrs)
+        if inside is None:
+            return mask
+        if (memory.kernel, kind) not in self._memory_reported:
+            self._memory_reported.add((memory.kernel, kind))
+            self.memory_violations.append(memory.describe(kind, ptrs.data, inside, mask))
+        return handle(inside, mask.dtype if mask is not None else _int1())
 
     @contextmanager
     def recording(self) -> Iterator[None]:
@@ -215,6 +294,121 @@ class LaunchRecorder:
         self._spec_keys.add(key)
         self._spec_names.add(name)
         self.specs.append(spec)
+
+
+def _int1() -> Any:
+    import triton.language as tl
+
+    return tl.int1
+
+
+class LaunchMemory:
+    """The byte ranges of the storages one launch was given (its tensor arguments, also
+    inside tuples and tensor descriptors), sorted and merged, with the arguments' names."""
+
+    __slots__ = ("ends", "kernel", "names", "starts", "tensors")
+
+    def __init__(
+        self, kernel: str, ranges: list[tuple[int, int, str]], tensors: list[torch.Tensor]
+    ) -> None:
+        import numpy as np
+
+        merged: list[list[Any]] = []
+        for start, end, name in sorted(ranges):
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+                if name not in merged[-1][2]:
+                    merged[-1][2].append(name)
+            else:
+                merged.append([start, end, [name]])
+        self.kernel = kernel
+        self.starts = np.array([m[0] for m in merged], dtype=np.uint64)
+        self.ends = np.array([m[1] for m in merged], dtype=np.uint64)
+        self.names = ["/".join(m[2]) for m in merged]
+        self.tensors = tensors
+
+    @classmethod
+    def of(cls, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> LaunchMemory:
+        """The storages of ``kernel[grid](*args, **kwargs)``."""
+        fn = getattr(kernel, "fn", None)
+        name = str(getattr(fn, "__qualname__", None) or getattr(kernel, "__name__", "kernel"))
+        params = list(getattr(kernel, "arg_names", None) or [])
+        named = [(params[i] if i < len(params) else f"#{i}", v) for i, v in enumerate(args)]
+        ranges: list[tuple[int, int, str]] = []
+        tensors: list[torch.Tensor] = []
+        for arg, value in [*named, *kwargs.items()]:
+            for t in _launch_tensors([value]):
+                tensors.append(t)
+                try:
+                    storage = t.untyped_storage()
+                    start, size = int(storage.data_ptr()), int(storage.nbytes())
+                except (RuntimeError, NotImplementedError, TypeError):
+                    continue
+                if size:
+                    ranges.append((start, start + size, arg))
+        return cls(name, ranges, tensors)
+
+    def inside(self, addresses: Any, mask: Any, ptrs: Any) -> Any:
+        """None when every masked-in address (with its element's width) lies inside one of
+        the storages; else the mask of the lanes that do. Vectorised: the common case is one
+        min/max and one comparison."""
+        import numpy as np
+
+        width = max(1, int(ptrs.get_element_ty().primitive_bitwidth) // 8)
+        addresses = np.asarray(addresses).astype(np.uint64, copy=False)
+        wanted = (
+            np.ones(addresses.shape, dtype=bool)
+            if mask is None
+            else np.broadcast_to(np.asarray(mask, dtype=bool), addresses.shape)
+        )
+        used = addresses[wanted]
+        if used.size == 0:
+            return None
+        lo, hi = int(used.min()), int(used.max()) + width
+        k = int(np.searchsorted(self.starts, np.uint64(lo), side="right")) - 1
+        if k >= 0 and hi <= int(self.ends[k]):
+            return None
+        index = np.searchsorted(self.starts, addresses, side="right").astype(np.int64) - 1
+        ends = self.ends[np.maximum(index, 0)] if len(self.ends) else np.zeros_like(addresses)
+        within = (index >= 0) & (addresses + np.uint64(width) <= ends)
+        allowed = wanted & within
+        if bool((allowed == wanted).all()):
+            return None
+        return allowed
+
+    def describe(self, kind: str, addresses: Any, inside: Any, mask: Any) -> str:
+        """The violation's message, naming the kernel, how many lanes of the access were
+        outside and where the first was, relative to the nearest argument."""
+        import numpy as np
+
+        addresses = np.asarray(addresses).astype(np.uint64, copy=False)
+        wanted = (
+            np.ones(addresses.shape, dtype=bool)
+            if mask is None
+            else np.broadcast_to(np.asarray(mask.data, dtype=bool), addresses.shape)
+        )
+        outside = addresses[wanted & ~inside]
+        first = int(outside[0])
+        k = int(np.searchsorted(self.starts, np.uint64(first), side="right")) - 1
+
+        def storage(i: int) -> str:
+            size = int(self.ends[i]) - int(self.starts[i])
+            return f"{self.names[i]}'s storage ({size} bytes)"
+
+        if k >= 0 and first >= int(self.ends[k]):
+            where = f"{first - int(self.ends[k])} bytes past the end of {storage(k)}"
+        elif k >= 0:
+            where = f"straddling the end of {storage(k)}"
+        elif len(self.starts):
+            where = f"{int(self.starts[0]) - first} bytes before the start of {storage(0)}"
+        else:
+            where = "with no tensor argument at all"
+        return (
+            f"kernel {self.kernel} {kind} memory outside the tensors it was given: "
+            f"{outside.size} masked-in lane(s) of one access, the first {where} (mask every "
+            "lane to its tensor's extent: a lane outside it touches memory the kernel does not "
+            "own, even when its value is discarded: another allocation, or a fault on a GPU)"
+        )
 
 
 #: The candidate's own module name starts with this (``problem.load_source_module``).

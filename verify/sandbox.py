@@ -425,6 +425,7 @@ class Sandbox:
             torch.nn.Module.load_state_dict(self.model, loaded, strict=True)
         except BaseException as exc:
             return {"ok": False, "detail": f"reloading the weights failed ({_one_line(exc)})"}
+        self.accounting.refresh_aliased(self._state_tensors())  # the harness wrote them
         return {"ok": True}
 
     def call(self, header: dict[str, Any], blobs: list[Any]) -> tuple[dict[str, Any], list[Any]]:
@@ -558,6 +559,7 @@ class Sandbox:
             "previous_changed": previous_changed,
             "shared_with_previous": shared_with_previous,
             "stream_violations": list(self.recorder.stream_violations),
+            "memory_violations": list(self.recorder.memory_violations),
             "changes": self.guard.changes()
             + self.accounting.take_registry_changes()
             + self.watch.changes(forks_before, children_before),
@@ -602,6 +604,9 @@ class Sandbox:
         self.accounting.poison = poison
         self.accounting.know(self._state_tensors())
         self.accounting.inputs(_tensor_leaves(inputs))
+        # The harness refilled the inputs: their bytes, as it wrote them, are where an
+        # address-followed input starts from.
+        self.accounting.refresh_aliased(_tensor_leaves(inputs))
         self.recorder.accounting = self.accounting
         self.watch.call_threads = []
         hooks = _hooks()
@@ -1159,7 +1164,8 @@ def _wrap_alias(box: ProcessWatch, owner: Any, name: str) -> None:
 
 def _wrap_address(box: ProcessWatch, owner: Any) -> None:
     """``data_ptr`` of host memory asked for by the candidate's own code (not Triton's, not
-    the harness's) while it runs marks the memory as handed to the host."""
+    the harness's) while it runs: the memory's bytes are followed from then on (a host
+    write through the address makes it host data; an alignment check changes nothing)."""
     original = getattr(owner, "data_ptr", None)
     if original is None or getattr(original, "_kernelopt_wrapped", False):
         return
@@ -1174,9 +1180,9 @@ def _wrap_address(box: ProcessWatch, owner: Any) -> None:
             and t.device.type == "cpu"
             and called_by_candidate()
         ):
-            busy.on = True  # exported_to_host reads addresses itself
+            busy.on = True  # address_taken reads addresses itself
             try:
-                box.accounting.exported_to_host(t)
+                box.accounting.address_taken(t)
             finally:
                 busy.on = False
         return address
