@@ -5,6 +5,7 @@
 #   STAGES=bench bash scripts/gpu_checks.sh   # the benchmark instead (see benchmarks/README.md)
 #   GROUP=1 STAGES=tests bash scripts/gpu_checks.sh   # one third of the GPU tests (see below)
 #   STAGES=kernelbench KB_DIR=FOLDER KB_PART=1/3 bash scripts/gpu_checks.sh   # the dev split
+#   STAGES=sanitizer bash scripts/gpu_checks.sh   # compute-sanitizer over two verifications
 # The whole GPU suite (58 tests and the notebook test) takes about 25 minutes on the H200, more
 # than one 10-minute device call: GROUP=1..4 split it into parts of at most about 7 minutes
 # (measured 2026-12-02/03: group 1 66 s; group 2, analysis ~400 s with baselines and deploy
@@ -82,6 +83,32 @@ if [[ "$STAGES" == *kernelbench* ]]; then
   fi
   $PY scripts/kernelbench_dev.py "$KB_DIR" --out "$OUT/kernelbench" --part "${KB_PART:-1/1}" \
     --time-limit "${KB_TIME_LIMIT:-60}" ${KB_STOP_AFTER:+--stop-after "$KB_STOP_AFTER"} || status=1
+fi
+if [[ ",$STAGES," == *,sanitizer,* ]]; then
+  # compute-sanitizer (SAN_TOOL: memcheck, or racecheck) over one verification of a corpus
+  # cheat whose discarded lanes read past its input, and of one good case: the GPU tier's
+  # counterpart of the CPU interpreter's bounds check. The caching allocator is off, so each
+  # tensor is an allocation of its own (a read past a tensor inside a cached segment is not an
+  # error to the tool). Expected: errors for the cheat, none for the good case.
+  SAN="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
+  if [ ! -x "$SAN" ]; then
+    echo "NOT RUN: STAGES=sanitizer needs compute-sanitizer (CUDA toolkit); not found at $SAN: set COMPUTE_SANITIZER=PATH" | tee "$OUT/sanitizer.log"
+    status=1
+  else
+    for entry in cheats/gelu_unmasked_prefetch:gelu good/gelu_tl_math:gelu; do
+      file=${entry%%:*}; problem=${entry##*:}; name=$(basename "$file")
+      PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout "${SAN_TIMEOUT:-540}" "$SAN" --tool "${SAN_TOOL:-memcheck}" \
+        --target-processes all --print-limit 20 --log-file "$OUT/sanitizer-$name.%p.log" \
+        kernelopt verify "tests/adversarial/problems/$problem.py" "tests/adversarial/$file.py" \
+        --device cuda --json >"$OUT/sanitizer-$name.json" 2>"$OUT/sanitizer-$name.err"
+      code=$?
+      errors=$(cat "$OUT"/sanitizer-"$name".*.log 2>/dev/null | grep -c -E "^========= (Invalid|Race|Error)")
+      echo "sanitizer ${SAN_TOOL:-memcheck} $name: verify exit $code; $errors error report(s) (logs: $OUT/sanitizer-$name.*.log)" | tee -a "$OUT/sanitizer.log"
+      if [[ "$file" == good/* && "$errors" != 0 ]] || [[ "$file" == cheats/* && "$errors" == 0 ]]; then
+        status=1
+      fi
+    done
+  fi
 fi
 if [[ ",$STAGES," == *,bench,* ]]; then
   timeout "${BENCH_TIMEOUT:-560}" kernelopt bench ${BENCH_PROBLEMS:-benchmarks/problems} --device cuda \
