@@ -144,6 +144,11 @@ def copy_tile(x_ptr, out_ptr, n, BLOCK: tl.constexpr, MASKED: tl.constexpr):
 def store_tile(out_ptr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(out_ptr + offs, tl.zeros((BLOCK,), dtype=tl.float32))
+
+
+@triton.jit
+def swap_at(flags_ptr, at):
+    tl.atomic_cas(flags_ptr + at, 0, 1)
 """
 
 
@@ -178,6 +183,14 @@ def launch_memory_bounds() -> dict[str, Any]:
         module.store_tile[(1,)](small, BLOCK=128)
         found["past_output"] = list(recorder.memory_violations)
         found["guard_intact"] = bool(torch.equal(guard, torch.ones(64)))
+        flags = torch.zeros(4, dtype=torch.int32)
+        module.swap_at[(1,)](flags, 3)
+        found["swapped"] = flags.tolist()
+        try:
+            module.swap_at[(1,)](flags, 4)
+            found["swap_past"] = ""
+        except Exception as exc:
+            found["swap_past"] = str(exc)
     module.store_tile[(1,)](torch.zeros(128), BLOCK=128)  # not recording: not checked
     found["total"] = len(recorder.memory_violations)
     return found

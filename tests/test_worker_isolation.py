@@ -165,4 +165,6 @@ def test_interpreted_accesses_outside_the_launch_storages_are_recorded() -> None
     assert found["copied"]  # the masked-in lanes inside the storage were still loaded
     assert len(found["past_output"]) == 2 and "store_tile stores" in found["past_output"][1]
     assert "out_ptr" in found["past_output"][1] and found["guard_intact"]
-    assert found["total"] == 2
+    assert found["swapped"] == [0, 0, 0, 1]  # an atomic inside its tensor is made
+    assert "compare-and-swap outside" in found["swap_past"]  # one past it raises, unmade
+    assert found["total"] == 3

@@ -173,7 +173,10 @@ class LaunchRecorder:
             return rmw(op, ptr, val, mask, *rest)
 
         def atomic_cas(ptr: Any, cmp: Any, val: Any, *rest: Any) -> Any:
-            recorder._bounded("updates (atomic compare-and-swap)", ptr, None, interp.TensorHandle)
+            kind = "updates (atomic compare-and-swap)"
+            if recorder._bounded(kind, ptr, None, interp.TensorHandle) is not None:
+                # A compare-and-swap has no mask to turn the lanes off with: not made at all.
+                raise RuntimeError("an atomic compare-and-swap outside the launch's tensors")
             return cas(ptr, cmp, val, *rest)
 
         set_grid_dim = builder.set_grid_dim
