@@ -10,6 +10,7 @@ the CPU) and checks that the launch goes to the stream the harness times (on the
 
 from __future__ import annotations
 
+import bisect
 import os
 import pickle
 import threading
@@ -299,6 +300,10 @@ class LaunchRecorder:
         self.specs.append(spec)
 
 
+#: Above every address: the masked minimum of an access whose lanes are all masked off.
+_NO_ADDRESS = (1 << 64) - 1
+
+
 def _int1() -> Any:
     import triton.language as tl
 
@@ -309,7 +314,7 @@ class LaunchMemory:
     """The byte ranges of the storages one launch was given (its tensor arguments, also
     inside tuples and tensor descriptors), sorted and merged, with the arguments' names."""
 
-    __slots__ = ("ends", "kernel", "names", "starts", "tensors")
+    __slots__ = ("end_list", "ends", "kernel", "names", "start_list", "starts", "tensors")
 
     def __init__(
         self, kernel: str, ranges: list[tuple[int, int, str]], tensors: list[torch.Tensor]
@@ -325,8 +330,10 @@ class LaunchMemory:
             else:
                 merged.append([start, end, [name]])
         self.kernel = kernel
-        self.starts = np.array([m[0] for m in merged], dtype=np.uint64)
-        self.ends = np.array([m[1] for m in merged], dtype=np.uint64)
+        self.start_list: list[int] = [m[0] for m in merged]
+        self.end_list: list[int] = [m[1] for m in merged]
+        self.starts = np.array(self.start_list, dtype=np.uint64)
+        self.ends = np.array(self.end_list, dtype=np.uint64)
         self.names = ["/".join(m[2]) for m in merged]
         self.tensors = tensors
 
@@ -354,30 +361,34 @@ class LaunchMemory:
     def inside(self, addresses: Any, mask: Any, ptrs: Any) -> Any:
         """None when every masked-in address (with its element's width) lies inside one of
         the storages; else the mask of the lanes that do. Vectorised: the common case is one
-        min/max and one comparison."""
+        masked min and max and a bisection over the few storages."""
         import numpy as np
 
         width = max(1, int(ptrs.get_element_ty().primitive_bitwidth) // 8)
-        addresses = np.asarray(addresses).astype(np.uint64, copy=False)
-        wanted = (
-            np.ones(addresses.shape, dtype=bool)
-            if mask is None
-            else np.broadcast_to(np.asarray(mask, dtype=bool), addresses.shape)
-        )
-        used = addresses[wanted]
-        if used.size == 0:
-            return None
-        lo, hi = int(used.min()), int(used.max()) + width
-        k = int(np.searchsorted(self.starts, np.uint64(lo), side="right")) - 1
-        if k >= 0 and hi <= int(self.ends[k]):
+        addresses = np.asarray(addresses)
+        if addresses.dtype != np.uint64:
+            addresses = addresses.astype(np.uint64)
+        if mask is None:
+            wanted = None
+            if addresses.size == 0:
+                return None
+            lo, hi = int(addresses.min()), int(addresses.max())
+        else:
+            wanted = np.broadcast_to(np.asarray(mask, dtype=bool), addresses.shape)
+            lo = int(np.minimum.reduce(addresses, axis=None, where=wanted, initial=_NO_ADDRESS))
+            if lo == _NO_ADDRESS and not wanted.any():
+                return None  # every lane masked off
+            hi = int(np.maximum.reduce(addresses, axis=None, where=wanted, initial=0))
+        k = bisect.bisect_right(self.start_list, lo) - 1
+        if k >= 0 and hi + width <= self.end_list[k]:
             return None
         index = np.searchsorted(self.starts, addresses, side="right").astype(np.int64) - 1
         ends = self.ends[np.maximum(index, 0)] if len(self.ends) else np.zeros_like(addresses)
         within = (index >= 0) & (addresses + np.uint64(width) <= ends)
+        if wanted is None:
+            return None if bool(within.all()) else within
         allowed = wanted & within
-        if bool((allowed == wanted).all()):
-            return None
-        return allowed
+        return None if bool((allowed == wanted).all()) else allowed
 
     def describe(self, kind: str, addresses: Any, inside: Any, mask: Any) -> str:
         """The violation's message, naming the kernel, how many lanes of the access were
