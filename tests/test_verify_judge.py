@@ -146,3 +146,14 @@ def test_the_dispatch_judge_names_the_first_calls_kernels_and_refuses_torch_work
     assert failed.value.gate == "correctness"
     with pytest.raises(CandidateFailure, match=r"^boom \(call 3\)$"):
         judge.ran(2, "call 3", "correctness", {"ok": False, "detail": "boom"})
+
+
+def test_an_access_outside_the_launch_storages_fails_the_call_at_its_gate() -> None:
+    judge = DispatchJudge(dispatch_only=False, cuda_graphs=False)
+    judge.loaded({"ok": True, "construction_launches": 0})
+    reply = {"ok": True, "launches": 1, "kernels": {"k": 1}, "provenance": [{"state": "kernel"}]}
+    judge.ran(0, "call 1", "static", reply)
+    outside = "kernel k loads memory outside the tensors it was given: 4 masked-in lane(s)"
+    with pytest.raises(CandidateFailure, match=r"^kernel k loads memory outside") as failed:
+        judge.ran(1, "call 2", "correctness", {**reply, "memory_violations": [outside]})
+    assert failed.value.gate == "correctness"
