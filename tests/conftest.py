@@ -23,6 +23,25 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["KERNELOPT_CACHE_DIR"] = tempfile.mkdtemp(prefix="kernelopt-test-cache-")
 
 
+#: Files whose tests are shared out between pytest-xdist workers in this many parts: whole,
+#: the adversarial corpus (each case a verification of its own) took one worker about as long
+#: as every other file took the other, and was the suite's critical path.
+SPLIT_FILES = {"test_adversarial.py": 2}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """One xdist group per file (``--dist loadgroup`` then keeps a file's module fixtures on
+    one worker, as ``loadfile`` does), the files of ``SPLIT_FILES`` in parts taken in turn."""
+    seen: dict[Path, int] = {}
+    for item in items:
+        path = Path(item.path)
+        parts = SPLIT_FILES.get(path.name, 1)
+        index = seen.get(path, 0)
+        seen[path] = index + 1
+        group = str(path) if parts == 1 else f"{path}:{index % parts}"
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("gpu") is not None:
         import torch
