@@ -14,13 +14,23 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+import torch.nn as nn
+import torch.nn.functional as F
 
-from kernelopt_jupyter.agents.rewrites.canonical import is_call, normal_dims
+from kernelopt_jupyter.agents.rewrites.canonical import (
+    MAX_POOL_FN,
+    is_call,
+    normal_dims,
+    reduction,
+)
 from kernelopt_jupyter.agents.rewrites.graph import (
     arg,
     cleanup,
     kernel_dtype,
+    module_of,
     only_user,
+    plain_torch_layer,
+    scalar,
     shape_of,
 )
 
@@ -146,6 +156,290 @@ def scan_kernel(gm: fx.GraphModule) -> int:
                 (x, dim, node.target is torch.cumprod, reverse, exclusive, mask),
             )
         out.replace_all_uses_with(new)
+        count += 1
+    if count:
+        cleanup(gm)
+    return count
+
+
+#: The largest max-pool window the kernel unrolls (taps per output).
+MAX_POOL_TAPS = 64
+
+
+def _per_dim(value: Any, dims: int) -> tuple[int, ...] | None:
+    """A pool argument (an int, or a sequence of one int per spatial dimension) as a tuple."""
+    if type(value) is int:
+        return (value,) * dims
+    if (
+        isinstance(value, list | tuple)
+        and len(value) == dims
+        and all(type(v) is int for v in value)
+    ):
+        return tuple(value)
+    return None
+
+
+def max_pool_kernel(gm: fx.GraphModule) -> int:
+    """A 1-, 2- or 3-D max pool without indices (``nn.MaxPool1d/2d/3d`` or ``F.max_pool*``:
+    any stride, padding, dilation and ceil mode, up to ``MAX_POOL_TAPS`` taps) -> KernelOPT's
+    own Triton kernel (``family_kernels.kernelopt_max_pool``).
+
+    Faster: the vendor's pooling kernels run far below bandwidth on large volumes with
+    dilated windows; the kernel reads each input plane from memory once and serves the
+    windows' overlap from cache, one block of outputs per program. Bit-exact: a maximum is
+    the same value in any order (a NaN in the window wins, as in torch).
+    """
+    from kernelopt_jupyter.agents.rewrites.family_kernels import kernelopt_max_pool
+
+    count = 0
+    g = gm.graph
+    for node in list(g.nodes):
+        if not is_call(node, *MAX_POOL_FN) or len(node.args) != 6 or node.kwargs:
+            continue
+        dims = MAX_POOL_FN.index(node.target) + 1
+        x, kernel, stride, padding, dilation, ceil = node.args
+        parts = [_per_dim(v, dims) for v in (kernel, stride, padding, dilation)]
+        if any(p is None for p in parts) or type(ceil) is not bool:
+            continue
+        k, st, pad, dil = (tuple(p or ()) for p in parts)
+        taps = 1
+        for size in k:
+            taps *= size
+        if taps > MAX_POOL_TAPS or min(*k, *st, *dil) < 1 or min(pad) < 0:
+            continue
+        if any(2 * p > size for p, size in zip(pad, k, strict=True)):
+            continue  # torch refuses padding over half the window: let it say so
+        xshape = shape_of(x)
+        if xshape is None or len(xshape) not in (dims + 1, dims + 2) or not kernel_dtype(x):
+            continue
+        with g.inserting_before(node):
+            new = g.call_function(kernelopt_max_pool, (x, k, st, pad, dil, ceil))
+        node.replace_all_uses_with(new)
+        count += 1
+    if count:
+        cleanup(gm)
+    return count
+
+
+def _span(dims: Any, rank: int) -> tuple[int, int] | None:
+    """``(first, last)`` when ``dims`` (canonical: sorted, non-negative) are the contiguous
+    dimensions ``first .. last - 1`` of a tensor of rank ``rank``."""
+    if not isinstance(dims, tuple) or not dims or dims[-1] >= rank:
+        return None
+    first, last = dims[0], dims[-1] + 1
+    return (first, last) if dims == tuple(range(first, last)) else None
+
+
+def _square_of(node: Any) -> Any:
+    """``x`` when ``node`` is ``x ** 2``, ``x * x``, ``torch.square(x)`` or ``x.pow(2)``."""
+    if not isinstance(node, fx.Node):
+        return None
+    if is_call(node, operator.pow, torch.pow) or (
+        node.op == "call_method" and node.target == "pow"
+    ):
+        if len(node.args) == 2 and not node.kwargs and scalar(node.args[1]) == 2.0:
+            return node.args[0]
+        return None
+    if is_call(node, operator.mul) and node.args[0] is node.args[1]:
+        return node.args[0]
+    if is_call(node, torch.square):
+        return node.args[0]
+    return None
+
+
+def _rms_parts(node: fx.Node) -> tuple[Any, tuple[int, int], float] | None:
+    """``(x, (first, last), eps)`` when ``node`` is ``x / sqrt(mean(x^2, dims, keepdim=True)
+    + eps)`` or ``x * rsqrt(...)`` (either operand order of the product)."""
+    x: Any
+    denom: Any
+    if is_call(node, operator.truediv):
+        x, denom = node.args
+        if not is_call(denom, torch.sqrt):
+            return None
+    elif is_call(node, operator.mul):
+        a, b = node.args
+        x, denom = (a, b) if is_call(b, torch.rsqrt) else (b, a)
+        if not is_call(denom, torch.rsqrt):
+            return None
+    else:
+        return None
+    total: Any = denom.args[0]
+    if not is_call(total, operator.add):
+        return None
+    mean, eps = total.args
+    if scalar(eps) is None:
+        mean, eps = eps, mean
+    red = reduction(mean, "mean")
+    shape = shape_of(x)
+    if red is None or not red.keepdim or red.dims is None or shape is None or scalar(eps) is None:
+        return None
+    span = _span(red.dims, len(shape))
+    if span is None or _square_of(red.x) is not x:
+        return None
+    return x, span, float(eps)  # type: ignore[arg-type]
+
+
+def rms_norm_kernel(gm: fx.GraphModule) -> int:
+    """An RMS normalisation -> KernelOPT's own Triton normalisation
+    (``family_kernels.kernelopt_norm``): as written out, ``x / sqrt(mean(x ** 2, dims,
+    keepdim=True) + eps)`` (or ``x * rsqrt(...)``; ``x * x``, ``square``, ``pow`` alike) over
+    contiguous dimensions (the channels, or the last ones), or ``nn.RMSNorm``.
+
+    Faster: written out it is a reduction and a broadcast division, two passes over memory
+    (Inductor fuses them into one kernel only where the reduction is short and along memory);
+    over the channels of an NCHW tensor the reduction is strided. The kernel takes the mean
+    of squares for a block of neighbouring columns and scales the same block right after, so
+    the second read comes from cache. A reassociation: the moments are taken blockwise in
+    float32 (mean of squares as M2 / n + mean^2), and the division becomes a product by the
+    reciprocal root.
+    """
+    from kernelopt_jupyter.agents.rewrites.family_kernels import kernelopt_norm
+
+    count = 0
+    g = gm.graph
+    for node in list(g.nodes):
+        mod = module_of(gm, node)
+        weight: Any = None
+        if isinstance(mod, nn.RMSNorm):
+            if not plain_torch_layer(mod) or len(node.args) != 1 or node.kwargs:
+                continue
+            x = node.args[0]
+            shape = shape_of(x)
+            dims = len(mod.normalized_shape)
+            if shape is None or tuple(shape[len(shape) - dims :]) != tuple(mod.normalized_shape):
+                continue
+            span = (len(shape) - dims, len(shape))
+            eps = mod.eps if mod.eps is not None else torch.finfo(torch.float32).eps
+            if mod.eps is None and _dtype(x) != torch.float32:
+                continue  # the default eps follows the dtype: float32's only
+            if mod.weight is not None:
+                with g.inserting_before(node):
+                    weight = g.get_attr(f"{node.target}.weight")
+        else:
+            parts = _rms_parts(node)
+            if parts is None:
+                continue
+            x, span, eps = parts
+        if not kernel_dtype(x) or _dtype(node) != _dtype(x):
+            continue
+        with g.inserting_before(node):
+            new = g.call_function(kernelopt_norm, (x, *span, weight, None, eps, True, False))
+        node.replace_all_uses_with(new)
+        count += 1
+    if count:
+        cleanup(gm)
+    return count
+
+
+def layer_norm_kernel(gm: fx.GraphModule) -> int:
+    """A LayerNorm (``nn.LayerNorm`` or ``F.layer_norm``, with or without weight and bias) ->
+    KernelOPT's own Triton normalisation (``family_kernels.kernelopt_norm``) over the last
+    dimensions.
+
+    Faster: where the normalised rows are few and long (a LayerNorm over a whole image), the
+    vendor's one-block-per-row kernel leaves most of the GPU idle; the kernel splits each row
+    across programs (partial moments, then a combine-and-normalise pass), and for many short
+    rows normalises each block right after reading it. A reassociation: the moments are
+    taken blockwise in float32 and combined by Chan's formula.
+    """
+    from kernelopt_jupyter.agents.rewrites.family_kernels import kernelopt_norm
+
+    count = 0
+    g = gm.graph
+    for node in list(g.nodes):
+        mod = module_of(gm, node)
+        weight: Any
+        bias: Any
+        if isinstance(mod, nn.LayerNorm):
+            if not plain_torch_layer(mod) or len(node.args) != 1 or node.kwargs:
+                continue
+            normalized, eps = tuple(mod.normalized_shape), mod.eps
+            weight = bias = None
+            named = [n for n in ("weight", "bias") if getattr(mod, n, None) is not None]
+        elif is_call(node, F.layer_norm):
+            normalized = arg(node, 1, "normalized_shape")
+            weight, bias = arg(node, 2, "weight"), arg(node, 3, "bias")
+            eps, named = arg(node, 4, "eps", 1e-5), []
+            if not isinstance(normalized, list | tuple) or not all(
+                type(n) is int for n in normalized
+            ):
+                continue
+            normalized = tuple(normalized)
+        else:
+            continue
+        x = node.args[0]
+        shape = shape_of(x)
+        if shape is None or not normalized or scalar(eps) is None:
+            continue
+        if tuple(shape[len(shape) - len(normalized) :]) != normalized or not kernel_dtype(x):
+            continue
+        with g.inserting_before(node):
+            attrs = {n: g.get_attr(f"{node.target}.{n}") for n in named}
+            weight = attrs.get("weight", weight)
+            bias = attrs.get("bias", bias)
+            span = (len(shape) - len(normalized), len(shape))
+            new = g.call_function(kernelopt_norm, (x, *span, weight, bias, eps, False, False))
+        node.replace_all_uses_with(new)
+        count += 1
+    if count:
+        cleanup(gm)
+    return count
+
+
+_INSTANCE_NORMS = (nn.InstanceNorm1d, nn.InstanceNorm2d, nn.InstanceNorm3d)
+
+
+def instance_norm_kernel(gm: fx.GraphModule) -> int:
+    """An instance normalisation from the input's own statistics (``nn.InstanceNorm1d/2d/3d``
+    without running statistics, or ``F.instance_norm`` without them; affine or not) on a
+    batched ``(N, C, *spatial)`` input -> KernelOPT's own Triton normalisation
+    (``family_kernels.kernelopt_norm``) over the spatial dimensions, a weight and bias per
+    channel.
+
+    Faster: one read of each (image, channel) plane for its moments and a second right
+    after it from cache, where the vendor's lowering makes a statistics pass and a
+    normalisation pass over memory. A reassociation: the moments are taken blockwise in
+    float32 and combined by Chan's formula.
+    """
+    from kernelopt_jupyter.agents.rewrites.family_kernels import kernelopt_norm
+
+    count = 0
+    g = gm.graph
+    for node in list(g.nodes):
+        mod = module_of(gm, node)
+        weight: Any
+        bias: Any
+        if isinstance(mod, _INSTANCE_NORMS):
+            if not plain_torch_layer(mod) or len(node.args) != 1 or node.kwargs:
+                continue
+            if mod.track_running_stats:
+                continue  # eval mode would read the running statistics
+            dims, eps = _INSTANCE_NORMS.index(type(mod)) + 1, mod.eps
+            weight = bias = None
+            named = ["weight", "bias"] if mod.affine else []
+        elif is_call(node, F.instance_norm):
+            if arg(node, 1, "running_mean") is not None or arg(node, 2, "running_var") is not None:
+                continue
+            if arg(node, 5, "use_input_stats", True) is not True:
+                continue
+            weight, bias = arg(node, 3, "weight"), arg(node, 4, "bias")
+            eps, named, dims = arg(node, 7, "eps", 1e-5), [], None
+        else:
+            continue
+        x = node.args[0]
+        shape = shape_of(x)
+        if shape is None or len(shape) < 3 or (dims is not None and len(shape) != dims + 2):
+            continue
+        if scalar(eps) is None or not kernel_dtype(x) or (weight is None) != (bias is None):
+            continue
+        with g.inserting_before(node):
+            attrs = {n: g.get_attr(f"{node.target}.{n}") for n in named}
+            weight = attrs.get("weight", weight)
+            bias = attrs.get("bias", bias)
+            new = g.call_function(
+                kernelopt_norm, (x, 2, len(shape), weight, bias, eps, False, True)
+            )
+        node.replace_all_uses_with(new)
         count += 1
     if count:
         cleanup(gm)

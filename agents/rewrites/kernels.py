@@ -16,7 +16,10 @@ import torch
 import triton
 import triton.language as tl
 
-from kernelopt_jupyter.agents.rewrites.family_kernels import FAMILY_KERNEL_HELPERS
+from kernelopt_jupyter.agents.rewrites.family_kernels import (
+    FAMILY_KERNEL_CONSTANTS,
+    FAMILY_KERNEL_HELPERS,
+)
 
 
 @triton.jit
@@ -853,6 +856,7 @@ KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
 
 #: Module constants the wrappers read, copied with them.
 KERNEL_CONSTANTS = {
+    **FAMILY_KERNEL_CONSTANTS,
     "MAX_GRID_Y": MAX_GRID_Y,
     "WINOGRAD_MIN_CHANNELS": WINOGRAD_MIN_CHANNELS,
     "WINOGRAD_MIN_FLOPS": WINOGRAD_MIN_FLOPS,

@@ -93,7 +93,10 @@ GEMM_REMOVING = frozenset(
 
 
 #: The rules that put an op family's whole op in KernelOPT's own kernel (``family_rules.py``).
-FAMILY_KERNELS = frozenset({"scan_kernel"})
+FAMILY_KERNELS = frozenset(
+    {"scan_kernel", "max_pool_kernel", "rms_norm_kernel", "layer_norm_kernel",
+     "instance_norm_kernel"}
+)  # fmt: skip
 
 
 def rewrite_priority(names: list[str], s: Shares) -> float:

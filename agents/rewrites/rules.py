@@ -37,7 +37,13 @@ from kernelopt_jupyter.agents.rewrites.canonical import (
     linear_parts,
     reduction,
 )
-from kernelopt_jupyter.agents.rewrites.family_rules import scan_kernel
+from kernelopt_jupyter.agents.rewrites.family_rules import (
+    instance_norm_kernel,
+    layer_norm_kernel,
+    max_pool_kernel,
+    rms_norm_kernel,
+    scan_kernel,
+)
 from kernelopt_jupyter.agents.rewrites.graph import (
     arg,
     cleanup,
@@ -1501,6 +1507,22 @@ REWRITES: list[Rewrite] = [
     Rewrite(
         "scan_kernel", "cumulative sum/product as KernelOPT's own Triton scan",
         "reassociation", scan_kernel, eager_only=True, kernels=True,
+    ),
+    Rewrite(
+        "max_pool_kernel", "max pool as KernelOPT's own Triton kernel",
+        "bit-exact", max_pool_kernel, eager_only=True, kernels=True,
+    ),
+    Rewrite(
+        "rms_norm_kernel", "RMS normalisation as KernelOPT's own Triton kernel",
+        "reassociation", rms_norm_kernel, eager_only=True, kernels=True,
+    ),
+    Rewrite(
+        "layer_norm_kernel", "LayerNorm as KernelOPT's own Triton kernel",
+        "reassociation", layer_norm_kernel, eager_only=True, kernels=True,
+    ),
+    Rewrite(
+        "instance_norm_kernel", "InstanceNorm as KernelOPT's own Triton kernel",
+        "reassociation", instance_norm_kernel, eager_only=True, kernels=True,
     ),
 ]  # fmt: skip
 BY_NAME = {r.name: r for r in REWRITES}
