@@ -23,6 +23,7 @@ from _kernelbench import dev_problems, problem_ids
 
 from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
 from kernelopt_jupyter.agents.rewrites.family_kernels import (
+    kernelopt_arg_reduce,
     kernelopt_max_pool,
     kernelopt_norm,
     kernelopt_scan,
@@ -519,6 +520,83 @@ def test_the_norm_equals_torch_under_the_interpreter() -> None:
         assert same and err < 2e-5, (shape, split, err)
 
 
+# --------------------------------------------------------------------------- arg-reductions
+
+_ARGS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int]] = {
+    "torch.argmin": (lambda x: torch.argmin(x, dim=1), 1),
+    "method, keepdim": (lambda x: x.argmax(-1, keepdim=True), 1),
+    "indices of max": (lambda x: torch.max(x, 1)[1], 1),
+    "indices of min, method": (lambda x: x.min(dim=0).indices, 1),
+    "values read too": (lambda x: (lambda both: both[0] + both[1])(torch.max(x, 1)), 0),
+    "over everything": (lambda x: torch.argmax(x), 0),
+}
+
+
+@pytest.mark.parametrize("spelling", list(_ARGS))
+def test_the_arg_rule_takes_every_spelling(spelling: str) -> None:
+    fn, sites = _ARGS[spelling]
+    gm, n = _rewrite(Forward(fn), [torch.randn(4, 6, 5)], "arg_reduce_kernel")
+    assert n == sites
+    if sites:
+        assert foreign_compute(gm) is None
+
+
+def test_the_arg_wrapper_gives_the_shape_on_the_meta_device() -> None:
+    x = torch.empty(3, 5, 7, device="meta")
+    assert kernelopt_arg_reduce(x, 1, False, True).shape == (3, 7)
+    out = kernelopt_arg_reduce(x, -1, True, False)
+    assert out.shape == (3, 5, 1) and out.dtype == torch.int64
+
+
+_ARG_CHECK = textwrap.dedent(
+    """
+    import json, sys
+    import torch
+    from kernelopt_jupyter.agents.rewrites.family_kernels import kernelopt_arg_reduce
+
+    torch.manual_seed(0)
+    wrong = []
+    for shape, dim in json.loads(sys.argv[1]):
+        for largest in (True, False):
+            for kind in ("random", "ties", "nan", "all extreme"):
+                x = torch.randn(shape)
+                if kind == "ties":
+                    x = torch.randint(0, 3, shape).float()
+                if kind == "nan":
+                    x.view(-1)[torch.randperm(x.numel())[: max(1, x.numel() // 7)]] = float("nan")
+                if kind == "all extreme":
+                    x.fill_(float("-inf") if largest else float("inf"))
+                for keepdim in (False, True):
+                    got = kernelopt_arg_reduce(x, dim, keepdim, largest)
+                    want = (torch.argmax if largest else torch.argmin)(x, dim, keepdim)
+                    if got.shape != want.shape or not torch.equal(got, want):
+                        wrong.append([shape, dim, largest, kind, keepdim])
+    print(json.dumps(wrong))
+    """
+)
+
+
+def test_the_arg_reduction_equals_torch_under_the_interpreter() -> None:
+    cases = [
+        ((3, 2500), 1),  # three tiles along the row
+        ((1,), 0),  # one element
+        ((4, 1), 1),  # rows of length one
+        ((5, 300, 5), 1),  # a middle dimension: columns side by side
+        ((7, 3), 0),
+        ((2, 17), -1),
+    ]
+    out = subprocess.run(
+        [sys.executable, "-c", _ARG_CHECK, json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TRITON_INTERPRET": "1"},
+        timeout=300,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []  # first index of ties, NaN wins
+
+
 # --------------------------------------------------------------------------- KernelBench
 
 #: Each op family's rule, and the calls a problem's source spells that family's op with.
@@ -528,6 +606,7 @@ FAMILIES = {
     "layer_norm_kernel": re.compile(r"\b(layer_norm|LayerNorm)\b"),
     "instance_norm_kernel": re.compile(r"\b(instance_norm|InstanceNorm[123]d)\b"),
     "rms_norm_kernel": re.compile(r"\b(rms_norm|RMSNorm)\b"),
+    "arg_reduce_kernel": re.compile(r"\barg(max|min)\b"),
 }
 
 

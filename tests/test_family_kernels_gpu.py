@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from kernelopt_jupyter.agents.rewrites.family_kernels import (
+    kernelopt_arg_reduce,
     kernelopt_max_pool,
     kernelopt_norm,
     kernelopt_scan,
@@ -128,3 +129,13 @@ def test_the_norm_at_published_sizes(
         want = _norm_reference(x[images], first, last, weight, bias, 1e-5, rms, per_channel)
         err = (got[images].double() - want).abs().max().item()
         assert err < 1e-4 * max(1.0, want.abs().max().item()), err
+
+
+@pytest.mark.parametrize(("dim", "largest"), [(1, False), (1, True), (2, True)])
+def test_the_arg_reduction_at_published_sizes(dim: int, largest: bool) -> None:
+    # KernelBench's argmax/argmin: a 128 x 4096 x 4095 input, reduced along dimension 1.
+    torch.manual_seed(0)
+    x = torch.rand(128, 4096, 4095, device="cuda")
+    got = kernelopt_arg_reduce(x, dim, False, largest)
+    want = torch.argmax(x, dim) if largest else torch.argmin(x, dim)
+    assert torch.equal(got, want)  # comparisons only: exact

@@ -397,6 +397,82 @@ def kernelopt_norm(x, first, last, weight, bias, eps, rms, per_channel):
     return out
 
 
+@triton.jit
+def own_arg_reduce_kernel(
+    x_ptr, out_ptr, L, INNER,
+    LARGEST: tl.constexpr, BLOCK: tl.constexpr, INNER_BLOCK: tl.constexpr,
+):  # fmt: skip
+    # The tensor seen as (outer, L, inner): for each (outer, inner column), the index along L
+    # of the largest (LARGEST) or smallest value, the first one where several tie; a NaN
+    # counts as the extreme, as in torch. One program: INNER_BLOCK columns, L in tiles.
+    STEPS: tl.constexpr = BLOCK // INNER_BLOCK
+    pid = tl.program_id(0).to(tl.int64)
+    column_blocks = tl.cdiv(INNER, INNER_BLOCK)
+    outer = pid // column_blocks
+    cols = (pid % column_blocks) * INNER_BLOCK + tl.arange(0, INNER_BLOCK)
+    col_ok = cols < INNER
+    base = outer * L * INNER
+    steps = tl.arange(0, STEPS)
+    worst = float("-inf") if LARGEST else float("inf")
+    best = tl.full([INNER_BLOCK], worst, dtype=tl.float32)
+    best_at = tl.zeros([INNER_BLOCK], dtype=tl.int64)
+    best_nan = tl.zeros([INNER_BLOCK], dtype=tl.int1)
+    for start in range(0, L, STEPS):
+        rows = start + steps
+        ok = (rows < L)[:, None] & col_ok[None, :]
+        offs = base + rows.to(tl.int64)[:, None] * INNER + cols[None, :]
+        v = tl.load(x_ptr + offs, mask=ok, other=worst).to(tl.float32)
+        nan = (v != v) & ok
+        clean = tl.where(nan | ~ok, worst, v)
+        top = tl.max(clean, 0) if LARGEST else tl.min(clean, 0)
+        tile_nan = tl.max(nan.to(tl.int32), 0) > 0
+        # The tile's first NaN where it has one, else its first extreme value.
+        pick = tl.where(tile_nan[None, :], nan, ok & (clean == top[None, :]))
+        at = tl.min(tl.where(pick, rows[:, None], L), 0).to(tl.int64)
+        # Strictly better only: a tie keeps the earlier index. Starting from index 0 at the
+        # worst value answers 0 for a row that holds nothing better, as torch does.
+        better = top > best if LARGEST else top < best
+        wins = ~best_nan & (tile_nan | better)
+        best = tl.where(wins, top, best)
+        best_at = tl.where(wins, at, best_at)
+        best_nan = best_nan | tile_nan
+    tl.store(out_ptr + outer * INNER + cols, best_at, mask=col_ok)
+
+
+def kernelopt_arg_reduce(x, dim, keepdim, largest):
+    """``torch.argmax(x, dim, keepdim)`` (``largest``) or ``torch.argmin``: the int64 index
+    along ``dim`` of each extreme value, the first of ties, a NaN counting as the extreme.
+
+    One Triton program reduces one row (or up to 16 neighbouring columns, where ``dim`` is
+    not the last dimension) in tiles, keeping the running extreme and its index in
+    registers: one read of the tensor. Exact: comparisons only.
+    """
+    d = dim % x.dim()
+    shape = list(x.shape)
+    shape[d : d + 1] = [1] if keepdim else []
+    out = torch.empty(shape, device=x.device, dtype=torch.int64)
+    if x.device.type == "meta" or out.numel() == 0:
+        return out
+    length = x.shape[d]
+    inner = 1
+    for size in x.shape[d + 1 :]:
+        inner *= size
+    outer = x.numel() // (length * inner)
+    x = x.contiguous()
+    inner_block = 1 if inner == 1 else min(16, triton.next_power_of_2(inner))
+    own_arg_reduce_kernel[lambda meta: (outer * triton.cdiv(inner, meta["INNER_BLOCK"]),)](
+        x,
+        out,
+        length,
+        inner,
+        LARGEST=bool(largest),
+        BLOCK=1024,
+        INNER_BLOCK=inner_block,
+        num_warps=4,
+    )
+    return out
+
+
 #: Module constants the wrappers read, copied with them (merged into
 #: ``kernels.KERNEL_CONSTANTS``).
 FAMILY_KERNEL_CONSTANTS = {
@@ -414,4 +490,5 @@ FAMILY_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
         kernelopt_norm,
         (own_norm_moments, own_norm_stats_kernel, own_norm_kernel),
     ),
+    kernelopt_arg_reduce.__name__: (kernelopt_arg_reduce, (own_arg_reduce_kernel,)),
 }

@@ -444,3 +444,66 @@ def instance_norm_kernel(gm: fx.GraphModule) -> int:
     if count:
         cleanup(gm)
     return count
+
+
+def _arg_call(node: fx.Node) -> tuple[Any, Any, Any, bool] | None:
+    """``(x, dim, keepdim, largest)`` of ``torch.argmax/argmin(x, dim, keepdim)`` or the
+    method, or of ``torch.max/min(x, dim)[1]`` (``.indices``) whose values nobody reads."""
+    if is_call(node, torch.argmax, torch.argmin) or (
+        node.op == "call_method" and node.target in ("argmax", "argmin")
+    ):
+        largest = node.target in (torch.argmax, "argmax")
+        if len(node.args) > 3 or set(node.kwargs) - {"input", "dim", "keepdim"}:
+            return None
+        return arg(node, 0, "input"), arg(node, 1, "dim"), arg(node, 2, "keepdim", False), largest
+    if node.op != "call_function" or len(node.args) != 2:
+        return None
+    src, key = node.args
+    if not (
+        (node.target is operator.getitem and key == 1)
+        or (node.target is getattr and key == "indices")
+    ):
+        return None
+    if not isinstance(src, fx.Node) or len(src.users) != 1:
+        return None  # the values are read too: the op that gives both stays
+    if not (
+        is_call(src, torch.max, torch.min)
+        or (src.op == "call_method" and src.target in ("max", "min"))
+    ):
+        return None
+    if len(src.args) > 3 or set(src.kwargs) - {"dim", "keepdim"} or arg(src, 1, "dim") is None:
+        return None
+    largest = src.target in (torch.max, "max")
+    return src.args[0], arg(src, 1, "dim"), arg(src, 2, "keepdim", False), largest
+
+
+def arg_reduce_kernel(gm: fx.GraphModule) -> int:
+    """The index of the largest or smallest value along one dimension (``torch.argmax``/
+    ``argmin``, their methods, or the indices of ``torch.max/min(x, dim)`` when the values
+    are not read) -> KernelOPT's own Triton kernel (``family_kernels.kernelopt_arg_reduce``).
+
+    Faster: one read of the tensor, the running extreme and its index kept in registers for
+    a block of neighbouring columns, where the vendor's reduction over a middle dimension
+    reads the strided rows with little reuse. Bit-exact: comparisons only (the first index
+    of ties, a NaN as the extreme, as torch).
+    """
+    from kernelopt_jupyter.agents.rewrites.family_kernels import kernelopt_arg_reduce
+
+    count = 0
+    g = gm.graph
+    for node in list(g.nodes):
+        parts = _arg_call(node)
+        if parts is None:
+            continue
+        x, dim, keepdim, largest = parts
+        shape = shape_of(x)
+        dims = normal_dims(x, dim) if shape else None
+        if dims is None or len(dims) != 1 or type(keepdim) is not bool or not kernel_dtype(x):
+            continue
+        with g.inserting_before(node):
+            new = g.call_function(kernelopt_arg_reduce, (x, dims[0], keepdim, largest))
+        node.replace_all_uses_with(new)
+        count += 1
+    if count:
+        cleanup(gm)
+    return count

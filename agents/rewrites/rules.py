@@ -38,6 +38,7 @@ from kernelopt_jupyter.agents.rewrites.canonical import (
     reduction,
 )
 from kernelopt_jupyter.agents.rewrites.family_rules import (
+    arg_reduce_kernel,
     instance_norm_kernel,
     layer_norm_kernel,
     max_pool_kernel,
@@ -1523,6 +1524,10 @@ REWRITES: list[Rewrite] = [
     Rewrite(
         "instance_norm_kernel", "InstanceNorm as KernelOPT's own Triton kernel",
         "reassociation", instance_norm_kernel, eager_only=True, kernels=True,
+    ),
+    Rewrite(
+        "arg_reduce_kernel", "argmax/argmin as KernelOPT's own Triton kernel",
+        "bit-exact", arg_reduce_kernel, eager_only=True, kernels=True,
     ),
 ]  # fmt: skip
 BY_NAME = {r.name: r for r in REWRITES}
