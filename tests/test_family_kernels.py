@@ -597,6 +597,36 @@ def test_the_arg_reduction_equals_torch_under_the_interpreter() -> None:
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []  # first index of ties, NaN wins
 
 
+# --------------------------------------------------------------------------- candidates
+
+_CANDIDATES = [
+    (Forward(lambda x: x.flip(1).cumsum(1).flip(1)), "scan_kernel", ["own_scan_kernel"]),
+    (Pool(2, False, kernel_size=3), "max_pool_kernel", ["own_max_pool_kernel"]),
+    (
+        Norm(nn.LayerNorm((6, 5, 7))),
+        "layer_norm_kernel",
+        ["own_norm_stats_kernel", "own_norm_kernel"],
+    ),
+    (Forward(lambda x: x.argmin(1)), "arg_reduce_kernel", ["own_arg_reduce_kernel"]),
+]
+
+
+@pytest.mark.parametrize(("model", "rule", "kernels"), _CANDIDATES, ids=[c[1] for c in _CANDIDATES])
+def test_each_family_candidate_gives_the_tuner_its_block_and_warps(
+    model: nn.Module, rule: str, kernels: list[str]
+) -> None:
+    gm, n = _rewrite(model.eval(), [torch.randn(2, 6, 5, 7)], rule)
+    assert n == 1
+    source = rewritten_source(_SOURCE, gm, "none", [rule], candidate=True)
+    assert not is_dispatch_only(source)
+    lifted = lift_launch_configs(source)
+    configs = read_launch_configs(lifted)
+    for kernel in kernels:
+        assert {"BLOCK", "num_warps"} <= set(configs[kernel]), configs
+    assert analyze_candidate(lifted).violations == []
+    compile(lifted, "candidate", "exec")
+
+
 # --------------------------------------------------------------------------- KernelBench
 
 #: Each op family's rule, and the calls a problem's source spells that family's op with.
