@@ -18,6 +18,10 @@ import torch
 import triton
 import triton.language as tl
 
+#: The most neighbouring columns one program of a scan, norm or arg-reduction takes where
+#: the reduced dimension is not the last (a run of memory per row of its tile).
+MAX_INNER_BLOCK = 16
+
 
 @triton.jit
 def own_scan_kernel(
@@ -94,9 +98,9 @@ def kernelopt_scan(x, dim, product, reverse, exclusive, mask):
     has_mask = mask is not None
     x = x.contiguous()
     mask = mask.contiguous() if has_mask else x
-    # A column per program where the scan runs along memory; else up to 16 neighbouring
-    # columns, so each step of the scan reads a run of memory.
-    inner_block = 1 if inner == 1 else min(16, triton.next_power_of_2(inner))
+    # A column per program where the scan runs along memory; else neighbouring columns, so
+    # each step of the scan reads a run of memory.
+    inner_block = 1 if inner == 1 else min(MAX_INNER_BLOCK, triton.next_power_of_2(inner))
     own_scan_kernel[lambda meta: (outer * triton.cdiv(inner, meta["INNER_BLOCK"]),)](
         x,
         mask,
@@ -354,7 +358,7 @@ def kernelopt_norm(x, first, last, weight, bias, eps, rms, per_channel):
         inner *= size
     outer = x.numel() // (length * inner)
     x = x.contiguous()
-    inner_block = 1 if inner == 1 else min(16, triton.next_power_of_2(inner))
+    inner_block = 1 if inner == 1 else min(MAX_INNER_BLOCK, triton.next_power_of_2(inner))
     columns = outer * triton.cdiv(inner, inner_block)
     parts = 1
     if columns < NORM_MIN_PROGRAMS:
@@ -443,7 +447,7 @@ def kernelopt_arg_reduce(x, dim, keepdim, largest):
     """``torch.argmax(x, dim, keepdim)`` (``largest``) or ``torch.argmin``: the int64 index
     along ``dim`` of each extreme value, the first of ties, a NaN counting as the extreme.
 
-    One Triton program reduces one row (or up to 16 neighbouring columns, where ``dim`` is
+    One Triton program reduces one row (or neighbouring columns, where ``dim`` is
     not the last dimension) in tiles, keeping the running extreme and its index in
     registers: one read of the tensor. Exact: comparisons only.
     """
@@ -459,7 +463,7 @@ def kernelopt_arg_reduce(x, dim, keepdim, largest):
         inner *= size
     outer = x.numel() // (length * inner)
     x = x.contiguous()
-    inner_block = 1 if inner == 1 else min(16, triton.next_power_of_2(inner))
+    inner_block = 1 if inner == 1 else min(MAX_INNER_BLOCK, triton.next_power_of_2(inner))
     own_arg_reduce_kernel[lambda meta: (outer * triton.cdiv(inner, meta["INNER_BLOCK"]),)](
         x,
         out,
@@ -476,6 +480,7 @@ def kernelopt_arg_reduce(x, dim, keepdim, largest):
 #: Module constants the wrappers read, copied with them (merged into
 #: ``kernels.KERNEL_CONSTANTS``).
 FAMILY_KERNEL_CONSTANTS = {
+    "MAX_INNER_BLOCK": MAX_INNER_BLOCK,
     "NORM_MIN_PROGRAMS": NORM_MIN_PROGRAMS,
     "NORM_MAX_PARTS": NORM_MAX_PARTS,
     "NORM_MIN_CHUNK": NORM_MIN_CHUNK,
