@@ -12,12 +12,14 @@ from kernelopt_jupyter.agents.base import AgentContext, AgentIO, ExperienceItem,
 from kernelopt_jupyter.agents.memory import ExperienceMemory
 from kernelopt_jupyter.agents.offline import OfflinePolicy, _labelled, memory_action
 from kernelopt_jupyter.agents.rewrites.moves import (
+    FAMILY_KERNELS,
     INDUCTOR_MOVES,
     Shares,
     cost_shares,
     inductor_moves,
     rewrite_priority,
 )
+from kernelopt_jupyter.agents.rewrites.rules import BY_NAME
 from kernelopt_jupyter.analysis.capture import knob_exists
 from kernelopt_jupyter.candidate import Candidate
 from kernelopt_jupyter.events import EventLog
@@ -174,6 +176,10 @@ def test_cost_model_reads_the_profile() -> None:
         ["separable_avg_pool", "avg_pool_kernel"], s
     )
     assert rewrite_priority(["avg_pool_kernel"], s) > rewrite_priority(["separable_avg_pool"], s)
+    # An op family's own kernel (a scan, a pool, a norm) goes before the folds.
+    for name in FAMILY_KERNELS:
+        assert rewrite_priority([name], s) > rewrite_priority(["fold_batchnorm"], s)
+        assert name in BY_NAME and BY_NAME[name].kernels
 
 
 def test_inductor_moves_follow_the_profile_and_the_device() -> None:

@@ -24,6 +24,9 @@ arithmetic                    ``operator.add/sub/mul/truediv/neg`` (``torch.mul`
 unary elementwise             ``torch.exp/log/tanh/sigmoid/...(x)`` (methods, ``F.tanh``, layers)
 relu, clamp                   ``torch.relu(x)``; ``torch.clamp(x, lo, hi)`` for ``F.hardtanh``,
                               ``F.relu6``, ``clamp_min`` ... (``clamp(x, 0, None)`` is relu)
+cumulative sum, product       ``torch.cumsum(x, dim)`` / ``torch.cumprod(x, dim)``, ``dim``
+                              non-negative (methods, ``dim=`` keywords; no ``dtype``)
+reversal                      ``torch.flip(x, dims)``, ``dims`` a sorted tuple (``x.flip(d)``)
 functional convolutions       ``F.conv2d(x, w, b, stride, padding, dilation, groups)``, all given
 parameter-free layers         their functional call: ``nn.LeakyReLU`` -> ``F.leaky_relu(x, s)``,
                               ``nn.GELU`` -> ``F.gelu``, ``nn.MaxPool2d`` -> ``F.max_pool2d``
@@ -318,7 +321,49 @@ def _call_function(node: fx.Node) -> Call | None:
         return _pool_call(node)
     if target in CONV_FN:
         return _conv_call(node)
+    if target in (torch.cumsum, torch.cumprod):
+        return _scan_call(node, target)
+    if target is torch.flip:
+        return _flip_call(node)
     return None
+
+
+def _scan_call(node: fx.Node, fn: Callable[..., Any]) -> Call | None:
+    """``cumsum``/``cumprod`` as ``torch.cumsum(x, dim)`` with ``dim`` non-negative where the
+    rank is known (a ``dtype`` argument computes in another type: left as written)."""
+    bound = _bind(node, ("input", "dim", "dtype"), {"dtype": None})
+    if bound is None or bound["dtype"] is not None:
+        return None
+    dim = _one_dim(bound["input"], bound["dim"])
+    if dim is None:
+        return None
+    new = Call(fn, (bound["input"], dim))
+    if node.target is fn and node.args == new.args and not node.kwargs:
+        return None
+    return new
+
+
+def _flip_call(node: fx.Node) -> Call | None:
+    """``x.flip(d)``, ``x.flip(d0, d1)``, ``torch.flip(x, dims=[d])`` as ``torch.flip(x, dims)``
+    with ``dims`` a sorted tuple of non-negative ints where the rank is known."""
+    if node.kwargs:
+        bound = _bind(node, ("input", "dims"), {})
+        if bound is None:
+            return None
+        x, dims = bound["input"], bound["dims"]
+    elif len(node.args) == 2:
+        x, dims = node.args
+    elif len(node.args) > 2 and node.op == "call_method":
+        x, dims = node.args[0], node.args[1:]
+    else:
+        return None
+    normal = normal_dims(x, dims)
+    if normal is None:
+        return None
+    new = Call(torch.flip, (x, normal))
+    if node.target is torch.flip and node.args == new.args:
+        return None
+    return new
 
 
 def _conv_call(node: fx.Node) -> Call | None:
@@ -520,6 +565,10 @@ def _call_method(node: fx.Node) -> Call | None:
         return _permute_as_transpose(node)
     if name in ("diag", "tril", "triu"):
         return _diagonal_op(node, getattr(torch, name))
+    if name in ("cumsum", "cumprod"):
+        return _scan_call(node, getattr(torch, name))
+    if name == "flip":
+        return _flip_call(node)
     return None
 
 

@@ -185,3 +185,10 @@ def scalar(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
+
+
+def kernel_dtype(x: Any) -> bool:
+    """Whether ``x``'s propagated dtype is one the project's own kernels take (float32/16,
+    bfloat16; a double stays with the vendor call)."""
+    meta = x.meta.get("tensor_meta") if isinstance(x, fx.Node) else None
+    return getattr(meta, "dtype", None) in (torch.float32, torch.float16, torch.bfloat16)

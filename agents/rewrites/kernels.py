@@ -16,6 +16,11 @@ import torch
 import triton
 import triton.language as tl
 
+from kernelopt_jupyter.agents.rewrites.family_kernels import (
+    FAMILY_KERNEL_CONSTANTS,
+    FAMILY_KERNEL_HELPERS,
+)
+
 
 @triton.jit
 def own_depthwise_conv2d_kernel(
@@ -818,6 +823,7 @@ def kernelopt_winograd_convolution(
 
 #: Each wrapper and the kernels it launches, in the order they are copied.
 KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
+    **FAMILY_KERNEL_HELPERS,
     kernelopt_depthwise_conv2d.__name__: (
         kernelopt_depthwise_conv2d,
         (own_depthwise_conv2d_kernel,),
@@ -850,6 +856,7 @@ KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
 
 #: Module constants the wrappers read, copied with them.
 KERNEL_CONSTANTS = {
+    **FAMILY_KERNEL_CONSTANTS,
     "MAX_GRID_Y": MAX_GRID_Y,
     "WINOGRAD_MIN_CHANNELS": WINOGRAD_MIN_CHANNELS,
     "WINOGRAD_MIN_FLOPS": WINOGRAD_MIN_FLOPS,

@@ -92,6 +92,13 @@ GEMM_REMOVING = frozenset(
 )
 
 
+#: The rules that put an op family's whole op in KernelOPT's own kernel (``family_rules.py``).
+FAMILY_KERNELS = frozenset(
+    {"scan_kernel", "max_pool_kernel", "rms_norm_kernel", "layer_norm_kernel",
+     "instance_norm_kernel", "arg_reduce_kernel"}
+)  # fmt: skip
+
+
 def rewrite_priority(names: list[str], s: Shares) -> float:
     """Planner priority of a rewrite (or a combination): higher is tried first.
 
@@ -118,6 +125,12 @@ def rewrite_priority(names: list[str], s: Shares) -> float:
         elif name == "avg_pool_kernel":
             # The window's overlap served from cache: ranks above the separable pool.
             p = 3.1 + s.triton
+        elif name in FAMILY_KERNELS:
+            # One read and one write of the tensor where the vendor's and Inductor's lowering
+            # (a scan of long rows, a pool's windows, a norm's statistics then its scaling)
+            # runs far below bandwidth or in several passes: ranks with the Triton passes
+            # and reductions it replaces, above the folds.
+            p = 3.1 + s.triton + s.reductions
         elif name == "depthwise_conv_kernel":
             # A memory-bound conv the vendor runs far below bandwidth: ranks with the convs.
             p = 3.2 + s.conv

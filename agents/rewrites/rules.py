@@ -37,9 +37,18 @@ from kernelopt_jupyter.agents.rewrites.canonical import (
     linear_parts,
     reduction,
 )
+from kernelopt_jupyter.agents.rewrites.family_rules import (
+    arg_reduce_kernel,
+    instance_norm_kernel,
+    layer_norm_kernel,
+    max_pool_kernel,
+    rms_norm_kernel,
+    scan_kernel,
+)
 from kernelopt_jupyter.agents.rewrites.graph import (
     arg,
     cleanup,
+    kernel_dtype,
     module_of,
     only_user,
     scalar,
@@ -1070,13 +1079,6 @@ def _int_pair(value: Any) -> tuple[int, int] | None:
     return None
 
 
-def _kernel_dtype(x: Any) -> bool:
-    """Whether ``x``'s propagated dtype is one the project's own kernels take (float32/16,
-    bfloat16; a double stays with the vendor call)."""
-    meta = x.meta.get("tensor_meta") if isinstance(x, fx.Node) else None
-    return getattr(meta, "dtype", None) in (torch.float32, torch.float16, torch.bfloat16)
-
-
 def _depthwise_parts(gm: fx.GraphModule, node: fx.Node) -> tuple[Any, ...] | None:
     """``(x, weight, bias, stride, padding, dilation, weight_shape)`` of a 2-D convolution
     call (an ``nn.Conv2d`` or ``F.conv2d``) with ``groups`` equal to its input channels. For a
@@ -1105,7 +1107,7 @@ def _depthwise_parts(gm: fx.GraphModule, node: fx.Node) -> tuple[Any, ...] | Non
         return None
     if wshape[0] % channels or wshape[2] * wshape[3] > DEPTHWISE_MAX_TAPS:
         return None
-    if not _kernel_dtype(x):
+    if not kernel_dtype(x):
         return None
     pairs = [_int_pair(v) for v in (stride, padding, dilation)]
     if any(p is None for p in pairs):
@@ -1148,7 +1150,7 @@ def avg_pool_kernel(gm: fx.GraphModule) -> int:
         xshape = shape_of(x)
         if xshape is None or len(xshape) != 4:
             continue
-        if not _kernel_dtype(x):
+        if not kernel_dtype(x):
             continue
         divisor = override if override is not None else kh * kw
         with g.inserting_before(node):
@@ -1198,7 +1200,7 @@ def group_norm_kernel(gm: fx.GraphModule) -> int:
             continue
         if xshape[1] % groups or isinstance(eps, bool) or not isinstance(eps, int | float):
             continue
-        if not _kernel_dtype(x):
+        if not kernel_dtype(x):
             continue
         with g.inserting_before(node):
             if affine:
@@ -1502,6 +1504,30 @@ REWRITES: list[Rewrite] = [
     Rewrite(
         "group_norm_kernel", "GroupNorm as KernelOPT's own one-kernel Triton normalisation",
         "reassociation", group_norm_kernel, eager_only=True, kernels=True,
+    ),
+    Rewrite(
+        "scan_kernel", "cumulative sum/product as KernelOPT's own Triton scan",
+        "reassociation", scan_kernel, eager_only=True, kernels=True,
+    ),
+    Rewrite(
+        "max_pool_kernel", "max pool as KernelOPT's own Triton kernel",
+        "bit-exact", max_pool_kernel, eager_only=True, kernels=True,
+    ),
+    Rewrite(
+        "rms_norm_kernel", "RMS normalisation as KernelOPT's own Triton kernel",
+        "reassociation", rms_norm_kernel, eager_only=True, kernels=True,
+    ),
+    Rewrite(
+        "layer_norm_kernel", "LayerNorm as KernelOPT's own Triton kernel",
+        "reassociation", layer_norm_kernel, eager_only=True, kernels=True,
+    ),
+    Rewrite(
+        "instance_norm_kernel", "InstanceNorm as KernelOPT's own Triton kernel",
+        "reassociation", instance_norm_kernel, eager_only=True, kernels=True,
+    ),
+    Rewrite(
+        "arg_reduce_kernel", "argmax/argmin as KernelOPT's own Triton kernel",
+        "bit-exact", arg_reduce_kernel, eager_only=True, kernels=True,
     ),
 ]  # fmt: skip
 BY_NAME = {r.name: r for r in REWRITES}

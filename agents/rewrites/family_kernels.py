@@ -1,0 +1,499 @@
+"""KernelOPT's op-family kernels: scans (cumulative sum and product) and max pooling, written
+to be copied.
+
+The same contract as :mod:`kernels`: each wrapper and the ``@triton.jit`` kernels it launches
+need only ``torch``, ``triton`` and ``triton.language as tl``; a wrapper called on meta tensors
+returns an empty output of the right shape and launches nothing; on the CPU the gates run the
+kernels through Triton's interpreter. Each launch passes its block size and ``num_warps`` as
+literals beside a ``lambda meta`` grid, so ``lift_launch_configs`` moves them into the
+candidate's ``LAUNCH_CONFIGS`` and the Tuner searches them on the GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+#: The most neighbouring columns one program of a scan, norm or arg-reduction takes where
+#: the reduced dimension is not the last (a run of memory per row of its tile).
+MAX_INNER_BLOCK = 16
+
+
+@triton.jit
+def own_scan_kernel(
+    x_ptr,
+    m_ptr,
+    out_ptr,
+    L,
+    INNER,
+    PRODUCT: tl.constexpr,
+    REVERSE: tl.constexpr,
+    EXCLUSIVE: tl.constexpr,
+    HAS_MASK: tl.constexpr,
+    BLOCK: tl.constexpr,
+    INNER_BLOCK: tl.constexpr,
+):
+    # The tensor seen as (outer, L, inner), contiguous; the scan runs along L. One program:
+    # one outer index and INNER_BLOCK neighbouring inner columns, walking L in tiles of
+    # BLOCK // INNER_BLOCK steps. Each tile is scanned in float32 and offset by the running
+    # prefix (the previous tile's last row), so a row of any length is exact to the carry.
+    # Scan order is along L, or from its end (REVERSE); EXCLUSIVE reads one step behind, so
+    # the first output is the identity (0, or 1 for a product).
+    STEPS: tl.constexpr = BLOCK // INNER_BLOCK
+    pid = tl.program_id(0).to(tl.int64)
+    column_blocks = tl.cdiv(INNER, INNER_BLOCK)
+    outer = pid // column_blocks
+    cols = (pid % column_blocks) * INNER_BLOCK + tl.arange(0, INNER_BLOCK)
+    col_ok = (cols < INNER)[None, :]
+    base = outer * L * INNER
+    steps = tl.arange(0, STEPS)
+    identity = 1.0 if PRODUCT else 0.0
+    carry = tl.zeros([INNER_BLOCK], dtype=tl.float32) + identity
+    for start in range(0, L, STEPS):
+        pos = start + steps  # positions in scan order
+        src = pos - EXCLUSIVE
+        if REVERSE:
+            at = L - 1 - pos
+            src_at = L - 1 - src
+        else:
+            at = pos
+            src_at = src
+        ok_in = ((src >= 0) & (src < L))[:, None] & col_ok
+        offs_in = base + src_at.to(tl.int64)[:, None] * INNER + cols[None, :]
+        v = tl.load(x_ptr + offs_in, mask=ok_in, other=identity).to(tl.float32)
+        if HAS_MASK:
+            v = v * tl.load(m_ptr + offs_in, mask=ok_in, other=identity).to(tl.float32)
+        s = tl.cumprod(v, 0) * carry[None, :] if PRODUCT else tl.cumsum(v, 0) + carry[None, :]
+        ok_out = (pos < L)[:, None] & col_ok
+        offs_out = base + at.to(tl.int64)[:, None] * INNER + cols[None, :]
+        tl.store(out_ptr + offs_out, s.to(out_ptr.dtype.element_ty), mask=ok_out)
+        carry = tl.sum(tl.where((steps == STEPS - 1)[:, None], s, 0.0), 0)
+
+
+def kernelopt_scan(x, dim, product, reverse, exclusive, mask):
+    """The cumulative sum (``product=False``) or product of ``x`` (times ``mask``, elementwise,
+    where given: ``torch.cumsum(x * mask, dim)``) along ``dim``, from the end of the dimension
+    where ``reverse`` (``flip(cumsum(flip(x)))``), and exclusive of each element where
+    ``exclusive`` (the first output is 0, or 1 for a product). Float32 accumulation; the output
+    has ``x``'s shape and dtype.
+
+    One Triton program scans one row (or a few neighbouring columns, where ``dim`` is not the
+    last dimension) in tiles, carrying the running prefix from tile to tile: one read and one
+    write of the tensor, with the mask and the flips folded into the addressing. A
+    reassociation of the vendor's sequential sum.
+    """
+    out = torch.empty(x.shape, device=x.device, dtype=x.dtype)
+    if x.device.type == "meta" or out.numel() == 0:
+        return out
+    d = dim % x.dim()
+    length = x.shape[d]
+    inner = 1
+    for size in x.shape[d + 1 :]:
+        inner *= size
+    outer = x.numel() // (length * inner)
+    has_mask = mask is not None
+    x = x.contiguous()
+    mask = mask.contiguous() if has_mask else x
+    # A column per program where the scan runs along memory; else neighbouring columns, so
+    # each step of the scan reads a run of memory.
+    inner_block = 1 if inner == 1 else min(MAX_INNER_BLOCK, triton.next_power_of_2(inner))
+    own_scan_kernel[lambda meta: (outer * triton.cdiv(inner, meta["INNER_BLOCK"]),)](
+        x,
+        mask,
+        out,
+        length,
+        inner,
+        PRODUCT=bool(product),
+        REVERSE=bool(reverse),
+        EXCLUSIVE=1 if exclusive else 0,
+        HAS_MASK=has_mask,
+        BLOCK=1024,
+        INNER_BLOCK=inner_block,
+        num_warps=4,
+    )
+    return out
+
+
+@triton.jit
+def own_max_pool_kernel(
+    x_ptr,
+    out_ptr,
+    TOTAL,
+    D,
+    H,
+    W,
+    D_OUT,
+    H_OUT,
+    W_OUT,
+    SD: tl.constexpr,
+    SH: tl.constexpr,
+    SW: tl.constexpr,
+    PD: tl.constexpr,
+    PH: tl.constexpr,
+    PW: tl.constexpr,
+    DD: tl.constexpr,
+    DH: tl.constexpr,
+    DW: tl.constexpr,
+    KD: tl.constexpr,
+    KH: tl.constexpr,
+    KW: tl.constexpr,
+    BLOCK: tl.constexpr,
+):
+    # One program: BLOCK consecutive outputs, in order over all (image, channel) volumes (a
+    # 1-D or 2-D pool is a 3-D one with size-1 leading dimensions), so small planes do not
+    # leave programs mostly idle. The window's taps are unrolled; a tap outside the input is
+    # the padding, which never wins. A NaN in the window wins, as in torch.
+    out_per_plane = D_OUT * H_OUT * W_OUT
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < TOTAL
+    plane = offs // out_per_plane
+    rest = offs % out_per_plane
+    ow = rest % W_OUT
+    oh = (rest // W_OUT) % H_OUT
+    od = rest // (W_OUT * H_OUT)
+    x_base = x_ptr + plane * D * H * W
+    acc = tl.full([BLOCK], float("-inf"), dtype=tl.float32)
+    for kd in tl.static_range(KD):
+        iz = od * SD - PD + kd * DD
+        z_ok = ok & (iz >= 0) & (iz < D)
+        for kh in tl.static_range(KH):
+            iy = oh * SH - PH + kh * DH
+            y_ok = z_ok & (iy >= 0) & (iy < H)
+            for kw in tl.static_range(KW):
+                ix = ow * SW - PW + kw * DW
+                tap_ok = y_ok & (ix >= 0) & (ix < W)
+                v = tl.load(x_base + (iz * H + iy) * W + ix, mask=tap_ok, other=float("-inf"))
+                v = v.to(tl.float32)
+                acc = tl.where((v > acc) | (v != v), v, acc)
+    tl.store(out_ptr + offs, acc.to(out_ptr.dtype.element_ty), mask=ok)
+
+
+def own_pool_out_size(size, kernel, stride, padding, dilation, ceil_mode):
+    """The output length of a max pool along one dimension, as torch computes it (in ceil
+    mode, a last window that would start in the right padding is dropped)."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    out = (span + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    return out
+
+
+def kernelopt_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
+    """``F.max_pool1d/2d/3d(x, kernel, stride, padding, dilation, ceil_mode)`` (without
+    indices) for a contiguous ``(N, C, *spatial)`` or ``(C, *spatial)`` input; ``kernel``,
+    ``stride``, ``padding`` and ``dilation`` are tuples of the spatial rank.
+
+    One Triton program computes a block of consecutive outputs, its window unrolled: the
+    input is read from memory once, the windows' overlap served from cache.
+    The maximum is exact in any precision, so the result is the vendor's, bit for bit.
+    """
+    dims = len(kernel)
+    spatial = list(x.shape[x.dim() - dims :])
+    sizes = [
+        own_pool_out_size(spatial[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode)
+        for i in range(dims)
+    ]
+    out = torch.empty((*x.shape[: x.dim() - dims], *sizes), device=x.device, dtype=x.dtype)
+    if x.device.type == "meta" or out.numel() == 0:
+        return out
+    x = x.contiguous()
+    lead = 3 - dims  # a 1-D or 2-D pool as a 3-D one with size-1 leading dimensions
+    d, h, w = [1] * lead + spatial
+    d_out, h_out, w_out = [1] * lead + sizes
+    k = [1] * lead + list(kernel)
+    s = [1] * lead + list(stride)
+    p = [0] * lead + list(padding)
+    dl = [1] * lead + list(dilation)
+    total = out.numel()
+    own_max_pool_kernel[lambda meta: (triton.cdiv(total, meta["BLOCK"]),)](
+        x, out, total, d, h, w, d_out, h_out, w_out,
+        SD=s[0], SH=s[1], SW=s[2], PD=p[0], PH=p[1], PW=p[2],
+        DD=dl[0], DH=dl[1], DW=dl[2], KD=k[0], KH=k[1], KW=k[2],
+        BLOCK=1024,
+        num_warps=4,
+    )  # fmt: skip
+    return out
+
+
+@triton.jit
+def own_norm_moments(x_ptr, base, lo, hi, INNER, cols, col_ok, STEPS: tl.constexpr):
+    # Mean and sum of squared deviations (M2) of rows lo..hi-1 of each column, tile by tile
+    # in float32, each tile's combined into the running ones by Chan's formula.
+    steps = tl.arange(0, STEPS)
+    mean = tl.sum(tl.zeros([STEPS, cols.shape[0]], dtype=tl.float32), 0)
+    m2 = mean
+    count = 0.0
+    for start in range(lo, hi, STEPS):
+        rows = start + steps
+        ok = (rows < hi)[:, None] & col_ok
+        v = tl.load(x_ptr + base + rows.to(tl.int64)[:, None] * INNER + cols[None, :], mask=ok)
+        v = v.to(tl.float32)
+        n_b = tl.minimum(hi - start, STEPS).to(tl.float32)
+        mean_b = tl.sum(tl.where(ok, v, 0.0), 0) / n_b
+        d = tl.where(ok, v - mean_b[None, :], 0.0)
+        m2_b = tl.sum(d * d, 0)
+        total = count + n_b
+        delta = mean_b - mean
+        mean = mean + delta * (n_b / total)
+        m2 = m2 + m2_b + delta * delta * (count * n_b / total)
+        count = total
+    return mean, m2
+
+
+@triton.jit
+def own_norm_stats_kernel(
+    x_ptr, mean_ptr, m2_ptr, L, INNER, CHUNK, PARTS,
+    BLOCK: tl.constexpr, INNER_BLOCK: tl.constexpr,
+):  # fmt: skip
+    # A long row split across programs: each program the moments of its CHUNK of rows, for
+    # INNER_BLOCK columns, stored as partials (outer, PARTS, INNER).
+    pid = tl.program_id(0).to(tl.int64)
+    part = pid % PARTS
+    column_blocks = tl.cdiv(INNER, INNER_BLOCK)
+    cb = (pid // PARTS) % column_blocks
+    outer = pid // (PARTS * column_blocks)
+    cols = cb * INNER_BLOCK + tl.arange(0, INNER_BLOCK)
+    col_ok = (cols < INNER)[None, :]
+    lo = part * CHUNK
+    hi = tl.minimum(lo + CHUNK, L)
+    mean, m2 = own_norm_moments(
+        x_ptr, outer * L * INNER, lo, hi, INNER, cols, col_ok, BLOCK // INNER_BLOCK
+    )
+    at = (outer * PARTS + part) * INNER + cols
+    tl.store(mean_ptr + at, mean, mask=cols < INNER)
+    tl.store(m2_ptr + at, m2, mask=cols < INNER)
+
+
+@triton.jit
+def own_norm_kernel(
+    x_ptr, w_ptr, b_ptr, mean_ptr, m2_ptr, out_ptr, L, INNER, CHUNK, PARTS, CHANNELS, eps,
+    RMS: tl.constexpr, SPLIT: tl.constexpr, PARTS_BLOCK: tl.constexpr, AFFINE: tl.constexpr,
+    HAS_BIAS: tl.constexpr, BLOCK: tl.constexpr, INNER_BLOCK: tl.constexpr,
+):  # fmt: skip
+    # The tensor seen as (outer, L, inner), normalised over L for each (outer, inner column).
+    # One program: INNER_BLOCK columns, rows of its CHUNK (all L unless SPLIT). Unsplit, it
+    # takes the moments itself, then normalises the same rows, their second read following
+    # the first (from cache); SPLIT, it combines the row's partials first. RMS: divides by
+    # the root mean square (mean of squares = M2 / n + mean^2), no centring. AFFINE: 1, a
+    # weight (and bias) per position along L; 2, one per channel (outer % CHANNELS).
+    STEPS: tl.constexpr = BLOCK // INNER_BLOCK
+    pid = tl.program_id(0).to(tl.int64)
+    part = pid % PARTS
+    column_blocks = tl.cdiv(INNER, INNER_BLOCK)
+    cb = (pid // PARTS) % column_blocks
+    outer = pid // (PARTS * column_blocks)
+    cols = cb * INNER_BLOCK + tl.arange(0, INNER_BLOCK)
+    col_ok = (cols < INNER)[None, :]
+    base = outer * L * INNER
+    lo = part * CHUNK
+    hi = tl.minimum(lo + CHUNK, L)
+    if SPLIT:
+        parts = tl.arange(0, PARTS_BLOCK)
+        part_ok = (parts < PARTS)[:, None] & col_ok
+        at = (outer * PARTS + parts)[:, None] * INNER + cols[None, :]
+        means = tl.load(mean_ptr + at, mask=part_ok, other=0.0)
+        m2s = tl.load(m2_ptr + at, mask=part_ok, other=0.0)
+        counts = tl.minimum(CHUNK, L - parts * CHUNK).to(tl.float32)[:, None]
+        counts = tl.where(part_ok, counts, 0.0)
+        mean = tl.sum(means * counts, 0) / L
+        spread = means - mean[None, :]
+        m2 = tl.sum(m2s, 0) + tl.sum(tl.where(part_ok, counts * spread * spread, 0.0), 0)
+    else:
+        mean, m2 = own_norm_moments(x_ptr, base, 0, L, INNER, cols, col_ok, STEPS)
+    rstd = 1.0 / tl.sqrt(m2 / L + (mean * mean if RMS else 0.0) + eps)
+    steps = tl.arange(0, STEPS)
+    for start in range(lo, hi, STEPS):
+        rows = start + steps
+        ok = (rows < hi)[:, None] & col_ok
+        offs = base + rows.to(tl.int64)[:, None] * INNER + cols[None, :]
+        v = tl.load(x_ptr + offs, mask=ok, other=0.0).to(tl.float32)
+        y = v * rstd[None, :] if RMS else (v - mean[None, :]) * rstd[None, :]
+        if AFFINE == 1:
+            y = y * tl.load(w_ptr + rows, mask=rows < hi, other=1.0).to(tl.float32)[:, None]
+            if HAS_BIAS:
+                y += tl.load(b_ptr + rows, mask=rows < hi, other=0.0).to(tl.float32)[:, None]
+        if AFFINE == 2:
+            channel = outer % CHANNELS
+            y = y * tl.load(w_ptr + channel).to(tl.float32)
+            if HAS_BIAS:
+                y += tl.load(b_ptr + channel).to(tl.float32)
+        tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=ok)
+
+
+#: Column programs below which a long row is split across programs (about four waves of
+#: programs on an H100's 132 SMs), the most parts a row is split into, and the fewest rows
+#: of a part.
+NORM_MIN_PROGRAMS = 512
+NORM_MAX_PARTS = 256
+NORM_MIN_CHUNK = 1024
+
+
+def kernelopt_norm(x, first, last, weight, bias, eps, rms, per_channel):
+    """``x`` normalised over its dimensions ``first .. last - 1`` (contiguous), separately for
+    each index of the others: ``(x - mean) / sqrt(var + eps)`` (biased variance), or ``x /
+    sqrt(mean(x^2) + eps)`` where ``rms``; then times ``weight`` and plus ``bias`` (either may
+    be None), of the normalised dimensions' shape, or one per channel (dimension 1) where
+    ``per_channel``. LayerNorm (the last dimensions), InstanceNorm (the spatial ones, per
+    channel) and RMSNorm (dimension 1, or the last ones) are all this.
+
+    One Triton program takes a block of columns (neighbouring positions after the normalised
+    dimensions) and computes their moments in float32 (blockwise, combined by Chan's formula)
+    before normalising them, so the row's second read follows its first from cache. Where
+    there are too few rows to fill the GPU (a LayerNorm over millions of elements per row),
+    each row is split: a first kernel writes the parts' moments, the second combines them and
+    normalises its part. A reassociation of the vendor's sums.
+    """
+    out = torch.empty(x.shape, device=x.device, dtype=x.dtype)
+    if x.device.type == "meta" or out.numel() == 0:
+        return out
+    length = 1
+    for size in x.shape[first:last]:
+        length *= size
+    inner = 1
+    for size in x.shape[last:]:
+        inner *= size
+    outer = x.numel() // (length * inner)
+    x = x.contiguous()
+    inner_block = 1 if inner == 1 else min(MAX_INNER_BLOCK, triton.next_power_of_2(inner))
+    columns = outer * triton.cdiv(inner, inner_block)
+    parts = 1
+    if columns < NORM_MIN_PROGRAMS:
+        parts = min(
+            NORM_MAX_PARTS,
+            triton.cdiv(NORM_MIN_PROGRAMS, columns),
+            triton.cdiv(length, NORM_MIN_CHUNK),
+        )
+    chunk = triton.cdiv(length, parts)
+    parts = triton.cdiv(length, chunk)
+    partials = torch.empty((2, outer, parts, inner), device=x.device, dtype=torch.float32)
+    if parts > 1:
+        own_norm_stats_kernel[lambda meta: (columns * parts,)](
+            x, partials[0], partials[1], length, inner, chunk, parts,
+            BLOCK=1024, INNER_BLOCK=inner_block, num_warps=4,
+        )  # fmt: skip
+    affine = 0 if weight is None else 2 if per_channel else 1
+    own_norm_kernel[lambda meta: (columns * parts,)](
+        x,
+        x if weight is None else weight.contiguous(),
+        x if bias is None else bias.contiguous(),
+        partials[0],
+        partials[1],
+        out,
+        length,
+        inner,
+        chunk,
+        parts,
+        x.shape[1] if x.dim() > 1 else 1,
+        float(eps),
+        RMS=bool(rms),
+        SPLIT=parts > 1,
+        PARTS_BLOCK=triton.next_power_of_2(parts),
+        AFFINE=affine,
+        HAS_BIAS=bias is not None,
+        BLOCK=1024,
+        INNER_BLOCK=inner_block,
+        num_warps=4,
+    )
+    return out
+
+
+@triton.jit
+def own_arg_reduce_kernel(
+    x_ptr, out_ptr, L, INNER,
+    LARGEST: tl.constexpr, BLOCK: tl.constexpr, INNER_BLOCK: tl.constexpr,
+):  # fmt: skip
+    # The tensor seen as (outer, L, inner): for each (outer, inner column), the index along L
+    # of the largest (LARGEST) or smallest value, the first one where several tie; a NaN
+    # counts as the extreme, as in torch. One program: INNER_BLOCK columns, L in tiles.
+    STEPS: tl.constexpr = BLOCK // INNER_BLOCK
+    pid = tl.program_id(0).to(tl.int64)
+    column_blocks = tl.cdiv(INNER, INNER_BLOCK)
+    outer = pid // column_blocks
+    cols = (pid % column_blocks) * INNER_BLOCK + tl.arange(0, INNER_BLOCK)
+    col_ok = cols < INNER
+    base = outer * L * INNER
+    steps = tl.arange(0, STEPS)
+    worst = float("-inf") if LARGEST else float("inf")
+    best = tl.full([INNER_BLOCK], worst, dtype=tl.float32)
+    best_at = tl.zeros([INNER_BLOCK], dtype=tl.int64)
+    best_nan = tl.zeros([INNER_BLOCK], dtype=tl.int1)
+    for start in range(0, L, STEPS):
+        rows = start + steps
+        ok = (rows < L)[:, None] & col_ok[None, :]
+        offs = base + rows.to(tl.int64)[:, None] * INNER + cols[None, :]
+        v = tl.load(x_ptr + offs, mask=ok, other=worst).to(tl.float32)
+        nan = (v != v) & ok
+        clean = tl.where(nan | ~ok, worst, v)
+        top = tl.max(clean, 0) if LARGEST else tl.min(clean, 0)
+        tile_nan = tl.max(nan.to(tl.int32), 0) > 0
+        # The tile's first NaN where it has one, else its first extreme value.
+        pick = tl.where(tile_nan[None, :], nan, ok & (clean == top[None, :]))
+        at = tl.min(tl.where(pick, rows[:, None], L), 0).to(tl.int64)
+        # Strictly better only: a tie keeps the earlier index. Starting from index 0 at the
+        # worst value answers 0 for a row that holds nothing better, as torch does.
+        better = top > best if LARGEST else top < best
+        wins = ~best_nan & (tile_nan | better)
+        best = tl.where(wins, top, best)
+        best_at = tl.where(wins, at, best_at)
+        best_nan = best_nan | tile_nan
+    tl.store(out_ptr + outer * INNER + cols, best_at, mask=col_ok)
+
+
+def kernelopt_arg_reduce(x, dim, keepdim, largest):
+    """``torch.argmax(x, dim, keepdim)`` (``largest``) or ``torch.argmin``: the int64 index
+    along ``dim`` of each extreme value, the first of ties, a NaN counting as the extreme.
+
+    One Triton program reduces one row (or neighbouring columns, where ``dim`` is
+    not the last dimension) in tiles, keeping the running extreme and its index in
+    registers: one read of the tensor. Exact: comparisons only.
+    """
+    d = dim % x.dim()
+    shape = list(x.shape)
+    shape[d : d + 1] = [1] if keepdim else []
+    out = torch.empty(shape, device=x.device, dtype=torch.int64)
+    if x.device.type == "meta" or out.numel() == 0:
+        return out
+    length = x.shape[d]
+    inner = 1
+    for size in x.shape[d + 1 :]:
+        inner *= size
+    outer = x.numel() // (length * inner)
+    x = x.contiguous()
+    inner_block = 1 if inner == 1 else min(MAX_INNER_BLOCK, triton.next_power_of_2(inner))
+    own_arg_reduce_kernel[lambda meta: (outer * triton.cdiv(inner, meta["INNER_BLOCK"]),)](
+        x,
+        out,
+        length,
+        inner,
+        LARGEST=bool(largest),
+        BLOCK=1024,
+        INNER_BLOCK=inner_block,
+        num_warps=4,
+    )
+    return out
+
+
+#: Module constants the wrappers read, copied with them (merged into
+#: ``kernels.KERNEL_CONSTANTS``).
+FAMILY_KERNEL_CONSTANTS = {
+    "MAX_INNER_BLOCK": MAX_INNER_BLOCK,
+    "NORM_MIN_PROGRAMS": NORM_MIN_PROGRAMS,
+    "NORM_MAX_PARTS": NORM_MAX_PARTS,
+    "NORM_MIN_CHUNK": NORM_MIN_CHUNK,
+}
+
+#: Each wrapper and the kernels it launches, in the order they are copied (merged into
+#: ``kernels.KERNEL_HELPERS``).
+FAMILY_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
+    kernelopt_scan.__name__: (kernelopt_scan, (own_scan_kernel,)),
+    kernelopt_max_pool.__name__: (kernelopt_max_pool, (own_pool_out_size, own_max_pool_kernel)),
+    kernelopt_norm.__name__: (
+        kernelopt_norm,
+        (own_norm_moments, own_norm_stats_kernel, own_norm_kernel),
+    ),
+    kernelopt_arg_reduce.__name__: (kernelopt_arg_reduce, (own_arg_reduce_kernel,)),
+}
