@@ -206,6 +206,16 @@ def test_step_mode_edit_rejected_by_correctness(lab: Lab, page: Any) -> None:
     failed.click()  # its diagnostics: the outputs differ from the reference's
     detail = panel.locator(".kernelopt-gate-detail")
     detail.locator(".kernelopt-gate-sentence", has_text="correctness:").wait_for()
+    # A sentence and a few numbers, not the raw record (over 4,000 px of JSON per click); the
+    # largest error is the failing call's, not 0.0.
+    height = detail.evaluate("d => d.getBoundingClientRect().height")
+    assert height < 400, height
+    numbers = dict(
+        row.locator("td").all_inner_texts()
+        for row in detail.locator(".kernelopt-gate-numbers tr").all()
+    )
+    error = numbers.get("largest absolute error", "")
+    assert error and float(error) > 0, numbers
     detail.locator(".kernelopt-gate-record summary").click()  # the full record
     assert "outside" in detail.inner_text()
     shot(page, "b7-edit-rejected-by-correctness")
