@@ -121,7 +121,8 @@ class PanelOutput extends Panel implements IRenderMime.IRenderer {
     const ctx = this.notebook.sessionContext;
     let kernel = ctx.session?.kernel ?? null;
     if (panel && (kernel === null || panel.origin !== kernel.clientId)) {
-      await ctx.ready; // a reopened notebook: its kernel may still be starting
+      // A reopened notebook: its kernel may still be starting, or fail to (then no kernel).
+      await ctx.ready.catch(() => undefined);
       kernel = ctx.session?.kernel ?? null;
     }
     if (panel && (await panelIsLive(panel, kernel))) {
