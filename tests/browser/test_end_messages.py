@@ -1,9 +1,9 @@
 """What the panel says around the end of a search, in a real JupyterLab and Chromium (offline
-agents, CPU): code submitted once the candidate budget is used is refused at once, never
-announced as "Submitted as c4" beside "c4 not gated: candidate budget used"; while paused the
-header shows no seconds of its own (they stood still beside the ticking Time row), and
-``%kernelopt stop`` names the session as the panel does and replaces the pause's "Paused
-after ..." line at once."""
+agents, CPU): the finished table's headers and badges are drawn whole; code submitted once the
+candidate budget is used is refused at once, never announced as "Submitted as c4" beside "c4
+not gated: candidate budget used"; while paused the header shows no seconds of its own (they
+stood still beside the ticking Time row), and ``%kernelopt stop`` names the session as the
+panel does and replaces the pause's "Paused after ..." line at once."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 
 from .conftest import ROOT, Lab, cell_output, open_notebook, run_cell, write_notebook
 from .test_notebook_use import JS_PAUSED_OR_DONE, SEARCH_TIMEOUT_MS, _click_tab
+from .test_step_conversation import JS_CUT_BUTTONS, JS_CUT_HEADERS
 
 #: A number of seconds as the header drew them ("194 s", "12/300 s").
 SECONDS = re.compile(r"\b\d+(?:/\d+)? s\b")
@@ -38,6 +39,12 @@ def test_code_submitted_after_the_budget_is_refused_at_once(lab: Lab, page: Any)
     header = panel.locator(".kernelopt-header")
     header.filter(has_text="finished").wait_for(timeout=SEARCH_TIMEOUT_MS)
     assert "candidates 2/2" in header.inner_text(), header.inner_text()
+    # The finished table's headers and badges are whole ("parent" ran into "agent", the
+    # badges read "corr…").
+    _click_tab(panel, "Candidates")
+    panel.locator(".kernelopt-candidate-row").first.wait_for()
+    assert not page.evaluate(JS_CUT_BUTTONS), page.evaluate(JS_CUT_BUTTONS)
+    assert not page.evaluate(JS_CUT_HEADERS), page.evaluate(JS_CUT_HEADERS)
     _click_tab(panel, "Edit")
     panel.locator(".kernelopt-edit-source textarea").fill(_problem() + "\n# mine\n")
     panel.locator("button.kernelopt-edit-submit").click()
