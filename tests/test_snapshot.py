@@ -125,3 +125,21 @@ def test_open_displays_the_panel_with_its_snapshot(
             if isinstance(record.panel, SessionPanel):
                 record.panel.close()
         magic.SESSIONS.clear()
+
+
+def test_the_live_chart_is_redrawn_at_each_verdict(tmp_path: Path) -> None:
+    drawn: list[dict[str, Any]] = []
+
+    class Handle:
+        def update(self, obj: Any, **kwargs: Any) -> None:
+            drawn.append(obj)
+
+    read = magic._chart_redraw(Handle())
+    events = _events(tmp_path, candidates=3)
+    for event in events:
+        read(event)
+    verdicts = [e for e in events if e.type == "verdict"]
+    assert len(drawn) == len(verdicts) == 3
+    assert [d["text/plain"] for d in drawn] == [
+        f"KernelOPT: {n} candidate(s); best c{min(n, 2)}" for n in (1, 2, 3)
+    ]

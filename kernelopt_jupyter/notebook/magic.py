@@ -481,6 +481,7 @@ class KernelOptMagics(Magics):
         if live and session is not None:
             panel.attach(session.log)
             session.log.subscribe(_phase_redraw(record.refresh_summary), replay=True)
+            session.log.subscribe(_chart_redraw(record.image), replay=True)
         else:
             panel.feed(events_now)
             record.refresh_summary()
@@ -729,6 +730,21 @@ def load_ipython_extension(ipython: Any) -> None:
 
         listen_for_notebook_path()
         threading.Thread(target=_warm_plotly, name="kernelopt-warm", daemon=True).start()
+
+
+def _chart_redraw(image: Any) -> Any:
+    """An event reader that redraws the snapshot's chart (display handle ``image``) at each
+    verdict, from its own fold of the events: the chart then never says "no candidate yet"
+    beside a table of them."""
+    state = SessionState()
+
+    def read(event: Event) -> None:
+        state.apply(event)
+        state.take_changes()  # the panel draws from its own state: nothing to keep here
+        if event.type == "verdict" and image is not None:
+            image.update(snapshot_bundle(state), raw=True)
+
+    return read
 
 
 def _phase_redraw(redraw: Any) -> Any:
