@@ -8,6 +8,7 @@ kernels' launch configurations. It never guesses a speed: every proposal is gate
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 
@@ -637,6 +638,7 @@ class OfflinePolicy:
                 return Edit(source, why + where + ", in a CUDA graph", not match.kernels)
             return Edit(match.eager_source, why + where, not match.kernels)
         rewritten = problem_from_source(match.problem_source, ctx.problem.path, validate=False)
+        rewritten = dataclasses.replace(rewritten, name=ctx.problem.name)
         harvest = harvest_problem(
             rewritten, ctx.device, variants=False, time_limit_s=HARVEST_LIMIT_S
         )

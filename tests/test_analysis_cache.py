@@ -3,6 +3,7 @@ analyses are kept; a hit replays the same events without measuring again."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +77,37 @@ def test_a_hit_replays_the_events_and_an_incomplete_analysis_is_not_kept(
     assert [{k: v for k, v in d.items() if k != "cached"} for d in hit] == [
         {k: v for k, v in d.items() if k != "cached"} for d in first
     ]
+
+
+def test_a_hit_names_this_sessions_problem_in_the_harvest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache is keyed by source: a hit stored by a session of another name still gives a
+    root and dispatch variants whose docstring names this session's problem."""
+    from kernelopt_jupyter.analysis.harvest import HARVEST_TITLE
+
+    def harvested(name: str) -> str:
+        return f'"""{HARVEST_TITLE.format(name=name)}.\n"""\nx = 1\n'
+
+    def measure(
+        problem: Any, device: str, deadline: Any, baselines: bool = True
+    ) -> tuple[Baselines, dict[str, Any], bool]:
+        variants = [("vendor mm", harvested("cell"))]
+        facts = pipeline.AnalysisFacts(
+            {"eager": None}, [], False, variants, harvested("cell"), False, "Inductor harvest"
+        )
+        profile = {"dispatch_map": {}, "summary": "s", "facts": facts.to_dict(), "timeline": []}
+        profile["timeline_detail"] = "d"
+        return Baselines(measured=False, device=device, detail="cpu"), profile, True
+
+    monkeypatch.setattr(pipeline, "_measure", measure)
+    cache = AnalysisCache(tmp_path)
+    for name in ("first-cell2", "second-cell5"):
+        problem = dataclasses.replace(_problem(), name=name)
+        log = EventLog(None)
+        facts = pipeline.analyse(problem, "cpu", log, cache=cache)
+        assert f"for problem {name!r}." in facts.root_source
+        assert f"for problem {name!r}." in facts.dispatch_variants[0][1]
+        [event] = [e for e in log.events if e.type == "profile"]
+        assert f"for problem {name!r}." in event.data["facts"]["root_source"]
+    assert event.data["cached"] is True

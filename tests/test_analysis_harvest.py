@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from kernelopt_jupyter.agents.transforms import read_launch_configs
 from kernelopt_jupyter.analysis import Harvest, harvest_problem
-from kernelopt_jupyter.problem import Problem, load_problem
+from kernelopt_jupyter.analysis.harvest import HARVEST_TITLE, titled
+from kernelopt_jupyter.problem import Problem, load_problem, problem_from_source
 from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
 
 DATA = Path(__file__).parent / "data" / "analysis"
@@ -187,3 +189,29 @@ def test_max_autotune_matmul_template_is_harvested() -> None:
     assert not h.vendor_calls and not h.library_dominated
     gates = _gates(problem, h.source)
     assert all(gates[g].startswith("pass") for g in ("static", "correctness", "fp64")), gates
+
+
+def test_a_cells_harvest_names_the_sessions_problem() -> None:
+    """A notebook cell's problem is named by its session (``softmax_study-cell2``); the worker
+    gets only the cell's source, which alone names it "cell"."""
+    source = (DATA / "plain_matmul.py").read_text()
+    problem = dataclasses.replace(
+        problem_from_source(source, "<cell>", validate=False), name="softmax_study-cell2"
+    )
+    h = harvest_problem(problem, "cpu", variants=False)
+    assert h.ok, h.error
+    assert "for problem 'softmax_study-cell2'" in h.source
+    assert "problem 'cell'" not in h.source
+
+
+def test_titled_names_the_problem_in_the_harvest_title_only() -> None:
+    title = HARVEST_TITLE.format(name="cell")
+    source = f'"""{title}.\n\nmore text for problem \'cell\'\n"""\nx = 1\n'
+    renamed = titled(source, "nb-cell2")
+    assert (
+        renamed.splitlines()[0]
+        == '"""Harvested from torch.compile (Inductor) for problem \'nb-cell2\'.'
+    )
+    assert "more text for problem 'cell'" in renamed  # only the title line
+    assert titled("x = 1\n", "nb") == "x = 1\n"  # no harvest title: unchanged
+    assert titled(titled(source, "it's"), "b").splitlines()[0].endswith("problem 'b'.")

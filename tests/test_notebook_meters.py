@@ -17,7 +17,7 @@ from kernelopt_jupyter.events import Event, EventLog
 from kernelopt_jupyter.notebook.accept import render_accepted_cell
 from kernelopt_jupyter.notebook.panel import export as export_view
 from kernelopt_jupyter.notebook.panel.view import SessionPanel
-from kernelopt_jupyter.notebook.phases import PhaseTracker
+from kernelopt_jupyter.notebook.phases import PhaseTracker, duration_text
 from kernelopt_jupyter.problem import problem_from_source
 from kernelopt_jupyter.session.state import SessionState
 
@@ -276,3 +276,9 @@ def test_the_header_leaves_the_clock_to_the_time_row() -> None:
     assert "candidates 2/8" in header
     assert "194" not in header and "/300 s" not in header
     assert panel.phases.clock_text(now=223.0).startswith("Time 3 min 43 s")  # the clock
+
+
+def test_a_phase_shorter_than_half_a_second_reads_under_one_second() -> None:
+    assert duration_text(0.3) == "under 1 s"  # not "0 s", which reads as a phase never run
+    assert duration_text(0.6) == "1 s" and duration_text(42.2) == "42 s"
+    assert duration_text(185) == "3 min 05 s"

@@ -219,6 +219,7 @@ def test_gate_detail_is_a_sentence_numbers_and_a_folded_record() -> None:
     assert len(plain(summary)) < 500  # a sentence and a few numbers, not the record
     assert "largest absolute error" in summary and "0.25" in summary
     assert "input seeds" in summary and "0, 1" in summary
+    assert "calls that passed" in summary  # what the verifier counts: not the failing call
     assert "per_seed" not in summary and "per_seed" in record
     assert long_detail.strip() in html_lib.unescape(record)
     # A failing candidate that never compared anything shows no error number.

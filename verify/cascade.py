@@ -335,7 +335,11 @@ def _static_gate(
         run.add(GateResult("static", "fail", message, metrics))
         return
     if built:
-        detail += f"; {len(built)} kernel(s) compile for sm_90"
+        # Said on the CPU only: the kernels were compiled for the GPU target, not run there.
+        detail += (
+            f"; {len(built)} kernel(s) compile for sm_90, the H100/H200 target (built here "
+            "without a GPU; not run on one)"
+        )
     run.add(GateResult("static", "pass", detail, metrics))
 
 

@@ -9,6 +9,7 @@ the reference before returning it, so a harvest that would not verify is reporte
 
 from __future__ import annotations
 
+import re
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
@@ -141,7 +142,9 @@ def harvest_problem(
     )
     if not result.ok:
         return Harvest(ok=False, device=device, error=f"harvest worker failed: {result.describe()}")
-    return Harvest.from_dict(result.value)
+    harvest = Harvest.from_dict(result.value)
+    harvest.source = titled(harvest.source, problem.name)
+    return harvest
 
 
 # --------------------------------------------------------------------------- worker side
@@ -210,10 +213,26 @@ def _harvest_once(
         cap.code,
         cap.launches,
         cap.facts,
-        title=f"Harvested from torch.compile (Inductor) for problem {loaded.problem.name!r}",
+        title=HARVEST_TITLE.format(name=loaded.problem.name),
         device_note=note,
     )
     return cap, code
+
+
+#: The title of a harvested candidate's docstring. The worker knows the problem by its source
+#: alone (a notebook cell's is "cell") and an analysis is cached by source: ``titled`` puts in
+#: the name of the session's problem once the harvest is back.
+HARVEST_TITLE = "Harvested from torch.compile (Inductor) for problem {name!r}"
+_TITLE = re.compile(
+    r'^("""Harvested from torch\.compile \(Inductor\) for problem )'
+    r"(?:'[^'\n]*'|\"[^\"\n]*\")",
+    re.MULTILINE,
+)
+
+
+def titled(source: str, name: str) -> str:
+    """``source`` with its harvest title (if it has one) naming problem ``name``."""
+    return _TITLE.sub(lambda m: m.group(1) + repr(name), source, count=1)
 
 
 def _versions() -> str:

@@ -253,7 +253,7 @@ def analyse(
     saved = cache.load(key) if cache is not None and key is not None else None
     if saved is not None:
         _emit_baselines(log, saved["baselines"])
-        profile = dict(saved["profile"])
+        profile = _named(dict(saved["profile"]), problem.name)
         log.emit("profile", **profile, cached=True)
         return AnalysisFacts.from_dict(profile["facts"])
     defer = defer_baselines and device == "cuda"
@@ -266,6 +266,7 @@ def analyse(
         for entry in profile["facts"]["degraded"]:
             if entry["phase"] == "analysis":
                 entry["error"] = note
+    profile = _named(profile, problem.name)
     facts = AnalysisFacts.from_dict(profile["facts"])
     if defer:
         log.emit("profile", **profile, cached=False, baselines_deferred=True)
@@ -281,6 +282,19 @@ def analyse(
     if cache is not None and key is not None and complete and not facts.degraded:
         cache.store(key, {"baselines": base.to_dict(), "profile": profile})
     return facts
+
+
+def _named(profile: dict[str, Any], name: str) -> dict[str, Any]:
+    """``profile`` whose harvested sources (the root, the dispatch variants) name the session's
+    problem ``name`` in their docstring (the worker and the cache know only the source)."""
+    from kernelopt_jupyter.analysis.harvest import titled
+
+    facts = dict(profile["facts"])
+    facts["root_source"] = titled(facts["root_source"], name)
+    facts["dispatch_variants"] = [
+        [label, titled(source, name)] for label, source in facts.get("dispatch_variants", [])
+    ]
+    return {**profile, "facts": facts}
 
 
 #: What the peers' worker started ahead imports while it waits (``analysis_task``'s own

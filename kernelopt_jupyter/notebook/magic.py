@@ -32,6 +32,7 @@ from kernelopt_jupyter.notebook.accept import (
     render_accepted_cell,
 )
 from kernelopt_jupyter.notebook.report import render_summary, state_from_events, summary_of_events
+from kernelopt_jupyter.notebook.snapshot import panel_bundle, snapshot_bundle
 from kernelopt_jupyter.problem import Problem, ProblemError, problem_from_source
 from kernelopt_jupyter.session.protocols import SessionController
 from kernelopt_jupyter.session.state import SessionState
@@ -63,6 +64,7 @@ class SessionRecord:
     panel: Any = None
     live: bool = True
     summary: Any = None  # the display handle of the static HTML summary
+    image: Any = None  # the display handle of the snapshot's chart (SVG), above the summary
 
     @property
     def named(self) -> str:
@@ -72,7 +74,10 @@ class SessionRecord:
         return f"{self.label} ({name})" if name else self.label
 
     def refresh_summary(self) -> None:
-        """Redraw the static summary from the events (from the caller's thread and cell)."""
+        """Redraw the static snapshot, its chart and summary, from the events (from the
+        caller's thread and cell)."""
+        if self.image is not None:
+            self.image.update(snapshot_bundle(self.state()), raw=True)
         if self.summary is not None:
             self.summary.update(HTML(self.summary_html()))
 
@@ -107,6 +112,17 @@ def _say(message: str) -> None:
 def has_widget_frontend(shell: Any) -> bool:
     """Whether outputs go to a Jupyter front end (JupyterLab, Notebook 7, VS Code) via a kernel."""
     return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def _origin(shell: Any) -> str | None:
+    """The session id of the front-end connection whose request runs now (None outside one)."""
+    get_parent = getattr(shell, "get_parent", None)
+    try:
+        header = ((get_parent() if get_parent is not None else None) or {}).get("header") or {}
+    except Exception:  # an old kernel without parent tracking: the front end asks the kernel
+        return None
+    session = header.get("session")
+    return str(session) if session else None
 
 
 def current_cell_id(shell: Any) -> str | None:
@@ -457,22 +473,18 @@ class KernelOptMagics(Magics):
             out_dir=str(record.out_dir) if record.out_dir else None,
         )
         record.panel = panel
-        display(panel.widget)
-        summary = display(HTML(record.summary_html()), display_id=True)
-        record.summary = summary
-
-        def finished(state: SessionState) -> None:
-            if summary is not None:
-                summary.update(HTML(record.summary_html()))
-
-        panel.on_finished.append(finished)
+        # The panel, then its snapshot (chart and summary) for a notebook reopened without it.
+        display(panel_bundle(panel.widget._repr_mimebundle_(), _origin(self.shell)), raw=True)
+        record.image = display(snapshot_bundle(SessionState()), raw=True, display_id=True)
+        record.summary = display(HTML(record.summary_html()), display_id=True)
+        panel.on_finished.append(lambda state: record.refresh_summary())
         if live and session is not None:
             panel.attach(session.log)
             session.log.subscribe(_phase_redraw(record.refresh_summary), replay=True)
+            session.log.subscribe(_chart_redraw(record.image), replay=True)
         else:
             panel.feed(events_now)
-            if summary is not None:
-                summary.update(HTML(record.summary_html()))
+            record.refresh_summary()
 
     # ------------------------------------------------------------------ the line magic
 
@@ -718,6 +730,21 @@ def load_ipython_extension(ipython: Any) -> None:
 
         listen_for_notebook_path()
         threading.Thread(target=_warm_plotly, name="kernelopt-warm", daemon=True).start()
+
+
+def _chart_redraw(image: Any) -> Any:
+    """An event reader that redraws the snapshot's chart (display handle ``image``) at each
+    verdict, from its own fold of the events: the chart then never says "no candidate yet"
+    beside a table of them."""
+    state = SessionState()
+
+    def read(event: Event) -> None:
+        state.apply(event)
+        state.take_changes()  # the panel draws from its own state: nothing to keep here
+        if event.type == "verdict" and image is not None:
+            image.update(snapshot_bundle(state), raw=True)
+
+    return read
 
 
 def _phase_redraw(redraw: Any) -> Any:

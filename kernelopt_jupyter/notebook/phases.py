@@ -132,8 +132,10 @@ class PhaseTracker:
 
 
 def duration_text(seconds: float) -> str:
-    """'42 s', '3 min 05 s'."""
+    """'42 s', '3 min 05 s'; 'under 1 s' where '0 s' would read as a phase that never ran."""
     seconds = max(0.0, seconds)
+    if seconds < 0.5:
+        return "under 1 s"
     if seconds < 60:
         return f"{seconds:.0f} s"
     return f"{int(seconds // 60)} min {int(seconds % 60):02d} s"

@@ -4,22 +4,27 @@
  * On every kernel of every notebook panel it registers the comm target `kernelopt.notebook`.
  * The kernel side (kernelopt_jupyter/notebook/bridge.py) opens a comm carrying an `insert_cell`
  * request; this extension inserts the code cell directly below the named cell (or replaces
- * its source) through the notebook's shared model and replies on the comm.
+ * its source) through the notebook's shared model and replies on the comm. It also draws a
+ * panel's output (`PANEL_MIME`) as the widget while its kernel holds it, else as a record.
  */
 
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker, NotebookActions, NotebookPanel } from '@jupyterlab/notebook';
+import type { IRenderMime } from '@jupyterlab/rendermime-interfaces';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
+import { Panel } from '@lumino/widgets';
 
 import { ISharedNotebookLike } from './apply';
 import { BANNER_CLASS, IElementLike, markPanelsGone } from './gone';
 import { handleRequest } from './handler';
 import { COMM_TARGET, PATH_TARGET, pathMessage } from './protocol';
+import { PANEL_MIME, RECORD_CLASS, RECORD_TEXT, WIDGET_VIEW_MIME, panelData, panelIsLive } from './record';
 
 export * from './protocol';
 export * from './apply';
 export * from './handler';
 export * from './gone';
+export * from './record';
 
 /** Kernel connections already carrying our comm target. */
 const registered = new WeakSet<Kernel.IKernelConnection>();
@@ -99,12 +104,57 @@ function markGone(panel: NotebookPanel, why: string): void {
   });
 }
 
+/**
+ * A panel's output: the ipywidgets view while the notebook's kernel holds the panel's model,
+ * else one line pointing at the snapshot the kernel drew below it.
+ */
+class PanelOutput extends Panel implements IRenderMime.IRenderer {
+  constructor(private readonly notebook: NotebookPanel) {
+    super();
+  }
+
+  async renderModel(model: IRenderMime.IMimeModel): Promise<void> {
+    this.widgets.slice().forEach(w => w.dispose());
+    this.removeClass(RECORD_CLASS);
+    this.node.textContent = '';
+    const panel = panelData(model.data as Record<string, unknown>);
+    const ctx = this.notebook.sessionContext;
+    let kernel = ctx.session?.kernel ?? null;
+    if (panel && (kernel === null || panel.origin !== kernel.clientId)) {
+      // A reopened notebook: its kernel may still be starting, or fail to (then no kernel).
+      await ctx.ready.catch(() => undefined);
+      kernel = ctx.session?.kernel ?? null;
+    }
+    if (panel && (await panelIsLive(panel, kernel))) {
+      const view = this.notebook.content.rendermime.createRenderer(WIDGET_VIEW_MIME);
+      this.addWidget(view);
+      return view.renderModel(model);
+    }
+    this.addClass(RECORD_CLASS);
+    this.node.style.cssText = 'color:#57606a;font-style:italic;padding:2px 0';
+    this.node.textContent = RECORD_TEXT;
+  }
+}
+
+/** Ahead of ipywidgets' own view (rank -10): lower ranks are preferred. */
+const PANEL_RANK = -100;
+
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'kernelopt-jupyter:bridge',
   description: 'Inserts candidates accepted in the KernelOPT panel into the notebook.',
   autoStart: true,
   requires: [INotebookTracker],
-  activate: (_app: JupyterFrontEnd, tracker: INotebookTracker): void => {
+  activate: (app: JupyterFrontEnd, tracker: INotebookTracker): void => {
+    // Each notebook's own renderers (ipywidgets adds its view there, bound to the notebook's
+    // widget manager): added as the notebook is created, before its outputs are drawn.
+    app.docRegistry.addWidgetExtension('Notebook', {
+      createNew: (panel: NotebookPanel): void => {
+        panel.content.rendermime.addFactory(
+          { safe: false, mimeTypes: [PANEL_MIME], createRenderer: () => new PanelOutput(panel) },
+          PANEL_RANK
+        );
+      }
+    });
     const watch = (panel: NotebookPanel): void => {
       const ctx = panel.sessionContext;
       register(tracker, ctx.session?.kernel);

@@ -206,6 +206,76 @@ def test_step_mode_edit_rejected_by_correctness(lab: Lab, page: Any) -> None:
     failed.click()  # its diagnostics: the outputs differ from the reference's
     detail = panel.locator(".kernelopt-gate-detail")
     detail.locator(".kernelopt-gate-sentence", has_text="correctness:").wait_for()
+    # A sentence and a few numbers, not the raw record (over 4,000 px of JSON per click); the
+    # largest error is the failing call's, not 0.0.
+    height = detail.evaluate("d => d.getBoundingClientRect().height")
+    assert height < 400, height
+    numbers = dict(
+        row.locator("td").all_inner_texts()
+        for row in detail.locator(".kernelopt-gate-numbers tr").all()
+    )
+    error = numbers.get("largest absolute error", "")
+    assert error and float(error) > 0, numbers
     detail.locator(".kernelopt-gate-record summary").click()  # the full record
     assert "outside" in detail.inner_text()
     shot(page, "b7-edit-rejected-by-correctness")
+
+
+# A person's pure-PyTorch candidate with the same ops as the reference, in the wrong order (the
+# bias inside the GELU): it reaches the correctness gate, which fails it.
+PURE_TORCH_WRONG = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+KERNELOPT_DISPATCH_ONLY = True  # PyTorch's own ops, no Triton kernel of its own
+
+
+class ModelNew(nn.Module):
+    def __init__(self, features: int):
+        super().__init__()
+        self.linear = nn.Linear(features, features)
+        self.bias = nn.Parameter(torch.randn(features) * 0.1)
+
+    def forward(self, x):
+        return x + F.gelu(self.linear(x) + self.bias)
+"""
+
+
+def test_a_pure_pytorch_failure_reads_true_of_it(lab: Lab, page: Any) -> None:
+    """Code submitted at the first pause is gated at once; its correctness failure reads as a
+    sentence with the failing call's error, and names no race (it launches no kernel)."""
+    magic = "%%kernelopt --agents offline --budget 3 --seeds 2 --iterations 1 --device cpu --step"
+    write_notebook(
+        lab.root / "pure.ipynb",
+        [("load", "%load_ext kernelopt_jupyter"), ("search", magic + "\n" + PROBLEM.lstrip())],
+    )
+    open_notebook(page, lab, "pure.ipynb")
+    run_cell(page, "load")
+    run_cell(page, "search")
+    panel = page.locator(".kernelopt-panel").first
+    panel.wait_for(state="visible", timeout=30_000)
+    page.wait_for_function(JS_PAUSED, timeout=SEARCH_TIMEOUT_MS)
+    _click_tab(page, panel, "Edit")
+    panel.locator(".kernelopt-edit-source textarea").fill(PURE_TORCH_WRONG.lstrip())
+    panel.locator("button.kernelopt-edit-submit").click()
+    _click_tab(page, panel, "Candidates")
+    mine = panel.locator(
+        ".kernelopt-candidate-row",
+        has=page.locator(".kernelopt-gate-correctness.kernelopt-gate-fail"),
+    ).filter(has_text="person")
+    mine.first.wait_for(timeout=SEARCH_TIMEOUT_MS)
+    mine.first.locator(".kernelopt-gate-correctness").click()
+    detail = panel.locator(".kernelopt-gate-detail")
+    detail.locator(".kernelopt-gate-sentence", has_text="Correctness failed").wait_for()
+    numbers = dict(
+        row.locator("td").all_inner_texts()
+        for row in detail.locator(".kernelopt-gate-numbers tr").all()
+    )
+    error = numbers.get("largest absolute error", "")
+    assert error and float(error) > 0, numbers  # the failing call's, not 0.0
+    assert numbers.get("calls that passed") == "0", numbers  # its first call failed
+    detail.locator(".kernelopt-gate-record summary").click()
+    record = detail.inner_text()
+    assert "race" not in record, record  # no kernel launched: no race hint
+    shot(page, "pure-pytorch-correctness-detail")

@@ -1,13 +1,22 @@
 """Names in a real JupyterLab: a session started after the notebook was renamed is named after
 its current name and the cell number the notebook shows (the kernel's JPY_SESSION_NAME still
-holds the name the notebook had when the kernel started)."""
+holds the name the notebook had when the kernel started), and the accepted cell's docstring
+names that session's problem, not "cell"."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from .conftest import CELL_NUMBER_JS, Lab, open_notebook, run_cell, write_notebook
+from .conftest import (
+    CELL_NUMBER_JS,
+    Lab,
+    cell_output,
+    cells,
+    open_notebook,
+    run_cell,
+    write_notebook,
+)
 
 PROBLEM = """
 import torch
@@ -27,6 +36,7 @@ def test_a_renamed_notebook_names_its_session_with_the_shown_cell_number(
         [
             ("load", "%load_ext kernelopt_jupyter"),
             ("search", "%%kernelopt --agents offline --budget 1 --device cpu" + PROBLEM),
+            ("accept", "%kernelopt wait 240\n%kernelopt accept best"),
             ("stop", "%kernelopt stop"),
         ],
     )
@@ -42,7 +52,7 @@ def test_a_renamed_notebook_names_its_session_with_the_shown_cell_number(
     )
     run_cell(page, "search")
     shown = page.evaluate(CELL_NUMBER_JS, "search")
-    run_cell(page, "stop")
+    run_cell(page, "accept", timeout_ms=300_000)
     deadline = time.monotonic() + 30
     folders: list[str] = []
     while time.monotonic() < deadline and not folders:
@@ -52,3 +62,16 @@ def test_a_renamed_notebook_names_its_session_with_the_shown_cell_number(
         time.sleep(0.5)
     assert shown == 2, shown
     assert any(name.startswith("softmax_study-cell2-") for name in folders), folders
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget.content.model.sharedModel.cells.length === 5",
+        timeout=30_000,
+    )
+    accepted = cells(page)[3]["source"]
+    assert "for problem 'softmax_study-cell2'" in accepted, [
+        line for line in accepted.splitlines() if "Harvested" in line
+    ]
+    assert "problem 'cell'" not in accepted
+    # %kernelopt stop names the session as the panel and its folder do, beside its label.
+    run_cell(page, "stop")
+    said = cell_output(page, "stop")
+    assert said.startswith("s1 (softmax_study-cell2): already finished"), said

@@ -50,6 +50,37 @@ def doc_shot(page: Any, locator: Any, name: str) -> Path:
     return path
 
 
+# Each "a->b" of the candidates table that the browser broke across two lines (a wrap after
+# the "-" drew "XBLOCK 256-" above ">512").
+JS_WRAPPED_ARROWS = """() => {
+  const table = document.querySelector('.kernelopt-panel .kernelopt-candidates');
+  const walker = document.createTreeWalker(table, NodeFilter.SHOW_TEXT);
+  const broken = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const text = node.textContent;
+    for (let i = text.indexOf('->'); i >= 0; i = text.indexOf('->', i + 1)) {
+      const range = document.createRange();
+      range.setStart(node, Math.max(0, i - 1));
+      range.setEnd(node, Math.min(text.length, i + 3));
+      const tops = new Set([...range.getClientRects()].filter(r => r.width > 0)
+        .map(r => Math.round(r.top)));
+      if (tops.size > 1) broken.push(text);
+    }
+  }
+  return broken;
+}"""
+
+# The kinds (vendor, triton, other) drawn in the Profile tab's charts that no legend entry
+# names (plotly leaves an empty trace out of the legend).
+JS_UNNAMED_KINDS = """() => {
+  const gd = document.querySelector('.kernelopt-profile .js-plotly-plot');
+  const named = new Set([...gd.querySelectorAll('.legendtext')].map(e => e.textContent));
+  const legend = new Set(gd.data.filter(t => named.has(t.name)).map(t => t.legendgroup));
+  const drawn = gd.data.filter(t => t.legendgroup && t.x && t.x.length).map(t => t.legendgroup);
+  return [...new Set(drawn)].filter(kind => !legend.has(kind));
+}"""
+
+
 def _click_tab(panel: Any, title: str) -> None:
     panel.locator(".kernelopt-tabs .lm-TabBar-tab", has_text=title).first.click()
 
@@ -93,6 +124,11 @@ def test_reduction_accepted_and_run_in_the_same_kernel(lab: Lab, page: Any) -> N
     assert len({r.inner_text() for r in rows.all()}) == rows.count()
     phases = panel.locator(".kernelopt-phases").inner_text()
     assert "so far" not in phases and "Agents' search" in phases, phases
+    assert not re.search(r"\b0 s\b", phases), phases  # no phase took "0 s"
+    # The CPU's static gate built the kernels for the GPU target, and says it ran none there.
+    static = panel.locator("button.kernelopt-gate-static").first.get_attribute("title") or ""
+    assert "compile for sm_90" not in static or "without a GPU" in static, static
+    assert not page.evaluate(JS_WRAPPED_ARROWS), page.evaluate(JS_WRAPPED_ARROWS)
     doc_shot(page, panel, "panel-candidates")
 
     _click_tab(panel, "Profile")
@@ -106,6 +142,11 @@ def test_reduction_accepted_and_run_in_the_same_kernel(lab: Lab, page: Any) -> N
         ".kernelopt-profile .annotation-text')].map(e => e.textContent)"
     )
     assert any("interpreter time" in t for t in titles), titles  # CPU timeline says what it is
+    # After the end the progress chart's caveat says why it is empty, not "no timed candidate
+    # yet".
+    caveats = panel.locator(".kernelopt-profile").inner_text()
+    assert "nothing is timed without a GPU" in caveats and "no timed candidate" not in caveats
+    assert not page.evaluate(JS_UNNAMED_KINDS), page.evaluate(JS_UNNAMED_KINDS)
     # The charts fill the panel's width (drawn in a hidden tab, they would stay at 700 px).
     page.wait_for_function(
         "() => { const p = document.querySelector('.kernelopt-profile');"

@@ -11,6 +11,7 @@ from typing import Any
 from .conftest import ROOT, Lab, open_notebook, run_cell, shot, write_notebook
 from .test_notebook_use import (
     JS_PAUSED_OR_DONE,
+    JS_WRAPPED_ARROWS,
     SEARCH_TIMEOUT_MS,
     _click_tab,
     _wait_message_changes,
@@ -99,4 +100,5 @@ def test_reject_until_no_plan_then_own_code_is_gated_and_end(lab: Lab, page: Any
     # The table's headers and badges are whole ("parent" ran into "agent", badges read "corr…").
     assert not page.evaluate(JS_CUT_BUTTONS), page.evaluate(JS_CUT_BUTTONS)
     assert not page.evaluate(JS_CUT_HEADERS), page.evaluate(JS_CUT_HEADERS)
+    assert not page.evaluate(JS_WRAPPED_ARROWS), page.evaluate(JS_WRAPPED_ARROWS)
     doc_shot(page, panel, "panel-step-own-code")

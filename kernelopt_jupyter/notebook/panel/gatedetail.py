@@ -27,7 +27,8 @@ _VERB = {
 KEY_NUMBERS: dict[str, tuple[tuple[str, str], ...]] = {
     "static": (("launches", "Triton launches per forward"), ("dispatch_only", "dispatch-only")),
     "correctness": (
-        ("calls", "calls compared"),
+        # The verifier counts the calls that passed (a failing call stops the gate).
+        ("calls", "calls that passed"),
         ("seeds", "input seeds"),
         ("max_abs_err", "largest absolute error"),
         ("strict", "within the strict tolerance"),

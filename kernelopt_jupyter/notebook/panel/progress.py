@@ -14,6 +14,7 @@ from kernelopt_jupyter.notebook.phases import PhaseTracker
 _ESM = r"""
 function fmt(s) {
   s = Math.max(0, s);
+  if (s < 0.5) return "under 1 s";  // "0 s" would read as a phase that never ran
   if (s < 60) return Math.round(s) + " s";
   const m = Math.floor(s / 60), r = Math.floor(s % 60);
   return m + " min " + String(r).padStart(2, "0") + " s";
