@@ -5,7 +5,8 @@ Usage:
     python benchmarks/kernelbench_record.py RUN.json[:LABEL] ... -o benchmarks/results/kernelbench-dev
 
 Each RUN is a ``rows.json`` as the script writes it; LABEL (the engine's commit, the card)
-is stored on each of its rows. Later runs replace earlier rows of the same problem. The
+is stored on each of its rows (without one, a row keeps the label it has: the record
+itself can be given as a run). Later runs replace earlier rows of the same problem. The
 summary per level counts the problems, those with a verified candidate, the medians of the
 first verdict and of the search time, and the geometric mean of the winner's speedup over
 the best peer (a problem with none counts as 1.0, as in the bench summary).
@@ -30,7 +31,8 @@ def merge(runs: list[tuple[Path, str]]) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     for path, label in runs:
         for row in json.loads(path.read_text())["rows"]:
-            rows[row["problem"]] = {**row, "run": label}
+            # No label: the rows keep theirs (an earlier record merged again).
+            rows[row["problem"]] = {**row, "run": label or row.get("run", "")}
     return sorted(rows.values(), key=lambda r: (r["level"], r["problem"]))
 
 
