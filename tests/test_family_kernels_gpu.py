@@ -99,7 +99,13 @@ def _norm_reference(x, first, last, weight, bias, eps, rms, per_channel):
     else:
         mean = x.mean(dims, keepdim=True)
         y = (x - mean) / torch.sqrt(((x - mean) ** 2).mean(dims, keepdim=True) + eps)
-    shape = [1, -1] + [1] * (x.dim() - 2) if per_channel else weight.shape
+    if weight is None and bias is None:
+        return y
+    shape = (
+        [1, -1] + [1] * (x.dim() - 2)
+        if per_channel
+        else (weight if weight is not None else bias).shape
+    )
     if weight is not None:
         y = y * weight.double().reshape(shape)
     if bias is not None:
