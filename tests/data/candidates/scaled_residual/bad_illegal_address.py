@@ -1,5 +1,5 @@
-"""Broken: stores far outside its output buffer (a CUDA illegal address on the GPU, a
-segmentation fault in the CPU interpreter). The caller must survive and report it."""
+"""Broken: stores far outside its output buffer (a CUDA illegal address on the GPU; in the CPU
+interpreter the bounds check refuses the store). The caller must survive and report it."""
 
 import torch
 import torch.nn as nn
