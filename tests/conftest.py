@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 DATA = Path(__file__).parent / "data"
+#: Where the browser tests leave their screenshots (tests/browser/conftest.py writes there).
+BROWSER_ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "browser"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -21,6 +23,12 @@ def pytest_configure(config: pytest.Config) -> None:
     import tempfile
 
     os.environ["KERNELOPT_CACHE_DIR"] = tempfile.mkdtemp(prefix="kernelopt-test-cache-")
+    # Screenshots of this run only: emptied once, by the controller (an xdist worker has
+    # ``workerinput``), never by workers that may be writing into it already.
+    if not hasattr(config, "workerinput"):
+        import shutil
+
+        shutil.rmtree(BROWSER_ARTIFACTS, ignore_errors=True)
 
 
 #: Files whose tests are shared out between pytest-xdist workers in this many parts: whole,

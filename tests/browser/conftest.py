@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import socket
 import subprocess
 import sys
@@ -24,7 +23,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-ARTIFACTS = ROOT / "test-artifacts" / "browser"
+ARTIFACTS = ROOT / "test-artifacts" / "browser"  # emptied per run by tests/conftest.py
 CHROMIUM = os.environ.get("KERNELOPT_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
@@ -295,8 +294,7 @@ def cells(page: Any) -> list[dict[str, str]]:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _clean_artifacts() -> None:
-    # Screenshots of this run only (the folder is ours; other tests write elsewhere).
-    if ARTIFACTS.is_dir():
-        shutil.rmtree(ARTIFACTS)
-    ARTIFACTS.mkdir(parents=True)
+def _artifacts_folder() -> None:
+    # The folder is emptied once per run by tests/conftest.py (in the controller, before any
+    # xdist worker starts: two workers emptying it in turn raced each other's mkdir).
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
