@@ -13,6 +13,8 @@
   call (``tl.reduce`` asks for an associative combine function, and neighbours are combined
   in order, so a non-commutative one is still right). Scans with a combine function of their
   own (Inductor's cumsum helpers, ``tl.associative_scan``) likewise, by doubling strides.
+* the interpreter widens every integer ``+``, ``-`` and ``*`` to check it for overflow and
+  then drops the check (its assert is kept only with ``debug``, which is off): we skip it.
 * ``triton.autotune``, ``triton.testing.do_bench`` and Inductor's Triton codegen ask for an
   *active driver* and fail with "0 active drivers". A stub driver reporting an sm_90 target, a
   CPU benchmarker, device 0 and stream 0 satisfies them.
@@ -63,6 +65,7 @@ def install_interpreter_shims() -> bool:
     _patch_bf16_arithmetic()
     _patch_generic_reduce()
     _patch_builtin_lookup()
+    _skip_discarded_overflow_checks()
     install_stub_driver()
     _INSTALLED = True
     return True
@@ -371,6 +374,28 @@ def map_libdevice() -> list[str]:
 
 
 # --------------------------------------------------------------------------- bfloat16
+
+
+def _skip_discarded_overflow_checks() -> None:
+    """The interpreter's options ask for integer-overflow checks (``sanitize_overflow``) but
+    not for ``debug``, and without ``debug`` a device assert is dropped: every integer ``+``,
+    ``-`` and ``*`` still widened both operands to int64, compared the result with the type's
+    bounds and threw the verdict away, a third of an indexing-heavy kernel's time. Turning the
+    check off where ``debug`` is off changes no result and no error: the assert it builds
+    was never kept. (With ``debug`` on, as a user may set it, the check stays.)"""
+    import dataclasses
+
+    try:
+        from triton.runtime import interpreter
+    except ImportError:  # pragma: no cover - every supported Triton has the interpreter
+        return
+    builder = getattr(interpreter, "interpreter_builder", None)
+    options = getattr(builder, "options", None)
+    if options is None or not dataclasses.is_dataclass(options):
+        return
+    if getattr(options, "debug", True) or not getattr(options, "sanitize_overflow", False):
+        return
+    builder.options = dataclasses.replace(options, sanitize_overflow=False)
 
 
 def _patch_builtin_lookup() -> None:

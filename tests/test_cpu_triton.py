@@ -79,3 +79,11 @@ def test_the_cached_builtin_lookup_patches_what_the_walk_patches() -> None:
     assert res.value["wrapped"] and all(res.value["same"]), res.value
     assert res.value["counts"][0] > 50  # triton.language's builtins, unpatched between launches
     assert res.value["err"] < 1e-4
+
+
+def test_the_interpreter_builds_no_overflow_check_it_would_drop() -> None:
+    res = run_task("interp_tasks:overflow_checks", {}, device="cpu", extra_env=ENV)
+    assert res.ok, res.describe() + res.traceback
+    assert res.value["debug"] is False and res.value["sanitize"] is False, res.value
+    assert res.value["overflowed"] > 500  # the case does wrap ...
+    assert res.value["wrapped"] == 0  # ... and wraps as int32 does on the device

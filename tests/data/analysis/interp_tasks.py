@@ -281,3 +281,32 @@ def builtin_lookup() -> dict[str, Any]:
         "err": float((out - want).abs().max()),
         "wrapped": bool(getattr(ours, "_kernelopt_wrapped", False)),
     }
+
+
+@triton.jit
+def _wrapping_index(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    big = tl.load(x_ptr + offs, mask=mask, other=0)
+    tl.store(out_ptr + offs, big * 3 + 2147483000, mask=mask)
+
+
+def overflow_checks() -> dict[str, Any]:
+    """After the shims the interpreter builds no integer-overflow check (its assert would be
+    dropped anyway: ``debug`` is off), and int32 arithmetic that wraps still wraps as on a GPU."""
+    from triton.runtime import interpreter
+
+    from kernelopt_jupyter.cpu_triton import install_interpreter_shims
+
+    install_interpreter_shims()
+    options = interpreter.interpreter_builder.options
+    x = torch.arange(0, 1000, dtype=torch.int32) * 1000
+    out = torch.empty_like(x)
+    _wrapping_index[(triton.cdiv(1000, 128),)](x, out, 1000, BLOCK=128)
+    want = ((x.long() * 3 + 2147483000 + 2**31) % 2**32 - 2**31).int()
+    return {
+        "sanitize": bool(options.sanitize_overflow),
+        "debug": bool(options.debug),
+        "wrapped": int((out != want).sum()),
+        "overflowed": int((x.long() * 3 + 2147483000 > 2**31 - 1).sum()),
+    }
