@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 DATA = Path(__file__).parent / "data"
+CACHE_ENV, CACHE_PREFIX = "KERNELOPT_CACHE_DIR", "kernelopt-test-cache-"
 #: Where the browser tests leave their screenshots (tests/browser/conftest.py writes there).
 BROWSER_ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "browser"
 
@@ -19,10 +20,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
     os.environ[STRICT_ENV] = "1"
     # The analysis cache of a test session is its own: no test reads an entry an older run of
-    # the code left in ~/.cache (tests within the session may share, as users' runs do).
+    # the code left in ~/.cache. Tests within the session share it, as users' runs do, and so
+    # do the xdist workers: they inherit the controller's folder (configured before they start).
     import tempfile
 
-    os.environ["KERNELOPT_CACHE_DIR"] = tempfile.mkdtemp(prefix="kernelopt-test-cache-")
+    if not (
+        hasattr(config, "workerinput")
+        and os.environ.get(CACHE_ENV, "").startswith(
+            os.path.join(tempfile.gettempdir(), CACHE_PREFIX)
+        )
+    ):
+        os.environ[CACHE_ENV] = tempfile.mkdtemp(prefix=CACHE_PREFIX)
     # Screenshots of this run only: emptied once, by the controller (an xdist worker has
     # ``workerinput``), never by workers that may be writing into it already.
     if not hasattr(config, "workerinput"):
