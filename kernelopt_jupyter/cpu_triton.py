@@ -389,9 +389,10 @@ def _skip_discarded_overflow_checks() -> None:
         from triton.runtime import interpreter
     except ImportError:  # pragma: no cover - every supported Triton has the interpreter
         return
-    builder = getattr(interpreter, "interpreter_builder", None)
-    options = getattr(builder, "options", None)
-    if options is None or not dataclasses.is_dataclass(options):
+    builder: Any = getattr(interpreter, "interpreter_builder", None)
+    options: Any = getattr(builder, "options", None)
+    # A dataclass instance (not the class): what ``dataclasses.replace`` takes.
+    if builder is None or isinstance(options, type) or not hasattr(options, "__dataclass_fields__"):
         return
     if getattr(options, "debug", True) or not getattr(options, "sanitize_overflow", False):
         return
