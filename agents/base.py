@@ -144,6 +144,9 @@ class AgentContext:
     #: id names one plan for the whole session; a Planner numbers new plans around these
     #: (:func:`plan_id_prefix`) and the search renames any that would reuse one.
     plan_ids: set[str] = field(default_factory=set)
+    #: The GPU the search runs on, as the driver names it ("NVIDIA H100 80GB HBM3"); "" off
+    #: the GPU. The roofline ranking names whose roofs it places kernels under.
+    gpu: str = ""
 
 
 def plan_id_prefix(parent_id: str, taken: set[str]) -> str:

@@ -5,21 +5,41 @@ on which family, and the KernelBench dev record splits each level's gain over th
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from test_offline_moves import CONV_BN
+from test_offline_moves import CONV_BN, ROW_NORM, _ctx, _io, _root
 
-from kernelopt_jupyter.agents.base import KernelUnit
+from kernelopt_jupyter.agents.base import (
+    AgentContext,
+    AgentIO,
+    KernelUnit,
+    Plan,
+)
+from kernelopt_jupyter.agents.headroom import (
+    STATIC_FRACTION,
+    Aim,
+    family_lines,
+    headroom,
+    max_gain,
+    roof_term,
+)
+from kernelopt_jupyter.agents.memory import ExperienceMemory
+from kernelopt_jupyter.agents.offline import OfflinePolicy
 from kernelopt_jupyter.agents.op_families import (
     family_of_ops,
     graph_families,
     node_family,
     unit_family,
 )
+from kernelopt_jupyter.agents.prompts import kernel_table
 from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
 from kernelopt_jupyter.agents.rewrites.graph import trace
-from kernelopt_jupyter.agents.rewrites.task import scan
+from kernelopt_jupyter.agents.rewrites.task import RewriteMatch, RewriteScan, scan
+from kernelopt_jupyter.candidate import Candidate
 
 # ----------------------------------------------------------------------- profile fixtures
 #: Units as the CPU dispatch map gives them (``kernelopt profile --json``'s records, trimmed).
@@ -119,3 +139,113 @@ def test_a_rewrite_targets_the_families_it_took_nodes_from() -> None:
     found = scan(CONV_BN, "<test>")
     fold = next(m for m in found.matches if m.names == ["fold_batchnorm"])
     assert fold.families == ["normalisation"]  # the BatchNorm goes; the conv stays a conv
+
+
+# ----------------------------------------------------------------------- the ranking
+POOL = "triton_poi_fused_max_pool2d_with_indices_0"
+NORM = "triton_per_fused_native_layer_norm_1"
+
+
+def _units(pool_roof: float | None, norm_roof: float | None, ms: float = 0.5) -> list[KernelUnit]:
+    timed = ms if pool_roof is not None else None
+    return [
+        KernelUnit(POOL, "triton", ops=["aten.max_pool2d_with_indices"], share=0.5, ms=timed,
+                   roofline_fraction=pool_roof),
+        KernelUnit(NORM, "triton", ops=["aten.native_layer_norm"], share=0.5, ms=timed,
+                   roofline_fraction=norm_roof),
+    ]  # fmt: skip
+
+
+def _match(name: str, family: str) -> RewriteMatch:
+    """A rewrite to one of KernelOPT's own kernels, as the scan reports it (never built here)."""
+    return RewriteMatch(
+        names=[name], title=f"rewrite: {name}", exact="bit-exact", sites=1, problem_source="",
+        eager_source="class ModelNew: pass\n", eager_only=True, kernels=True, families=[family],
+    )  # fmt: skip
+
+
+def _policy(ctx: AgentContext, memory: ExperienceMemory | None = None) -> OfflinePolicy:
+    """A policy whose rewrite scan of ``ctx``'s problem found a pooling kernel and a norm
+    kernel, listed norm first (a tie keeps the scan's order)."""
+    policy = OfflinePolicy(memory)
+    policy._scans[ctx.problem.source] = RewriteScan(
+        matches=[_match("layer_norm_kernel", "normalisation"), _match("max_pool_kernel", "pooling")]
+    )
+    return policy
+
+
+def _gpu_ctx(units: list[KernelUnit], compile_ms: float | None = 1.0) -> AgentContext:
+    ctx = _ctx(ROW_NORM, units, "cuda")
+    ctx.baselines = {"eager": 1.2, "compile": compile_ms}
+    ctx.gpu = "NVIDIA H100 80GB HBM3"
+    return ctx
+
+
+def _rewrites(plans: list[Plan]) -> list[str]:
+    return [str(p.params["rewrite"]) for p in plans if p.action == "graph_rewrite"]
+
+
+def _said(io: AgentIO) -> str:
+    return "".join(str(e.data.get("delta", "")) for e in io.log.of_type("agent_text"))
+
+
+def test_the_move_on_the_kernel_furthest_from_its_roof_goes_first(tmp_path: Path) -> None:
+    far_pool = _gpu_ctx(_units(pool_roof=0.08, norm_roof=0.9))
+    io = _io(tmp_path)
+    plans = _policy(far_pool).plan(far_pool, None, _root(), 12, io)  # type: ignore[arg-type]
+    assert _rewrites(plans) == ["max_pool_kernel", "layer_norm_kernel"]
+    pool_plan = next(p for p in plans if p.params.get("rewrite") == "max_pool_kernel")
+    assert "roofline: +" in pool_plan.rationale and "aims at pooling" in pool_plan.rationale
+    far_norm = _gpu_ctx(_units(pool_roof=0.9, norm_roof=0.08))
+    plans = _policy(far_norm).plan(far_norm, None, _root(), 12, _io(tmp_path))  # type: ignore[arg-type]
+    assert _rewrites(plans) == ["layer_norm_kernel", "max_pool_kernel"]
+    # The Planner says where the time goes, one line per family, under the card's own roofs.
+    text = _said(io)
+    assert "roofs of the H100 SXM" in text and "H200" not in text
+    assert "- pooling: 50% of the time (1 unit) at 8% of its roof" in text
+    assert "- normalisation: 50% of the time (1 unit) at 90% of its roof" in text
+
+
+def test_kernels_are_placed_under_the_cards_own_roofs(tmp_path: Path) -> None:
+    unit = KernelUnit(POOL, "triton", share=1.0, ms=1.0, bound="memory", roofline_fraction=0.3)
+    report = OfflinePolicy().profile(_gpu_ctx([unit]), _io(tmp_path))
+    assert report.bottlenecks[0].note == "memory-bound at 30% of the H100 SXM roofline"
+    table = kernel_table([unit], gpu="NVIDIA H100 80GB HBM3")
+    assert "peak of the H100 SXM" in table and "H200" not in table
+    assert "H200 (no GPU here" in kernel_table([unit])
+
+
+def test_gains_and_the_static_estimate() -> None:
+    h = headroom(_gpu_ctx(_units(pool_roof=0.1, norm_roof=1.0)))
+    pool, norm = Aim(frozenset({POOL})), Aim(frozenset({NORM}))
+    assert max_gain(h, pool) == pytest.approx(1 / (1 - 0.5 * 0.9))
+    assert max_gain(h, norm) == pytest.approx(1.0)
+    assert roof_term(h, pool) > 0 > roof_term(h, norm)
+    # Work a move deletes is not bounded by the roof: no term.
+    assert roof_term(h, Aim(frozenset({POOL}), deletes=True)) == 0.0
+    # Nothing measured (the CPU): every unit at the static fraction, so no move moves.
+    cpu = _ctx(ROW_NORM, _units(None, None))
+    h_cpu = headroom(cpu)
+    assert {p.fraction for p in h_cpu.placements} == {STATIC_FRACTION}
+    assert roof_term(h_cpu, pool) == 0.0 and roof_term(h_cpu, norm) == 0.0
+    lines = family_lines(h_cpu)
+    assert "nothing is timed here" in lines[0] and "H200 (no GPU here" in lines[0]
+    assert len(lines) == 3  # the head, then one line per family
+
+
+def test_the_cuda_graph_rises_once_torch_compiles_time_is_known(tmp_path: Path) -> None:
+    # The kernels take 0.3 ms of torch.compile's 1.0 ms: most of the forward is launch gaps.
+    units = _units(pool_roof=0.5, norm_roof=0.5, ms=0.15)
+    before = _gpu_ctx(units, compile_ms=None)
+    policy = _policy(before)
+    io = _io(tmp_path)
+    first = policy.plan(before, None, _root(), 20, io)  # type: ignore[arg-type]
+    graph = next(p for p in first if p.action == "cuda_graph")
+    assert first.index(graph) > 0 and "roofline" not in graph.rationale
+    assert "outside the kernels" not in _said(io)
+    before.baselines["compile"] = 1.0  # the deferred peers are timed: re-rank
+    parent = Candidate("c1", "class ModelNew: pass\n", "c0", "offline", None, False, "x")
+    again = policy.plan(before, None, parent, 20, io)  # type: ignore[arg-type]
+    graph = next(p for p in again if p.action == "cuda_graph")
+    assert again.index(graph) == 0 and "70% of the time outside kernels" in graph.rationale
+    assert "- outside the kernels (launch gaps, host work): 70% of torch.compile's" in _said(io)
