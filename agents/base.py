@@ -308,6 +308,9 @@ class ExperienceItem:
     outcome: float  # speedup of the step (child over parent)
     lesson: str
     problem: str = ""
+    #: The op family the move targeted (``agents/op_families.py``): most of the time its
+    #: units took. "" where it aimed at none, and in files written before the field.
+    family: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the memory file and events."""
@@ -322,6 +325,7 @@ class ExperienceItem:
             outcome=float(raw["outcome"]),  # no default: a lesson without its outcome is noise
             lesson=str(raw.get("lesson", "")),
             problem=str(raw.get("problem", "")),
+            family=str(raw.get("family", "")),
         )
 
 

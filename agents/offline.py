@@ -30,6 +30,7 @@ from kernelopt_jupyter.agents.base import (
 from kernelopt_jupyter.agents.headroom import (
     Aim,
     Headroom,
+    aim_families,
     aim_units,
     family_lines,
     headroom,
@@ -330,6 +331,8 @@ class OfflinePolicy:
         self._choices: set[str] = set()
         #: How many of the context's directions the Planner has answered (each once).
         self._directions_seen = 0
+        #: Plan id -> the op family its move targeted, for the Summarizer's lessons.
+        self._families: dict[str, str] = {}
         #: The roofline lines last said, so the Planner says them again only when they change
         #: (torch.compile's time arriving after the first planning).
         self._roof_said: list[str] = []
@@ -412,6 +415,7 @@ class OfflinePolicy:
             io.text("\n".join(lines) + "\n")
             self._roof_said = lines
         generated = aim_units(h, kinds={"triton"})
+        aimed: dict[int, str] = {}  # id of a plan -> the family it targets
 
         def add(
             priority: float,
@@ -449,7 +453,13 @@ class OfflinePolicy:
             roof = roof_term(h, aim)
             if abs(roof) >= 0.01:
                 plan.rationale += f" (roofline: {roof:+.2f}, {_aim_words(h, aim)})"
-            (withheld if tried else options).append((priority + prior + roof, plan))
+            # What the same move did on the same op family, on earlier problems (capped).
+            family = main_family(h, aim)
+            boost = self.memory.family_score(aim_families(h, aim), memory_action(plan))
+            if boost:
+                plan.rationale += f" (memory on {family or 'its family'}: {boost:+.2f})"
+            aimed[id(plan)] = family
+            (withheld if tried else options).append((priority + prior + roof + boost, plan))
 
         cuda = ctx.device == "cuda"
         eager, compiled = ctx.baselines.get("eager"), ctx.baselines.get("compile")
@@ -554,6 +564,7 @@ class OfflinePolicy:
         for index, (_, plan) in enumerate(options[:n]):
             plan.id = f"{prefix}{index}"
             self._tried.add((parent.id, plan.action, repr(sorted(plan.params.items()))))
+            self._families[plan.id] = aimed.get(id(plan), "")
             if plan.action == "vendor_choice":
                 self._choices.add(str(plan.params.get("choice")))
             plans.append(plan)
@@ -855,6 +866,7 @@ class OfflinePolicy:
                                 outcome=round(outcome, 4),
                                 lesson=text,
                                 problem=ctx.problem.name,
+                                family=self._families.get(step.plan.id, ""),
                             )
                         )
         return Summary(explanations, experience)

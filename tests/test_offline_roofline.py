@@ -5,6 +5,8 @@ on which family, and the KernelBench dev record splits each level's gain over th
 
 from __future__ import annotations
 
+import json
+import math
 from pathlib import Path
 
 import pytest
@@ -16,8 +18,10 @@ from test_offline_moves import CONV_BN, ROW_NORM, _ctx, _io, _root
 from kernelopt_jupyter.agents.base import (
     AgentContext,
     AgentIO,
+    ExperienceItem,
     KernelUnit,
     Plan,
+    StepRecord,
 )
 from kernelopt_jupyter.agents.headroom import (
     STATIC_FRACTION,
@@ -27,7 +31,7 @@ from kernelopt_jupyter.agents.headroom import (
     max_gain,
     roof_term,
 )
-from kernelopt_jupyter.agents.memory import ExperienceMemory
+from kernelopt_jupyter.agents.memory import FAMILY_BOOST_CAP, ExperienceMemory
 from kernelopt_jupyter.agents.offline import OfflinePolicy
 from kernelopt_jupyter.agents.op_families import (
     family_of_ops,
@@ -249,3 +253,64 @@ def test_the_cuda_graph_rises_once_torch_compiles_time_is_known(tmp_path: Path) 
     graph = next(p for p in again if p.action == "cuda_graph")
     assert again.index(graph) == 0 and "70% of the time outside kernels" in graph.rationale
     assert "- outside the kernels (launch gaps, host work): 70% of torch.compile's" in _said(io)
+
+
+# ----------------------------------------------------------------------- the memory
+def _lesson(action: str, family: str, outcome: float, problem: str = "p") -> ExperienceItem:
+    return ExperienceItem("op:elsewhere", action, outcome, "lesson", problem, family=family)
+
+
+def test_the_family_boost_is_capped(tmp_path: Path) -> None:
+    memory = ExperienceMemory(tmp_path / "experience.json")
+    action = "graph_rewrite:max_pool_kernel"
+    memory.add(_lesson(action, "pooling", 1.1, "a"))
+    assert memory.family_score({"pooling"}, action) == pytest.approx(math.log(1.1))
+    # The same step kept once per pattern of its problem counts once.
+    memory.add(ExperienceItem("kind:module", action, 1.1, "lesson", "a", family="pooling"))
+    assert memory.family_score({"pooling"}, action) == pytest.approx(math.log(1.1))
+    memory.add(_lesson(action, "pooling", 20.0, "b"))
+    assert memory.family_score({"pooling"}, action) == FAMILY_BOOST_CAP
+    assert memory.family_score({"gemm"}, action) == 0.0
+    assert memory.family_score({"pooling"}, "cuda_graph") == 0.0
+    memory.add(_lesson("retile:", "gemm", 0.1))
+    assert memory.family_score({"gemm"}, "retile:") == -FAMILY_BOOST_CAP
+    # Written and read back with the field.
+    again = ExperienceMemory(tmp_path / "experience.json")
+    assert {i.family for i in again.items} == {"pooling", "gemm"}
+
+
+def test_an_experience_file_without_families_still_loads(tmp_path: Path) -> None:
+    path = tmp_path / "experience.json"
+    old = {"pattern": "op:convolution", "action": "cuda_graph", "outcome": 1.5, "lesson": "l",
+           "problem": "x"}  # fmt: skip
+    path.write_text(json.dumps({"items": [old]}))
+    memory = ExperienceMemory(path)
+    assert len(memory.items) == 1 and memory.items[0].family == ""
+    assert memory.score({"op:convolution"}, "cuda_graph") == pytest.approx(math.log(1.5))
+    assert memory.family_score({"conv"}, "cuda_graph") == 0.0
+    assert path.exists() and not path.with_suffix(".corrupt.json").exists()
+
+
+def test_a_move_that_won_on_the_same_family_is_tried_first(tmp_path: Path) -> None:
+    ctx = _ctx(ROW_NORM, _units(None, None))  # the CPU: nothing measured, a tie by priority
+    plans = _policy(ctx).plan(ctx, None, _root(), 12, _io(tmp_path))  # type: ignore[arg-type]
+    assert _rewrites(plans)[:2] == ["layer_norm_kernel", "max_pool_kernel"]
+    memory = ExperienceMemory(None)
+    memory.add(_lesson("graph_rewrite:max_pool_kernel", "pooling", 2.0))
+    memory.add(_lesson("graph_rewrite:layer_norm_kernel", "gemm", 3.0))  # another family
+    plans = _policy(ctx, memory).plan(ctx, None, _root(), 12, _io(tmp_path))  # type: ignore[arg-type]
+    assert _rewrites(plans)[:2] == ["max_pool_kernel", "layer_norm_kernel"]
+    pool = next(p for p in plans if p.params.get("rewrite") == "max_pool_kernel")
+    assert f"memory on pooling: +{FAMILY_BOOST_CAP:.2f}" in pool.rationale
+
+
+def test_the_summarizer_records_the_family_a_move_won_on(tmp_path: Path) -> None:
+    ctx = _gpu_ctx(_units(pool_roof=0.08, norm_roof=0.9))
+    policy = _policy(ctx)
+    plans = policy.plan(ctx, None, _root(), 12, _io(tmp_path))  # type: ignore[arg-type]
+    pool = next(p for p in plans if p.params.get("rewrite") == "max_pool_kernel")
+    child = Candidate("c1", "class ModelNew: pass\n", "c0", "offline", pool.id, True, pool.title)
+    step = StepRecord(child, _root().source, pool, "pass", 2.0, 1.0)
+    summary = policy.summarize(ctx, [step], _io(tmp_path))
+    assert summary.experience and {e.family for e in summary.experience} == {"pooling"}
+    assert {e.action for e in summary.experience} == {"graph_rewrite:max_pool_kernel"}
