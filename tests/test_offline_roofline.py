@@ -5,9 +5,13 @@ on which family, and the KernelBench dev record splits each level's gain over th
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
+import sys
+import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -44,6 +48,8 @@ from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
 from kernelopt_jupyter.agents.rewrites.graph import trace
 from kernelopt_jupyter.agents.rewrites.task import RewriteMatch, RewriteScan, scan
 from kernelopt_jupyter.candidate import Candidate
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # ----------------------------------------------------------------------- profile fixtures
 #: Units as the CPU dispatch map gives them (``kernelopt profile --json``'s records, trimmed).
@@ -314,3 +320,63 @@ def test_the_summarizer_records_the_family_a_move_won_on(tmp_path: Path) -> None
     summary = policy.summarize(ctx, [step], _io(tmp_path))
     assert summary.experience and {e.family for e in summary.experience} == {"pooling"}
     assert {e.action for e in summary.experience} == {"graph_rewrite:max_pool_kernel"}
+
+
+# ----------------------------------------------------------------------- honest labels
+def _load(name: str, path: Path) -> types.ModuleType:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _dev_row(level: int, name: str, gain: float | None, moves: list[str] | None) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "problem": f"level{level}/{name}.py", "level": level, "verified": gain is not None,
+        "search_s": 60.0, "first_verdict_s": 5.0, "speedup_vs_best_peer": gain,
+    }  # fmt: skip
+    if moves is not None:
+        row["moves"] = moves
+    return row
+
+
+def test_a_dev_row_names_the_moves_that_made_its_winner(tmp_path: Path) -> None:
+    dev = _load("kb_dev", ROOT / "scripts" / "kernelbench_dev.py")
+    run = tmp_path / "run"
+    run.mkdir()
+    cands = [
+        {"id": "c0", "parent": None, "note": "Inductor harvest", "verdict": "pass", "time_ms": 2.0},
+        {"id": "c1", "parent": "c0", "note": "rewrite: fold BatchNorm", "verdict": "pass"},
+        {"id": "c2", "parent": "c1", "note": "CUDA graph on [rewrite: fold BatchNorm]",
+         "verdict": "pass", "time_ms": 1.0},
+        {"id": "c3", "parent": "c0", "note": "dispatch: a loser", "verdict": "pass"},
+    ]  # fmt: skip
+    result = {"best": "c2", "candidates": cands, "baselines": {"eager": 2.0, "compile": 3.0}}
+    (run / "result.json").write_text(json.dumps(result))
+    row = dev.summarize(Path("level2/x.py"), run, 60.0, 0, 100)
+    assert row["moves"] == ["rewrite: fold BatchNorm", "CUDA graph on [rewrite: fold BatchNorm]"]
+    assert row["speedup_vs_best_peer"] == pytest.approx(2.0)
+
+
+def test_the_dev_record_splits_each_levels_gain_over_move_kinds() -> None:
+    record = _load("kb_record_roof", ROOT / "benchmarks" / "kernelbench_record.py")
+    rows = [
+        _dev_row(1, "a", 4.0, ["rewrite: fold X", "CUDA graph on [rewrite: fold X]"]),
+        _dev_row(1, "b", 2.0, ["kernel body: evict_first on k's 2 streamed load(s)"]),
+        _dev_row(1, "c", 2.0, None),  # a row of a run before the field
+        _dev_row(1, "d", None, []),  # no winner: no gain to share
+        _dev_row(1, "e", 0.9, ["launch config: retune k"]),  # slower than the best peer
+        _dev_row(2, "f", 1.5, None),
+        _dev_row(3, "g", 2.0, []),  # the harvest itself won
+    ]
+    summary = record.summary(rows)
+    kinds = summary["level1"]["move_kinds"]
+    # log 4 over two kinds, log 2 to the kernel body, log 2 unrecorded: 1/4 each.
+    assert kinds == {"CUDA graph": 0.25, "graph rewrite": 0.25, "kernel body": 0.25,
+                     "unrecorded": 0.25}  # fmt: skip
+    assert "move_kinds" not in summary["level2"]  # no row of it names its moves: left alone
+    assert summary["level3"]["move_kinds"] == {"harvest": 1.0}
+    # The other figures are the rows' own, as before.
+    assert summary["level1"]["problems"] == 5 and summary["level1"]["verified"] == 4
