@@ -148,6 +148,8 @@ def family_of_ops(ops: Iterable[str], *, transposed: bool = False) -> str | None
     return found[0] if found else None
 
 
+#: Families whose work is a matrix product (a Triton kernel of one calls ``tl.dot``).
+_MATMUL_FAMILIES = frozenset({"gemm", "conv", "conv-transpose", "attention"})
 _TRANSPOSED = re.compile(r"transposed\s*=\s*True")
 _CALL_HEAD = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
 
@@ -203,9 +205,15 @@ def unit_family(unit: KernelUnit) -> str:
                 return family
         if unit.library == "cuDNN":
             return "conv-transpose" if transposed else "conv"
-    family = family_of_ops(unit.ops, transposed=transposed)
-    if family is not None:
-        return family
+    found = families_of_ops(unit.ops, transposed=transposed)
+    if unit.kind == "triton" and unit.source and "tl.dot(" not in unit.source:
+        # A generated kernel that lists a GEMM or a convolution without a matrix product is
+        # its epilogue or a relayout of its operands (the vendor call does the product).
+        found = [f for f in found if f not in _MATMUL_FAMILIES]
+        if not found and unit.ops:
+            return "elementwise"
+    if found:
+        return found[0]
     if unit.kind == "triton" and not unit.ops:
         return _triton_source_family(unit.source)
     return "elementwise"

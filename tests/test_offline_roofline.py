@@ -47,9 +47,14 @@ from kernelopt_jupyter.agents.prompts import kernel_table
 from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
 from kernelopt_jupyter.agents.rewrites.graph import trace
 from kernelopt_jupyter.agents.rewrites.task import RewriteMatch, RewriteScan, scan
+from kernelopt_jupyter.analysis.cache import gpu_name
+from kernelopt_jupyter.analysis.dispatch import profile_problem
 from kernelopt_jupyter.candidate import Candidate
+from kernelopt_jupyter.gpu_peaks import roof_name
+from kernelopt_jupyter.problem import load_problem
 
 ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks" / "problems"
 
 # ----------------------------------------------------------------------- profile fixtures
 #: Units as the CPU dispatch map gives them (``kernelopt profile --json``'s records, trimmed).
@@ -96,6 +101,17 @@ def test_profile_units_are_put_in_their_op_family() -> None:
     plain_conv = KernelUnit("v", "vendor", source=CONV_T.source.replace("True", "False"),
                             ops=["aten.convolution"], library="cuDNN")  # fmt: skip
     assert unit_family(plain_conv) == "conv"
+    # Inductor's relayout of a convolution's operand and a GEMM's epilogue list the op; the
+    # vendor call does the product, so they are data movement and elementwise work.
+    relayout = KernelUnit("triton_poi_fused_convolution_0", "triton", ops=["aten.convolution"],
+                          source="x = tl.load(in_ptr0 + i)\ntl.store(out_ptr0 + j, x)")  # fmt: skip
+    assert unit_family(relayout) == "elementwise"
+    epilogue = KernelUnit("triton_poi_fused_addmm_relu_0", "triton",
+                          ops=["aten.addmm", "aten.relu"], source="tl.maximum(0, x)")  # fmt: skip
+    assert unit_family(epilogue) == "elementwise"
+    template = KernelUnit("triton_tem_fused_mm_0", "triton", ops=["aten.mm"],
+                          source="acc += tl.dot(a, b)")  # fmt: skip
+    assert unit_family(template) == "gemm"
     assert family_of_ops(["aten.cumsum", "aten.mul"]) == "scan"
     assert family_of_ops(["aten.argmax"]) == "arg-reduction"
     assert family_of_ops(["aten.amax", "aten.sub", "aten.exp", "aten.sum", "aten.div"]) == "softmax"
@@ -259,6 +275,30 @@ def test_the_cuda_graph_rises_once_torch_compiles_time_is_known(tmp_path: Path) 
     graph = next(p for p in again if p.action == "cuda_graph")
     assert again.index(graph) == 0 and "70% of the time outside kernels" in graph.rationale
     assert "- outside the kernels (launch gaps, host work): 70% of torch.compile's" in _said(io)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(
+    ("name", "family"),
+    [
+        ("level1/avg_pool7_stride3", "pooling"),
+        ("level1/layernorm_odd_width", "normalisation"),
+        ("level1/bmm_many_small", "gemm"),
+        ("level2/conv_bn_silu", "conv"),
+    ],
+)
+def test_a_gpu_profile_is_placed_by_family_under_the_cards_roofs(name: str, family: str) -> None:
+    problem = load_problem(BENCH / f"{name}.py")
+    dmap = profile_problem(problem, "cuda")
+    assert dmap.ok, dmap.error
+    ctx = _ctx(problem.source, [KernelUnit(**u) for u in dmap.units()], "cuda")
+    ctx.gpu = gpu_name("cuda")
+    h = headroom(ctx)
+    assert h.timed and family in {p.family for p in h.placements}
+    assert any(p.measured and 0 < p.fraction <= 1 for p in h.placements)
+    assert sum(p.share for p in h.placements) == pytest.approx(1.0)
+    head = family_lines(h)[0]
+    assert roof_name(ctx.gpu) in head and "no GPU" not in head and "assumed" not in head
 
 
 # ----------------------------------------------------------------------- the memory
