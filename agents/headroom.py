@@ -195,7 +195,7 @@ def family_lines(h: Headroom) -> list[str]:
         share = sum(p.share for p in members)
         count = f"{len(members)} unit{'s' if len(members) > 1 else ''}"
         if not h.timed:
-            lines.append(f"- {family}: {count}, {share:.0%} of the units")
+            lines.append(f"- {family}: {len(members)} of {len(h.placements)} units")
             continue
         measured = [p for p in members if p.measured]
         if not measured:
