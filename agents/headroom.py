@@ -132,7 +132,11 @@ def max_gain(h: Headroom, aim: Aim) -> float:
 def roof_term(h: Headroom, aim: Aim | None) -> float:
     """A move's priority term: the log of its measured max gain over the one the static
     estimate gives, weighted and capped (0 where nothing it aims at is measured)."""
-    if aim is None or aim.deletes:
+    if aim is not None and aim.deletes:
+        # No roof bounds what a deletion gains; the launch gaps a graphed one removes still
+        # count.
+        aim = Aim(overhead=True) if aim.overhead else None
+    if aim is None:
         return 0.0
     term = ROOF_WEIGHT * (
         math.log(_gain(h, aim, static=False)) - math.log(_gain(h, aim, static=True))

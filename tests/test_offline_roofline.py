@@ -275,6 +275,10 @@ def test_the_cuda_graph_rises_once_torch_compiles_time_is_known(tmp_path: Path) 
     graph = next(p for p in again if p.action == "cuda_graph")
     assert again.index(graph) == 0 and "70% of the time outside kernels" in graph.rationale
     assert "- outside the kernels (launch gaps, host work): 70% of torch.compile's" in _said(io)
+    # A rewrite that deletes work, replayed in a CUDA graph: the gaps count, no roof does.
+    h = headroom(before)
+    graphed_deletion = roof_term(h, Aim(frozenset({POOL}), overhead=True, deletes=True))
+    assert graphed_deletion == roof_term(h, Aim(overhead=True)) > 0
 
 
 @pytest.mark.gpu
