@@ -144,6 +144,9 @@ class AgentContext:
     #: id names one plan for the whole session; a Planner numbers new plans around these
     #: (:func:`plan_id_prefix`) and the search renames any that would reuse one.
     plan_ids: set[str] = field(default_factory=set)
+    #: The GPU the search runs on, as the driver names it ("NVIDIA H100 80GB HBM3"); "" off
+    #: the GPU. The roofline ranking names whose roofs it places kernels under.
+    gpu: str = ""
 
 
 def plan_id_prefix(parent_id: str, taken: set[str]) -> str:
@@ -305,6 +308,9 @@ class ExperienceItem:
     outcome: float  # speedup of the step (child over parent)
     lesson: str
     problem: str = ""
+    #: The op family the move targeted (``agents/op_families.py``): most of the time its
+    #: units took. "" where it aimed at none, and in files written before the field.
+    family: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the memory file and events."""
@@ -319,6 +325,7 @@ class ExperienceItem:
             outcome=float(raw["outcome"]),  # no default: a lesson without its outcome is noise
             lesson=str(raw.get("lesson", "")),
             problem=str(raw.get("problem", "")),
+            family=str(raw.get("family", "")),
         )
 
 

@@ -18,6 +18,9 @@ GAIN_TO_KEEP = 1.05
 REGRESSION_TO_KEEP = 1.20
 SHOWN_TO_PLANNER = 8
 MAX_ITEMS = 200
+#: The most a move's priority moves for what it did on the same op family before (log units):
+#: a lesson from another problem hints, it does not decide.
+FAMILY_BOOST_CAP = 0.5
 
 
 def default_memory_path() -> Path:
@@ -69,6 +72,23 @@ class ExperienceMemory:
             _log(i.outcome) for i in self.relevant(pattern_set, MAX_ITEMS) if i.action == action
         ]
         return sum(seen) / len(seen) if seen else 0.0
+
+    def family_score(self, families: set[str], action: str) -> float:
+        """Mean log-speedup of ``action`` where it targeted one of ``families`` before (0:
+        never), within ``FAMILY_BOOST_CAP``. A step is kept once per pattern of its problem:
+        it counts once here."""
+        if not families:
+            return 0.0
+        with self._lock:
+            seen = {
+                (i.problem, i.outcome, i.family): _log(i.outcome)
+                for i in self.items
+                if i.action == action and i.family in families
+            }
+        if not seen:
+            return 0.0
+        mean = sum(seen.values()) / len(seen)
+        return max(-FAMILY_BOOST_CAP, min(FAMILY_BOOST_CAP, mean))
 
     def _save(self) -> None:
         if self.path is None:

@@ -27,7 +27,18 @@ from kernelopt_jupyter.agents.base import (
     TuneProposal,
     plan_id_prefix,
 )
+from kernelopt_jupyter.agents.headroom import (
+    Aim,
+    Headroom,
+    aim_families,
+    aim_units,
+    family_lines,
+    headroom,
+    main_family,
+    roof_term,
+)
 from kernelopt_jupyter.agents.memory import ExperienceMemory, worth_keeping
+from kernelopt_jupyter.agents.op_families import families_of_ops
 from kernelopt_jupyter.agents.rewrites.moves import (
     GEMM_REMOVING,
     INDUCTOR_MOVES,
@@ -52,8 +63,9 @@ from kernelopt_jupyter.agents.transforms import (
     wrap_cudnn_benchmark,
 )
 from kernelopt_jupyter.analysis.capture import knob_exists
-from kernelopt_jupyter.analysis.harvest import harvest_problem
+from kernelopt_jupyter.analysis.harvest import _DISPATCH_CHOICES, harvest_problem
 from kernelopt_jupyter.candidate import Candidate, eager_dispatch_source, is_dispatch_only
+from kernelopt_jupyter.gpu_peaks import roof_name
 from kernelopt_jupyter.launch_configs import (
     LaunchConfigError,
     read_launch_configs,
@@ -263,6 +275,41 @@ def memory_action(plan: Plan) -> str:
     return f"{plan.action}:{move}" if move else plan.action
 
 
+#: The families each vendor choice changes.
+_CHOICE_FAMILIES: dict[str, set[str]] = {
+    "cudnn_benchmark": {"conv", "conv-transpose"},
+    "gemm_bias_operand": {"gemm"},
+    "winograd_conv": {"conv"},
+}
+
+
+def _choice_ops(label: str) -> tuple[str, ...]:
+    """The aten ops a harvest's dispatch variant routes back to its vendor library."""
+    return next((ops for name, ops, _, _ in _DISPATCH_CHOICES if name == label), ())
+
+
+def _touched(h: Headroom, touches: tuple[str, ...]) -> Aim:
+    """The units an Inductor configuration changes: those of its families, and every
+    generated kernel where it names "generated"."""
+    families = {t for t in touches if t != "generated"}
+    units = aim_units(h, families=families).units if families else frozenset()
+    if "generated" in touches:
+        units |= aim_units(h, kinds={"triton"}).units
+    return Aim(frozenset(units))
+
+
+def _aim_words(h: Headroom, aim: Aim | None) -> str:
+    """What a move aims at, for its rationale: its main family's units and the time between
+    kernels."""
+    parts = []
+    family = main_family(h, aim)
+    if family:
+        parts.append(f"aims at {family}")
+    if aim is not None and aim.overhead and h.overhead:
+        parts.append(f"{h.overhead:.0%} of the time outside kernels")
+    return ", ".join(parts) or "aims at nothing measured"
+
+
 def _ranked(kernels: list[KernelUnit]) -> list[KernelUnit]:
     return sorted(kernels, key=lambda k: -(k.share or 0.0))
 
@@ -284,6 +331,11 @@ class OfflinePolicy:
         self._choices: set[str] = set()
         #: How many of the context's directions the Planner has answered (each once).
         self._directions_seen = 0
+        #: Plan id -> the op family its move targeted, for the Summarizer's lessons.
+        self._families: dict[str, str] = {}
+        #: The roofline lines last said, so the Planner says them again only when they change
+        #: (torch.compile's time arriving after the first planning).
+        self._roof_said: list[str] = []
 
     # ------------------------------------------------------------------ Profiler
     def profile(self, ctx: AgentContext, io: AgentIO) -> ProfileReport:
@@ -295,7 +347,7 @@ class OfflinePolicy:
                 kernel=k.name,
                 share=k.share,
                 bound=k.bound,
-                note=_kernel_note(k),
+                note=_kernel_note(k, ctx.gpu),
             )
             for k in ranked[:4]
         ]
@@ -357,7 +409,22 @@ class OfflinePolicy:
 
         skipped: list[str] = []
 
-        def add(priority: float, action: str, title: str, why: str = "", **params: object) -> None:
+        h = headroom(ctx)
+        lines = family_lines(h)
+        if lines and lines != self._roof_said:
+            io.text("\n".join(lines) + "\n")
+            self._roof_said = lines
+        generated = aim_units(h, kinds={"triton"})
+        aimed: dict[int, str] = {}  # id of a plan -> the family it targets
+
+        def add(
+            priority: float,
+            action: str,
+            title: str,
+            why: str = "",
+            aim: Aim | None = None,
+            **params: object,
+        ) -> None:
             key = (parent.id, action, repr(sorted(params.items())))
             tried = key in self._tried
             if tried and direction is None:
@@ -381,7 +448,18 @@ class OfflinePolicy:
             prior = self.memory.score(patterns, memory_action(plan))
             if prior:
                 plan.rationale += f" (memory: {prior:+.2f} log-speedup)"
-            (withheld if tried else options).append((priority + prior, plan))
+            # The worst-placed kernels' moves first: what the move could gain at most, with
+            # the measured roof positions, against the static estimate the priority assumes.
+            roof = roof_term(h, aim)
+            if abs(roof) >= 0.01:
+                plan.rationale += f" (roofline: {roof:+.2f}, {_aim_words(h, aim)})"
+            # What the same move did on the same op family, on earlier problems (capped).
+            family = main_family(h, aim)
+            boost = self.memory.family_score(aim_families(h, aim), memory_action(plan))
+            if boost:
+                plan.rationale += f" (memory on {family or 'its family'}: {boost:+.2f})"
+            aimed[id(plan)] = family
+            (withheld if tried else options).append((priority + prior + roof + boost, plan))
 
         cuda = ctx.device == "cuda"
         eager, compiled = ctx.baselines.get("eager"), ctx.baselines.get("compile")
@@ -389,22 +467,37 @@ class OfflinePolicy:
         # host time than Inductor's own launchers, so a harvest pays per kernel until graphed.
         launch_bound = (eager is not None and eager < LAUNCH_BOUND_MS) or len(ctx.kernels) >= 4
         if cuda and not graphed:
-            add(3.0 if launch_bound else 1.0, "cuda_graph", "CUDA graph")
+            add(3.0 if launch_bound else 1.0, "cuda_graph", "CUDA graph", aim=Aim(overhead=True))
         if ctx.problem.kind == "module" and parent.agent == "harvest":
             eager_wins = eager is not None and compiled is not None and eager < compiled
             behind = eager_gap(eager, compiled)
             if eager_wins or ctx.library_dominated:
-                add(2.5, "eager_dispatch", "dispatch: vendor libraries (eager) for every op")
+                add(
+                    2.5,
+                    "eager_dispatch",
+                    "dispatch: vendor libraries (eager) for every op",
+                    aim=generated,
+                )
             if cuda and (eager_wins or ctx.library_dominated or launch_bound):
                 add(
                     (2.8 if launch_bound else 2.0) - behind,
                     "eager_graph",
                     "dispatch: vendor libraries (eager) in a CUDA graph",
+                    aim=Aim(generated.units, overhead=True),
                 )
             for label, _source in ctx.dispatch_variants:
-                add(2.2, "vendor_dispatch", f"dispatch: {label}", variant=label)
+                families = set(families_of_ops(_choice_ops(label)))
+                aim = aim_units(h, families=families, kinds={"triton"}) if families else None
+                add(2.2, "vendor_dispatch", f"dispatch: {label}", aim=aim, variant=label)
             for priority, match, route in self._rewrite_options(ctx, io):
                 title = match.title + (" (eager vendor path)" if route == "eager" else "")
+                # A rewrite to KernelOPT's own kernel runs the op nearer its roof; the others
+                # delete work (algebra, folds), which no roof bounds.
+                aim = (
+                    aim_units(h, families=set(match.families), deletes=not match.kernels)
+                    if match.families
+                    else None
+                )
                 why = f"{_WHY['graph_rewrite']}; {match.exact}"
                 if cuda and launch_bound and route == "eager":
                     # Rewrite and graph capture in one candidate: under a one-minute search
@@ -414,6 +507,7 @@ class OfflinePolicy:
                         "graph_rewrite",
                         title + " in a CUDA graph",
                         why=why + "; replayed as one CUDA graph",
+                        aim=None if aim is None else Aim(aim.units, True, aim.deletes),
                         rewrite="+".join(match.names),
                         route=route,
                         graphed=True,
@@ -424,6 +518,7 @@ class OfflinePolicy:
                     "graph_rewrite",
                     title,
                     why=why,
+                    aim=aim,
                     rewrite="+".join(match.names),
                     route=route,
                 )
@@ -433,20 +528,28 @@ class OfflinePolicy:
                     "inductor_config",
                     f"inductor config: {move.label}",
                     why=f"{_WHY['inductor_config']}: {move.why}",
+                    aim=_touched(h, move.touches),
                     config=move.label,
                 )
         for priority, choice in vendor_choices(ctx, parent.source):
             if choice not in self._choices:
                 title, why = VENDOR_CHOICES[choice]
-                add(priority, "vendor_choice", title, why=why, choice=choice)
+                aim = aim_units(
+                    h,
+                    families=_CHOICE_FAMILIES[choice],
+                    kinds={"vendor"},
+                    deletes=choice == "winograd_conv",  # 2.25x fewer FLOPs: past the roof
+                )
+                add(priority, "vendor_choice", title, why=why, aim=aim, choice=choice)
         if not parent_dispatch and (
             read_launch_configs(parent.source) or ctx.problem.kind != "module"
         ):
             for priority, title, kernel, body in self._kernel_moves(ctx, parent):
+                aim = aim_units(h, names={kernel}) if kernel else None
                 if body:
-                    add(priority, "retile", title, kernel=kernel, body=body)
+                    add(priority, "retile", title, aim=aim, kernel=kernel, body=body)
                 else:
-                    add(priority, "retile", title, kernel=kernel)
+                    add(priority, "retile", title, aim=aim, kernel=kernel)
         if direction is not None:
             options = self._directed(direction, options, withheld, parent, io)
         if skipped:
@@ -461,6 +564,7 @@ class OfflinePolicy:
         for index, (_, plan) in enumerate(options[:n]):
             plan.id = f"{prefix}{index}"
             self._tried.add((parent.id, plan.action, repr(sorted(plan.params.items()))))
+            self._families[plan.id] = aimed.get(id(plan), "")
             if plan.action == "vendor_choice":
                 self._choices.add(str(plan.params.get("choice")))
             plans.append(plan)
@@ -762,16 +866,17 @@ class OfflinePolicy:
                                 outcome=round(outcome, 4),
                                 lesson=text,
                                 problem=ctx.problem.name,
+                                family=self._families.get(step.plan.id, ""),
                             )
                         )
         return Summary(explanations, experience)
 
 
-def _kernel_note(k: KernelUnit) -> str:
+def _kernel_note(k: KernelUnit, gpu: str = "") -> str:
     if k.kind == "vendor":
         return "vendor library call: kept (very hard to beat); fuse around it instead"
     if k.roofline_fraction is not None and k.bound:
-        return f"{k.bound}-bound at {k.roofline_fraction:.0%} of the H200 roofline"
+        return f"{k.bound}-bound at {k.roofline_fraction:.0%} of the {roof_name(gpu)} roofline"
     return f"{k.kind} kernel"
 
 

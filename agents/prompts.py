@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelopt_jupyter.candidate import Candidate, unified_diff
+from kernelopt_jupyter.gpu_peaks import roof_name
 
 from .base import AgentContext, ExperienceItem, KernelUnit, Plan, ProfileReport, StepRecord
 
@@ -203,17 +204,20 @@ def _fmt_shapes(shapes: Any) -> str:
     return ", ".join("x".join(str(d) for d in s) or "scalar" for s in dims) or "?"
 
 
-def kernel_table(kernels: Iterable[KernelUnit], records: Iterable[dict[str, Any]] = ()) -> str:
+def kernel_table(
+    kernels: Iterable[KernelUnit], records: Iterable[dict[str, Any]] = (), gpu: str = ""
+) -> str:
     """The dispatch map as a plain table: one row per sub-kernel or vendor call.
 
     ``records`` are the dispatch map's own rows (bytes, FLOPs, intensity, roofline-bound time,
-    launches, the op's argument shapes); where a kernel has none its cells say "?".
+    launches, the op's argument shapes); where a kernel has none its cells say "?". ``gpu``
+    is the card's name (``AgentContext.gpu``): whose peaks the roofs are.
     """
     extra = {str(r.get("name")): r for r in records}
     rows = [
-        "roofline fraction = the time the kernel would take at the H200's memory or compute "
-        "peak (roof ms), divided by its measured time (1.0 = at the roof, nothing left to "
-        "gain; 0.1 = 10x headroom). intensity = FLOPs per byte moved. shapes = the tensor "
+        "roofline fraction = the time the kernel would take at the memory or compute peak "
+        f"of the {roof_name(gpu)} (roof ms), divided by its measured time (1.0 = at the roof, "
+        "nothing left to gain; 0.1 = 10x headroom). intensity = FLOPs per byte moved. shapes = the tensor "
         "arguments of the ATen op behind the kernel, in call order (a fused Triton kernel: "
         "its first fused op's). '?' = not measured.",
         "name | kind | time share | ms | roof ms | bytes | FLOPs | intensity | bound | "
@@ -263,7 +267,7 @@ def problem_context(ctx: AgentContext, records: Iterable[dict[str, Any]] = ()) -
         parts.append("- none measured")
     parts += ["", "## Dispatch map (from the torch.compile (Inductor) harvest)"]
     if ctx.kernels:
-        parts.append(kernel_table(ctx.kernels, records))
+        parts.append(kernel_table(ctx.kernels, records, ctx.gpu))
     else:
         parts.append("(no harvested kernels)")
     if ctx.library_dominated:

@@ -632,6 +632,12 @@ class BeamSearch:
         try:
             if self.root is None:
                 raise ValueError("the search has no starting point (start_from was not called)")
+            if self.ctx.device == "cuda" and not self.ctx.gpu:
+                # The card's name, for whose roofs the agents place kernels under (read from
+                # nvidia-smi: this process never initialises CUDA).
+                from kernelopt_jupyter.analysis.cache import gpu_name
+
+                self.ctx.gpu = gpu_name("cuda")
             # The first iteration plans from the root alone; a candidate gated before the
             # analysis answered (the quick start) joins the beam by rank from the next.
             root = self.gate(self.root)

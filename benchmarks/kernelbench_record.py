@@ -9,7 +9,10 @@ is stored on each of its rows (without one, a row keeps the label it has: the re
 itself can be given as a run). Later runs replace earlier rows of the same problem. The
 summary per level counts the problems, those with a verified candidate, the medians of the
 first verdict and of the search time, and the geometric mean of the winner's speedup over
-the best peer (a problem with none counts as 1.0, as in the bench summary).
+the best peer (a problem with none counts as 1.0, as in the bench summary), and
+``move_kinds``: the share of the level's gain over the best peer that each kind of move
+carries (``summarize.kind_shares``). Rows written before they named their winner's moves
+count under "unrecorded"; a level with no row that names them has no ``move_kinds``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from plot import render_svg
+from summarize import chain_kinds, kind_shares
+
+#: The kind a winner's gain counts under when its row predates the ``moves`` field.
+UNRECORDED = "unrecorded"
+#: A winner that is the harvest itself (no move after Inductor's code).
+HARVEST = "harvest"
 
 
 def merge(runs: list[tuple[Path, str]]) -> list[dict[str, Any]]:
@@ -36,8 +45,29 @@ def merge(runs: list[tuple[Path, str]]) -> list[dict[str, Any]]:
     return sorted(rows.values(), key=lambda r: (r["level"], r["problem"]))
 
 
+def row_kinds(row: dict[str, Any]) -> list[str]:
+    """The kinds of move behind a row's winner: those of its ``moves``, "harvest" for a winner
+    that no move made, none for a row without ``moves`` (older runs) or without a winner."""
+    if not row.get("verified") or "moves" not in row:
+        return []
+    return chain_kinds(row["moves"]) or [HARVEST]
+
+
+def move_kind_shares(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per level (``"1"``, ...): each kind's share of the summed log-speedup over the best
+    peer; only levels where some row names its winner's moves."""
+    labelled = [{**r, "move_kinds": row_kinds(r)} for r in rows]
+    shares = kind_shares(
+        labelled, gain_of=lambda r: r.get("speedup_vs_best_peer"), unlabelled=UNRECORDED
+    )
+    named = {str(r["level"]) for r in rows if "moves" in r}
+    return {level: by_kind for level, by_kind in shares.items() if level in named}
+
+
 def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per level: counts, medians of the first verdict and search seconds, geomean."""
+    """Per level: counts, medians of the first verdict and search seconds, geomean, and the
+    share of the gain each kind of move carries (where the rows name the moves)."""
+    kinds = move_kind_shares(rows)
     out: dict[str, dict[str, Any]] = {}
     for level in sorted({r["level"] for r in rows}):
         members = [r for r in rows if r["level"] == level]
@@ -50,6 +80,8 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
             "median_search_s": statistics.median(r["search_s"] for r in members),
             "geomean_vs_best_peer": math.exp(sum(math.log(s) for s in speedups) / len(speedups)),
         }
+        if str(level) in kinds:
+            out[f"level{level}"]["move_kinds"] = kinds[str(level)]
     return out
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ KINDS = (
     ("CUDA graph", "CUDA graph"),
     ("dispatch:", "dispatch"),
     ("launch config:", "launch config"),
+    ("kernel body:", "kernel body"),
     ("tune kernel ", "kernel body"),
     ("tune ", "launch config"),
 )
@@ -66,21 +68,33 @@ def attach_moves(row: dict[str, Any]) -> None:
     if not chain and path is not None and path.is_file():
         chain = winner_chain(json.loads(path.read_text()))
     row["moves"] = chain
-    kinds = []
+    row["move_kinds"] = chain_kinds(chain)
+
+
+def chain_kinds(chain: list[str]) -> list[str]:
+    """The kinds of move in a winner's chain, each once, in the chain's order."""
+    kinds: list[str] = []
     for note in chain:
         # A chained title ("CUDA graph on [rewrite: ...]") names its own move first.
         kind = move_kind(note)
         if kind and kind not in kinds:
             kinds.append(kind)
-    row["move_kinds"] = kinds
+    return kinds
 
 
-def kind_shares(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per level: the share of the summed log-speedup over the best peer carried by each kind."""
+def kind_shares(
+    rows: list[dict[str, Any]],
+    gain_of: Callable[[dict[str, Any]], float | None] = _peer_gain,
+    unlabelled: str | None = None,
+) -> dict[str, dict[str, float]]:
+    """Per level: the share of the summed log-speedup over the best peer carried by each kind.
+
+    ``gain_of`` reads a row's speedup over the best peer; ``unlabelled``, where given, names
+    the kind under which a winner whose kinds are unknown is counted (else it is left out)."""
     out: dict[str, dict[str, float]] = {}
     for row in rows:
-        gain = _peer_gain(row)
-        kinds = row.get("move_kinds") or []
+        gain = gain_of(row)
+        kinds = row.get("move_kinds") or ([unlabelled] if unlabelled else [])
         if gain is None or gain <= 1.0 or not kinds:
             continue
         level = out.setdefault(str(row.get("level")), {})

@@ -52,6 +52,17 @@ def peaks_for(device_name: str | None) -> GpuPeaks:
     return found
 
 
+def roof_name(device_name: str | None) -> str:
+    """Whose roof a kernel is placed under, in words: the GPU's own where it is known, else
+    the H200's, said to be an assumption (an unknown card, or none: the CPU tier)."""
+    found = next((p for key, p in KNOWN if device_name and key in device_name), None)
+    if found is not None:
+        return found.name
+    if device_name:
+        return f"{H200.name} (assumed: {device_name} has no known peaks)"
+    return f"{H200.name} (no GPU here: its peaks stand in)"
+
+
 def current() -> GpuPeaks:
     """The peaks of the CUDA device this process uses (torch's current device), or the
     H200's where there is none. Never initialises CUDA in a process that has not."""

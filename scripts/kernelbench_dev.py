@@ -1,7 +1,7 @@
 """Run offline searches over a drawn sample of the KernelBench development split and write one
-row per problem: verdict, first verdict, search time, memory against the footprint, and the
+row per problem: verdict, first verdict, search time, memory against the footprint, the
 winner's speedup against each peer (eager, torch.compile default, max-autotune,
-reduce-overhead).
+reduce-overhead) and the moves that made it.
 
 Usage (on the GPU machine, each search alone):
     python scripts/kernelbench_dev.py FOLDER --out DIR [--per-level 10] [--seed 20261206]
@@ -25,6 +25,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from kernelopt_jupyter.cli.optimize import move_chain
 
 LEVELS = ("level1", "level2", "level3")
 #: The committed seed of the sample the issue's medians are measured on.
@@ -163,6 +165,10 @@ def summarize(
     row["best"] = best
     row["candidates"] = len(cands)
     row["passed"] = sum(1 for c in cands.values() if c.get("verdict") == "pass")
+    # The moves that made the winner (each candidate's note names its move), from the
+    # harvest down: the record splits each level's gain over their kinds.
+    links = {cid: (c.get("parent"), str(c.get("note") or "")) for cid, c in cands.items()}
+    row["moves"] = move_chain(links, best) if best else []
     if best is None:
         notes = result.get("notes") or []
         fails = [

@@ -151,6 +151,10 @@ def rewrite_priority(names: list[str], s: Shares) -> float:
     return best + bonus
 
 
+#: The families whose generated kernels reduce (Inductor's persistent and looped reductions).
+REDUCING = ("normalisation", "softmax", "loss", "scan", "arg-reduction", "reduction")
+
+
 @dataclass(frozen=True)
 class InductorMove:
     """A harvest under another Inductor configuration, and when the profile suggests it."""
@@ -161,6 +165,9 @@ class InductorMove:
     mode: str = "default"
     gpu_only: bool = False  # autotuning and combo kernels only pay (and only run) on a GPU
     priority: Callable[[Shares], float | None] = lambda s: None
+    #: The units the configuration changes, for the roofline ranking (``agents/headroom.py``):
+    #: op families, and "generated" for every Triton kernel Inductor wrote.
+    touches: tuple[str, ...] = ("generated",)
 
 
 INDUCTOR_MOVES: list[InductorMove] = [
@@ -171,6 +178,7 @@ INDUCTOR_MOVES: list[InductorMove] = [
         mode="max-autotune",
         gpu_only=True,
         priority=lambda s: 1.6 + s.gemm + s.conv if (s.gemm or s.conv) and s.kernels else None,
+        touches=("gemm", "conv", "generated"),
     ),
     InductorMove(
         "coordinate_descent_tuning",
@@ -184,6 +192,7 @@ INDUCTOR_MOVES: list[InductorMove] = [
         "a long row reduced in a loop of blocks keeps fewer registers live than one block",
         {"triton.persistent_reductions": False},
         priority=lambda s: 1.3 + s.reductions if s.persistent else None,
+        touches=REDUCING,
     ),
     InductorMove(
         "no split reductions (split_reductions off)",
@@ -192,6 +201,7 @@ INDUCTOR_MOVES: list[InductorMove] = [
         # A split reduction is a partial and a final kernel: with one reduction kernel there
         # is nothing to un-split, and the compile (11 s on the H200) gives the same code.
         priority=lambda s: 1.2 + s.reductions if s.looped and s.reduction_kernels >= 2 else None,
+        touches=REDUCING,
     ),
     InductorMove(
         "aggressive_fusion",
@@ -217,6 +227,7 @@ INDUCTOR_MOVES: list[InductorMove] = [
         "a pointwise convolution lowered to a matmul, whose epilogue Inductor can fuse",
         {"conv_1x1_as_mm": True},
         priority=lambda s: 1.0 + s.conv if s.conv else None,
+        touches=("conv",),
     ),
 ]
 

@@ -30,6 +30,9 @@ class RewriteMatch:
     eager_source: str  # the dispatch-only candidate (rewritten forward on vendor libraries)
     eager_only: bool = False
     kernels: bool = False  # the eager candidate launches KernelOPT's own Triton kernel(s)
+    #: The op families the rewrite took graph nodes from (``op_families.removed_families``):
+    #: the work it targets, which the roofline ranking looks up in the profile.
+    families: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data for the worker's answer."""
@@ -138,6 +141,7 @@ def scan(source: str, path: str) -> RewriteScan:
     """
     import torch.fx as fx
 
+    from kernelopt_jupyter.agents.op_families import graph_families, removed_families
     from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
     from kernelopt_jupyter.agents.rewrites.graph import (
         RewriteError,
@@ -179,6 +183,7 @@ def scan(source: str, path: str) -> RewriteScan:
         expected, shaped = _shape(model(*inputs)), False
     # Every spelling of an op becomes its one canonical call, which is what the rules match.
     canonicalize(base)
+    base_families = graph_families(base)
 
     def fresh() -> Any:
         """A graph of the reference to rewrite, its shapes propagated where they could be."""
@@ -245,6 +250,7 @@ def scan(source: str, path: str) -> RewriteScan:
             eager_source=rewritten_source(source, gm, module_name, titles, candidate=True),
             eager_only=any(r.eager_only for r, _ in applied),
             kernels=any(r.kernels for r, _ in applied),
+            families=removed_families(base_families, graph_families(gm)),
         )
 
     singles: list[RewriteMatch] = []
