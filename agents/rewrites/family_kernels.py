@@ -575,10 +575,12 @@ def own_batch_norm_kernel(
     else:
         mean = tl.load(rmean_ptr + chans, mask=ok_c, other=0.0).to(tl.float32)
         var = tl.load(rvar_ptr + chans, mask=ok_c, other=1.0).to(tl.float32)
+    # (x - mean) first, as torch does: folding the mean into the shift (x * scale - mean *
+    # scale) cancels two large products where x is near the mean, losing the small values.
     scale = 1.0 / tl.sqrt(var + eps)
     if HAS_WEIGHT:
         scale = scale * tl.load(w_ptr + chans, mask=ok_c, other=1.0).to(tl.float32)
-    shift = -mean * scale
+    shift = tl.zeros([CHANNEL_BLOCK], dtype=tl.float32)
     if HAS_BIAS:
         shift += tl.load(b_ptr + chans, mask=ok_c, other=0.0).to(tl.float32)
     steps = tl.arange(0, STEPS)
@@ -588,7 +590,7 @@ def own_batch_norm_kernel(
         n = k // S
         offs = (n * C * S + k - n * S)[:, None] + chans.to(tl.int64)[None, :] * S
         v = tl.load(x_ptr + offs, mask=ok, other=0.0).to(tl.float32)
-        y = v * scale[None, :] + shift[None, :]
+        y = (v - mean[None, :]) * scale[None, :] + shift[None, :]
         tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=ok)
 
 

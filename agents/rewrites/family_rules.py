@@ -45,7 +45,8 @@ def _flipped(node: Any, dim: int) -> Any:
 
 def _leading_part(node: Any, dim: int) -> Any:
     """``x`` when ``node`` is ``x`` without its last entry along ``dim``: ``x.narrow(dim, 0,
-    n - 1)`` or ``x[..., :-1]`` (by the propagated shapes), else None."""
+    n - 1)`` or a slice (``x[:, :-1]``, ``x[..., :-1]``, ``x[:-1, :]``; by the propagated
+    shapes), else None."""
     if not isinstance(node, fx.Node):
         return None
     if (node.op == "call_method" and node.target == "narrow") or is_call(node, torch.narrow):
@@ -53,10 +54,14 @@ def _leading_part(node: Any, dim: int) -> Any:
         if normal_dims(x, d) != (dim,) or start != 0:
             return None
     elif is_call(node, operator.getitem):
-        x, index = node.args
-        index = index if isinstance(index, tuple) else (index,)
+        x, key = node.args
+        index: list[Any] = list(key) if isinstance(key, tuple) else [key]
         full = slice(None, None, None)
-        if len(index) != dim + 1 or any(i != full for i in index[:dim]):
+        rank = len(shape_of(x) or ())
+        if index.count(Ellipsis) == 1:  # x[..., :-1]: full slices for the dimensions it spans
+            at = index.index(Ellipsis)
+            index[at : at + 1] = [full] * (rank - len(index) + 1)
+        if not dim < len(index) <= rank or any(i != full for j, i in enumerate(index) if j != dim):
             return None
         last = index[dim]
         if not isinstance(last, slice) or last.start not in (None, 0) or last.step is not None:
@@ -710,7 +715,7 @@ def _row_loss_call(node: fx.Node, mod: Any) -> _Loss | None:
             if len(node.args) != 3 or node.kwargs:
                 return None
             bound = {"anchor": node.args[0], "positive": node.args[1],
-                     "negative": node.args[2], "margin": mod.margin, "p": mod.norm,
+                     "negative": node.args[2], "margin": mod.margin, "p": mod.p,
                      "eps": mod.eps, "swap": mod.swap, "reduction": mod.reduction}  # fmt: skip
         else:
             names = ("anchor", "positive", "negative", "margin", "p", "eps", "swap",
@@ -746,10 +751,10 @@ def _row_loss_call(node: fx.Node, mod: Any) -> _Loss | None:
     return _Loss("cross_entropy", (x, target), bound["reduction"], bound["ignore_index"], dim=dim)
 
 
-def _written_loss(node: fx.Node) -> _Loss | None:
+def _written_loss(gm: fx.GraphModule, node: fx.Node) -> _Loss | None:
     """A loss written out: ``mean`` or ``sum`` over everything of ``(a - b) ** 2`` (any
     square), ``abs(a - b)``, ``relu(m - a * b)`` (a hinge; ``clamp(min=0)`` is a relu),
-    ``1 - cosine_similarity(a, b, dim, eps)`` (function or layer is canonical upstream), or
+    ``1 - cosine_similarity(a, b, dim, eps)`` (the function or the layer), or
     ``relu(pairwise_distance(a, p) - pairwise_distance(a, n) + m)``."""
     red = reduction(node, "mean", "sum")
     shape = shape_of(red.x) if red is not None else None
@@ -764,7 +769,7 @@ def _written_loss(node: fx.Node) -> _Loss | None:
     if is_call(term, torch.abs) and is_call(term.args[0], operator.sub):
         return _Loss("l1", tuple(term.args[0].args), red.kind)
     if is_call(term, operator.sub) and scalar(term.args[0]) == 1.0:
-        cos = _cosine(term.args[1])
+        cos = _cosine(gm, term.args[1])
         if cos is not None:
             return _Loss("cosine", cos[:2], red.kind, eps=cos[3], dim=cos[2])
     if not is_call(term, torch.relu):
@@ -785,11 +790,19 @@ def _written_loss(node: fx.Node) -> _Loss | None:
     return None
 
 
-def _cosine(node: Any) -> tuple[Any, Any, int, float] | None:
-    """``(a, b, dim, eps)`` of ``torch.cosine_similarity(a, b, dim, eps)`` (``F.`` alike)."""
-    if not is_call(node, torch.cosine_similarity):
+def _cosine(gm: fx.GraphModule, node: Any) -> tuple[Any, Any, int, float] | None:
+    """``(a, b, dim, eps)`` of ``torch.cosine_similarity(a, b, dim, eps)`` (``F.`` alike) or
+    an ``nn.CosineSimilarity`` layer's call."""
+    mod = module_of(gm, node) if isinstance(node, fx.Node) else None
+    bound: dict[str, Any] | None
+    if isinstance(mod, nn.CosineSimilarity) and plain_torch_layer(mod):
+        if len(node.args) != 2 or node.kwargs:
+            return None
+        bound = {"x1": node.args[0], "x2": node.args[1], "dim": mod.dim, "eps": mod.eps}
+    elif is_call(node, torch.cosine_similarity):
+        bound = _only_keywords(node, ("x1", "x2", "dim", "eps"), {"dim": 1, "eps": 1e-8})
+    else:
         return None
-    bound = _only_keywords(node, ("x1", "x2", "dim", "eps"), {"dim": 1, "eps": 1e-8})
     if bound is None or scalar(bound["eps"]) is None:
         return None
     dims = normal_dims(bound["x1"], bound["dim"])
@@ -873,7 +886,7 @@ def loss_kernel(gm: fx.GraphModule) -> int:
     for node in list(g.nodes):
         if node.op not in ("call_function", "call_module"):
             continue
-        loss = _functional_loss(gm, node) or _written_loss(node)
+        loss = _functional_loss(gm, node) or _written_loss(gm, node)
         if loss is None or not _loss_fits(loss) or _dtype(node) != _dtype(loss.operands[0]):
             continue
         with g.inserting_before(node):
