@@ -478,18 +478,36 @@ def kernelopt_arg_reduce(x, dim, keepdim, largest):
 
 
 @triton.jit
+def own_batch_norm_offsets(start, steps, span, CS):
+    # Where a channel's entries start .. start + STEPS - 1 lie (entry k of a channel at
+    # (k // span) * C * span + k % span past the channel's first value, span = S). One
+    # division per tile: where a tile spans at most one image boundary (span >= STEPS) each
+    # entry is in the tile's first image or the next; else a 32-bit division per entry.
+    n0 = start // span
+    s = start - n0 * span + steps
+    if span >= steps.shape[0]:
+        wrap = (s >= span).to(tl.int64)
+        n = n0 + wrap
+        s = s - wrap * span
+    else:
+        q = s.to(tl.int32) // span
+        n = n0 + q.to(tl.int64)
+        s = s - q.to(tl.int64) * span
+    return n * CS + s
+
+
+@triton.jit
 def own_batch_norm_moments(x_ptr, lo, hi, S, CS, chans, chan_ok, STEPS: tl.constexpr):
-    # Mean and M2 of entries lo..hi-1 of each channel's (N * S) values, the channel's entry k
-    # at (k // S) * C * S + c * S + k % S; tile by tile in float32, Chan's formula between.
-    steps = tl.arange(0, STEPS)
+    # Mean and M2 of entries lo..hi-1 of each channel's (N * S) values, tile by tile in
+    # float32, Chan's formula between.
+    steps = tl.arange(0, STEPS).to(tl.int64)
     mean = tl.sum(tl.zeros([STEPS, chans.shape[0]], dtype=tl.float32), 0)
     m2 = mean
     count = 0.0
     for start in range(lo, hi, STEPS):
-        k = (start + steps).to(tl.int64)
-        ok = (k < hi)[:, None] & chan_ok
-        n = k // S
-        offs = (n * CS + k - n * S)[:, None] + chans.to(tl.int64)[None, :] * S
+        ok = ((start + steps) < hi)[:, None] & chan_ok
+        at = own_batch_norm_offsets(start, steps, S, CS)
+        offs = at[:, None] + chans.to(tl.int64)[None, :] * S
         v = tl.load(x_ptr + offs, mask=ok).to(tl.float32)
         n_b = tl.minimum(hi - start, STEPS).to(tl.float32)
         mean_b = tl.sum(tl.where(ok, v, 0.0), 0) / n_b
@@ -550,9 +568,9 @@ def own_batch_norm_kernel(
         if SPLIT:
             parts = tl.arange(0, PARTS_BLOCK)
             part_ok = (parts < PARTS)[:, None] & chan_ok
-            at = parts.to(tl.int64)[:, None] * C + chans[None, :]
-            means = tl.load(mean_ptr + at, mask=part_ok, other=0.0)
-            m2s = tl.load(m2_ptr + at, mask=part_ok, other=0.0)
+            slots = parts.to(tl.int64)[:, None] * C + chans[None, :]
+            means = tl.load(mean_ptr + slots, mask=part_ok, other=0.0)
+            m2s = tl.load(m2_ptr + slots, mask=part_ok, other=0.0)
             counts = tl.minimum(CHUNK, K - parts * CHUNK).to(tl.float32)[:, None]
             counts = tl.where(part_ok, counts, 0.0)
             mean = tl.sum(means * counts, 0) / K
@@ -583,12 +601,11 @@ def own_batch_norm_kernel(
     shift = tl.zeros([CHANNEL_BLOCK], dtype=tl.float32)
     if HAS_BIAS:
         shift += tl.load(b_ptr + chans, mask=ok_c, other=0.0).to(tl.float32)
-    steps = tl.arange(0, STEPS)
+    steps = tl.arange(0, STEPS).to(tl.int64)
     for start in range(lo, hi, STEPS):
-        k = (start + steps).to(tl.int64)
-        ok = (k < hi)[:, None] & chan_ok
-        n = k // S
-        offs = (n * C * S + k - n * S)[:, None] + chans.to(tl.int64)[None, :] * S
+        ok = ((start + steps) < hi)[:, None] & chan_ok
+        at = own_batch_norm_offsets(start, steps, S, C * S)
+        offs = at[:, None] + chans.to(tl.int64)[None, :] * S
         v = tl.load(x_ptr + offs, mask=ok, other=0.0).to(tl.float32)
         y = (v - mean[None, :]) * scale[None, :] + shift[None, :]
         tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=ok)
@@ -706,46 +723,75 @@ POINTWISE_LOSSES = ("mse", "l1", "smooth_l1", "huber", "hinge", "kl", "kl_log_ta
 
 
 @triton.jit
+def own_loss_term(a, b, param, FORM: tl.constexpr, LOG_A: tl.constexpr):
+    # The loss of each element pair, in float32. LOG_A: ``a`` is replaced by its log (a KL
+    # divergence of probabilities).
+    a = a.to(tl.float32)
+    b = b.to(tl.float32)
+    if LOG_A:
+        a = tl.log(a)
+    if FORM == 0:  # squared error
+        v = (a - b) * (a - b)
+    elif FORM == 1:  # absolute error
+        v = tl.abs(a - b)
+    elif FORM == 2:  # smooth L1, beta = param (0: absolute error)
+        d = tl.abs(a - b)
+        v = tl.where(d < param, 0.5 * d * d / param, d - 0.5 * param)
+    elif FORM == 3:  # Huber, delta = param
+        d = tl.abs(a - b)
+        v = tl.where(d < param, 0.5 * d * d, param * (d - 0.5 * param))
+    elif FORM == 4:  # hinge, margin = param (a NaN stays one, as in torch's clamp)
+        v = param - a * b
+        v = tl.where(v < 0.0, 0.0, v)
+    elif FORM == 5:  # KL divergence, b probabilities: xlogy(b, b) - b * a
+        v = tl.where(b == 0.0, 0.0, b * tl.log(b)) - b * a
+    else:  # KL divergence, b log-probabilities
+        v = tl.exp(b) * (b - a)
+    return v
+
+
+@triton.jit
 def own_pointwise_loss_kernel(
-    a_ptr, b_ptr, part_ptr, N, CHUNK, A_INNER, A_LEN, B_INNER, B_LEN, param,
-    FORM: tl.constexpr, A_FULL: tl.constexpr, B_FULL: tl.constexpr, LOG_A: tl.constexpr,
-    BLOCK: tl.constexpr,
+    a_ptr, b_ptr, part_ptr, N, CHUNK, A_INNER, A_LEN, B_INNER, B_LEN, R, C, ROWS_PER,
+    COL_CHUNK, COL_PARTS, param,
+    FORM: tl.constexpr, LAYOUT: tl.constexpr, A_FULL: tl.constexpr, B_FULL: tl.constexpr,
+    LOG_A: tl.constexpr, BLOCK: tl.constexpr,
 ):  # fmt: skip
-    # One program: the sum of the loss of elements lo..hi-1 of the broadcast shape, in
-    # float32 lanes of BLOCK. An operand that is not of the full shape repeats along it:
-    # element i reads its (i // INNER) % LEN (a block of the output's dimensions). LOG_A:
-    # the first operand is the log of what is read (a KL divergence of probabilities).
+    # One program: the sum of the loss over its part of the broadcast shape, in float32
+    # lanes of BLOCK, stored as its partial. LAYOUT 0: elements lo..hi-1 of the flat shape;
+    # an operand that is not of the full shape reads element (i // INNER) % LEN (a block of
+    # the output's dimensions). LAYOUT 1 and 2: the shape as (R, C), ``a`` of the full
+    # shape, a block of ROWS_PER rows by COL_CHUNK columns per program, ``b`` one value per
+    # column (1) or per row (2, row % B_LEN): no division per element.
     pid = tl.program_id(0).to(tl.int64)
-    lo = pid * CHUNK
-    hi = tl.minimum(lo + CHUNK, N)
     acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for start in range(lo, hi, BLOCK):
-        i = start + tl.arange(0, BLOCK).to(tl.int64)
-        ok = i < hi
-        a_at = i if A_FULL else (i // A_INNER) % A_LEN
-        b_at = i if B_FULL else (i // B_INNER) % B_LEN
-        a = tl.load(a_ptr + a_at, mask=ok, other=1.0).to(tl.float32)
-        b = tl.load(b_ptr + b_at, mask=ok, other=1.0).to(tl.float32)
-        if LOG_A:
-            a = tl.log(a)
-        if FORM == 0:  # squared error
-            v = (a - b) * (a - b)
-        elif FORM == 1:  # absolute error
-            v = tl.abs(a - b)
-        elif FORM == 2:  # smooth L1, beta = param (0: absolute error)
-            d = tl.abs(a - b)
-            v = tl.where(d < param, 0.5 * d * d / param, d - 0.5 * param)
-        elif FORM == 3:  # Huber, delta = param
-            d = tl.abs(a - b)
-            v = tl.where(d < param, 0.5 * d * d, param * (d - 0.5 * param))
-        elif FORM == 4:  # hinge, margin = param (a NaN stays one, as in torch's clamp)
-            v = param - a * b
-            v = tl.where(v < 0.0, 0.0, v)
-        elif FORM == 5:  # KL divergence, b probabilities: xlogy(b, b) - b * a
-            v = tl.where(b == 0.0, 0.0, b * tl.log(b)) - b * a
-        else:  # KL divergence, b log-probabilities
-            v = tl.exp(b) * (b - a)
-        acc += tl.where(ok, v, 0.0)
+    lanes = tl.arange(0, BLOCK).to(tl.int64)
+    if LAYOUT == 0:
+        lo = pid * CHUNK
+        hi = tl.minimum(lo + CHUNK, N)
+        for start in range(lo, hi, BLOCK):
+            i = start + lanes
+            ok = i < hi
+            a_at = i if A_FULL else (i // A_INNER) % A_LEN
+            b_at = i if B_FULL else (i // B_INNER) % B_LEN
+            a = tl.load(a_ptr + a_at, mask=ok, other=1.0)
+            b = tl.load(b_ptr + b_at, mask=ok, other=1.0)
+            acc += tl.where(ok, own_loss_term(a, b, param, FORM, LOG_A), 0.0)
+    else:
+        r0 = (pid // COL_PARTS) * ROWS_PER
+        r1 = tl.minimum(r0 + ROWS_PER, R)
+        c0 = (pid % COL_PARTS) * COL_CHUNK
+        c1 = tl.minimum(c0 + COL_CHUNK, C)
+        for r in range(r0, r1):
+            for start in range(c0, c1, BLOCK):
+                cols = start + lanes
+                ok = cols < c1
+                a = tl.load(a_ptr + r * C + cols, mask=ok, other=1.0)
+                if LAYOUT == 1:
+                    b = tl.load(b_ptr + cols, mask=ok, other=1.0)
+                else:
+                    b = tl.load(b_ptr + r % B_LEN)
+                acc += tl.where(ok, own_loss_term(a, b, param, FORM, LOG_A), 0.0)
     tl.store(part_ptr + pid, tl.sum(acc, 0))
 
 
@@ -813,14 +859,33 @@ def kernelopt_pointwise_loss(a, b, form, param, log_a, reduction):
     total = 1
     for size in shape:
         total *= size
-    parts = max(1, min(LOSS_MAX_PARTS, triton.cdiv(total, LOSS_MIN_CHUNK)))
-    chunk = max(1, triton.cdiv(total, parts))
+    # Where only ``b`` repeats (KernelBench's hinge: targets along the last dimension), the
+    # shape as rows by columns, ``b`` by column or by row; else the flat shape.
+    layout, cols = 0, 1
+    if a_at[2] and not b_at[2] and total:
+        inner, length = b_at[0], b_at[1]
+        layout, cols = (1, length) if inner == 1 and length > 1 else (2, inner)
+        cols = total if length == 1 else cols  # a scalar: one row
+    rows = total // cols
+    col_parts = max(1, min(LOSS_MAX_PARTS, triton.cdiv(cols, LOSS_MIN_CHUNK)))
+    col_chunk = triton.cdiv(cols, col_parts)
+    col_parts = triton.cdiv(cols, col_chunk)
+    rows_per = max(
+        triton.cdiv(rows, max(1, LOSS_MAX_PARTS // col_parts)),
+        triton.cdiv(LOSS_MIN_CHUNK, col_chunk),
+    )
+    parts = triton.cdiv(rows, rows_per) * col_parts
+    chunk = 1
+    if layout == 0:
+        parts = max(1, min(LOSS_MAX_PARTS, triton.cdiv(total, LOSS_MIN_CHUNK)))
+        chunk = max(1, triton.cdiv(total, parts))
     partials = torch.empty(parts, device=a.device, dtype=torch.float32)
     a, b = a.contiguous(), b.contiguous()
     own_pointwise_loss_kernel[lambda meta: (parts,)](
-        a, b, partials, total, chunk, a_at[0], a_at[1], b_at[0], b_at[1], float(param),
-        FORM=POINTWISE_LOSSES.index(form), A_FULL=a_at[2], B_FULL=b_at[2], LOG_A=bool(log_a),
-        BLOCK=1024, num_warps=4,
+        a, b, partials, total, chunk, a_at[0], a_at[1], b_at[0], b_at[1], rows, cols,
+        rows_per, col_chunk, col_parts, float(param),
+        FORM=POINTWISE_LOSSES.index(form), LAYOUT=layout, A_FULL=a_at[2], B_FULL=b_at[2],
+        LOG_A=bool(log_a), BLOCK=1024, num_warps=4,
     )  # fmt: skip
     divisor = {"sum": 1.0, "mean": float(total), "batchmean": float(shape[0] if shape else 1)}
     own_loss_sum_kernel[lambda meta: (1,)](
@@ -963,6 +1028,7 @@ FAMILY_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     kernelopt_batch_norm.__name__: (
         kernelopt_batch_norm,
         (
+            own_batch_norm_offsets,
             own_batch_norm_moments,
             own_batch_norm_stats_kernel,
             own_batch_norm_kernel,
@@ -972,6 +1038,7 @@ FAMILY_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     kernelopt_batch_norm_layer.__name__: (
         kernelopt_batch_norm_layer,
         (
+            own_batch_norm_offsets,
             own_batch_norm_moments,
             own_batch_norm_stats_kernel,
             own_batch_norm_kernel,
@@ -981,7 +1048,7 @@ FAMILY_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     ),
     kernelopt_pointwise_loss.__name__: (
         kernelopt_pointwise_loss,
-        (own_pointwise_loss_kernel, own_loss_sum_kernel, own_broadcast_index),
+        (own_loss_term, own_pointwise_loss_kernel, own_loss_sum_kernel, own_broadcast_index),
     ),
     kernelopt_row_loss.__name__: (kernelopt_row_loss, (own_row_loss_kernel, own_loss_sum_kernel)),
 }
