@@ -82,7 +82,47 @@ _SCANS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     ),
     "exclusive, slice": lambda x: torch.cat([torch.zeros_like(x[:, :1]), x[:, :-1].cumsum(1)], 1),
     "exclusive cumprod": lambda x: torch.cat([torch.ones_like(x[:1]), x[:-1].cumprod(0)]),
+    # The scan of the input shifted one step (KernelBench's later spelling), and the shift
+    # spelled with a slice after the concatenation, a pad, or another identity filler.
+    "exclusive, shifted input": lambda x: torch.cumsum(
+        torch.cat((torch.zeros_like(x.select(1, 0).unsqueeze(1)), x), dim=1).narrow(1, 0, 9),
+        dim=1,
+    ),
+    "exclusive, slice after the scan": lambda x: torch.cat(
+        [x.new_zeros(4, 1), x.cumsum(1)], dim=-1
+    )[:, :-1],
+    "exclusive, scan sliced": lambda x: torch.cat(
+        [torch.zeros_like(x[:, -1:]), x.cumsum(1)[:, :-1]], 1
+    ),
+    "exclusive, pad": lambda x: F.pad(x, (1, 0))[:, :-1].cumsum(1),
+    "exclusive, pad of the first dim": lambda x: F.pad(x, (0, 0, 1, 0))[:-1].cumsum(0),
+    "exclusive cumprod, pad": lambda x: F.pad(x, (1, 0), value=1.0)[..., :-1].cumprod(-1),
+    "reverse exclusive": lambda x: torch.cat(
+        [torch.zeros_like(x[:, :1]), x.flip(1)[:, :-1].cumsum(1)], 1
+    ).flip(1),
 }
+
+#: Each spelling's expected (reverse, exclusive) flags in the kernel call.
+_SCAN_FLAGS = {
+    "reverse": (True, False),
+    "reverse, torch.flip": (True, False),
+    "reverse cumprod": (True, False),
+    "reverse exclusive": (True, True),
+    **{name: (False, True) for name in _SCANS if name.startswith("exclusive")},
+}
+
+
+def _scan_reference(x, dim, product, reverse, exclusive, mask):
+    """What ``kernelopt_scan`` computes, in float64 torch."""
+    x = x.double() * (mask.double() if mask is not None else 1.0)
+    if reverse:
+        x = x.flip(dim)
+    y = x.cumprod(dim) if product else x.cumsum(dim)
+    if exclusive:
+        first = x.narrow(dim, 0, 1)
+        fill = torch.ones_like(first) if product else torch.zeros_like(first)
+        y = torch.cat([fill, y.narrow(dim, 0, x.shape[dim] - 1)], dim)
+    return y.flip(dim) if reverse else y
 
 
 @pytest.mark.parametrize("spelling", list(_SCANS))
@@ -92,6 +132,12 @@ def test_the_scan_rule_takes_every_spelling_and_leaves_no_other_compute(spelling
     assert foreign_compute(gm) is None  # the flips, slices and concatenation went with it
     calls = [node for node in gm.graph.nodes if node.target is kernelopt_scan]
     assert len(calls) == 1
+    assert tuple(calls[0].args[3:5]) == _SCAN_FLAGS.get(spelling, (False, False))
+    x = torch.randn(4, 9) + 2.0  # a product of values near 1 stays in range
+    with torch.no_grad():  # the kernel's flags are the spelling's meaning (here in float64)
+        want = _SCANS[spelling](x.double())
+        got = _scan_reference(x, *calls[0].args[1:5], None)
+    torch.testing.assert_close(got, want)
 
 
 @pytest.mark.parametrize("order", ["x*m", "m*x"])
@@ -119,6 +165,10 @@ _LEFT: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "a filler that is not the identity": lambda x: torch.cat(
         [torch.ones_like(x[:, :1]), x[:, :-1].cumsum(1)], 1
     ),
+    "a shift of two steps": lambda x: torch.cumsum(
+        torch.cat((torch.zeros_like(x[:, :2]), x), dim=1)[:, :-2], dim=1
+    ),
+    "a pad after the last step": lambda x: F.pad(x, (0, 1))[:, 1:].cumsum(1),
 }
 
 
@@ -637,6 +687,8 @@ FAMILIES = {
     "instance_norm_kernel": re.compile(r"\b(instance_norm|InstanceNorm[123]d)\b"),
     "rms_norm_kernel": re.compile(r"\b(rms_norm|RMSNorm)\b"),
     "arg_reduce_kernel": re.compile(r"\barg(max|min)\b"),
+    "batch_norm_kernel": re.compile(r"\b(batch_norm|BatchNorm[123]d)\b"),
+    "loss_kernel": re.compile(r"\b(\w+_loss|\w+Loss|kl_div|cosine_similarity)\b"),
 }
 
 

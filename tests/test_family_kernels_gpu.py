@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import pytest
 import torch
+import torch.nn as nn
 import torch.nn.functional as F
 
 from kernelopt_jupyter.agents.rewrites.family_kernels import (
     kernelopt_arg_reduce,
+    kernelopt_batch_norm_layer,
     kernelopt_max_pool,
     kernelopt_norm,
+    kernelopt_pointwise_loss,
+    kernelopt_row_loss,
     kernelopt_scan,
 )
 
@@ -145,3 +149,107 @@ def test_the_arg_reduction_at_published_sizes(dim: int, largest: bool) -> None:
     got = kernelopt_arg_reduce(x, dim, False, largest)
     want = torch.argmax(x, dim) if largest else torch.argmin(x, dim)
     assert torch.equal(got, want)  # comparisons only: exact
+
+
+def _sliced_sum(fn, *tensors, rows: int = 2048) -> float:
+    """``fn(*slices).sum()`` in float64 over slices of rows (the whole would not fit)."""
+    total = 0.0
+    for start in range(0, tensors[0].shape[0], rows):
+        parts = [t[start : start + rows].double() if t.dim() > 1 else t.double() for t in tensors]
+        total += fn(*parts).sum().item()
+    return total
+
+
+@pytest.mark.parametrize(
+    ("form", "param"), [("mse", 0.0), ("l1", 0.0), ("smooth_l1", 1.0), ("huber", 1.0)]
+)
+def test_the_pointwise_losses_at_published_sizes(form: str, param: float) -> None:
+    # KernelBench's regression losses: two 32768 x 32768 float32 inputs, the mean loss.
+    torch.manual_seed(0)
+    p = torch.rand(32768, 32768, device="cuda") * torch.rand((), device="cuda")
+    t = torch.rand(32768, 32768, device="cuda")
+    got = kernelopt_pointwise_loss(p, t, form, param, False, "mean")
+    terms = {
+        "mse": lambda a, b: (a - b) ** 2,
+        "l1": lambda a, b: (a - b).abs(),
+        "smooth_l1": lambda a, b: F.smooth_l1_loss(a, b, reduction="none"),
+        "huber": lambda a, b: F.huber_loss(a, b, reduction="none"),
+    }
+    want = _sliced_sum(terms[form], p, t) / p.numel()
+    assert got.shape == () and got.dtype == torch.float32
+    assert abs(got.item() - want) <= 1e-5 * abs(want)
+
+
+def test_the_hinge_loss_at_published_sizes() -> None:
+    # KernelBench's hinge loss: predictions 32768 x 32768, targets of +-1 along the last dim.
+    torch.manual_seed(0)
+    p = torch.rand(32768, 32768, device="cuda")
+    t = torch.randint(0, 2, (32768,), device="cuda").float() * 2 - 1
+    got = kernelopt_pointwise_loss(p, t, "hinge", 1.0, False, "mean")
+    want = _sliced_sum(lambda a, b: torch.clamp(1 - a * b, min=0), p, t) / p.numel()
+    assert abs(got.item() - want) <= 1e-5 * abs(want)
+
+
+def test_the_kl_divergence_at_published_sizes() -> None:
+    # KernelBench's KL divergence: 16384 x 16384 probabilities, the log of the first taken
+    # in the kernel, reduced by the batch.
+    torch.manual_seed(0)
+    p = (torch.rand(16384, 16384, device="cuda") * torch.rand((), device="cuda")).softmax(-1)
+    q = torch.rand(16384, 16384, device="cuda").softmax(-1)
+    got = kernelopt_pointwise_loss(p, q, "kl", 0.0, True, "batchmean")
+    want = _sliced_sum(lambda a, b: F.kl_div(a.log(), b, reduction="none"), p, q) / 16384
+    assert abs(got.item() - want) <= 1e-5 * abs(want) + 1e-9
+
+
+def test_the_row_losses_at_published_sizes() -> None:
+    torch.manual_seed(0)
+    # Cross entropy over 4096 classes for 32768 rows.
+    x = torch.randn(32768, 4096, device="cuda")
+    y = torch.randint(0, 4096, (32768,), device="cuda")
+    got = kernelopt_row_loss(x, y, None, 1, "cross_entropy", -100, 0.0, "mean")
+    want = F.cross_entropy(x.double(), y).item()
+    assert abs(got.item() - want) <= 1e-5 * abs(want)
+    del x, y
+    # The cosine loss of two 32768 x 32768 inputs, along dimension 1.
+    p, t = torch.randn(32768, 32768, device="cuda"), torch.randn(32768, 32768, device="cuda")
+    got = kernelopt_row_loss(p, t, None, 1, "cosine", 0.0, 1e-8, "mean")
+    want = _sliced_sum(lambda a, b: 1 - F.cosine_similarity(a, b, dim=1), p, t) / 32768
+    assert abs(got.item() - want) <= 1e-5 * abs(want)
+    del p, t
+    # The triplet margin loss of three 32768 x 8192 embeddings.
+    a, pos, neg = (torch.randn(32768, 8192, device="cuda") for _ in range(3))
+    got = kernelopt_row_loss(a, pos, neg, 1, "triplet", 1.0, 1e-6, "mean")
+    want = F.triplet_margin_loss(a.double(), pos.double(), neg.double()).item()
+    assert abs(got.item() - want) <= 1e-5 * abs(want)
+
+
+def test_the_batch_norm_in_training_at_published_sizes() -> None:
+    # KernelBench's BatchNorm2d: 64 x 64 x 512 x 512, in training (batch statistics, the
+    # running statistics updated). Checked per channel in float64.
+    torch.manual_seed(0)
+    x = torch.rand(64, 64, 512, 512, device="cuda")
+    layer = nn.BatchNorm2d(64).cuda()
+    with torch.no_grad():
+        layer.weight.copy_(torch.randn(64))
+        layer.bias.copy_(torch.randn(64))
+    got = kernelopt_batch_norm_layer(x, layer)
+    assert int(layer.num_batches_tracked) == 1
+    for c in range(0, 64, 8):
+        v = x[:, c : c + 8].double()
+        mean = v.mean((0, 2, 3))
+        var = v.var((0, 2, 3), unbiased=False)
+        w = layer.weight[c : c + 8].double()
+        b = layer.bias[c : c + 8].double()
+        want = (v - mean[None, :, None, None]) / torch.sqrt(var + 1e-5)[None, :, None, None]
+        want = want * w[None, :, None, None] + b[None, :, None, None]
+        assert (got[:, c : c + 8].double() - want).abs().max().item() < 1e-4
+        n = v[:, 0].numel()
+        torch.testing.assert_close(
+            layer.running_mean[c : c + 8].double(), 0.1 * mean, rtol=1e-5, atol=1e-6
+        )
+        torch.testing.assert_close(
+            layer.running_var[c : c + 8].double(),
+            0.9 + 0.1 * var * n / (n - 1),
+            rtol=1e-5,
+            atol=1e-6,
+        )

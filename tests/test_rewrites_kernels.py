@@ -229,7 +229,8 @@ def get_init_inputs():
     [
         ("", "self.pw(self.dw(x))", True),  # vendor conv after the kernel
         ("", "torch.relu(self.pw(self.dw(x)))", False),
-        ("        self.bn = nn.BatchNorm2d(8)\n", "self.pw(self.bn(self.dw(x)))", False),
+        # A BatchNorm in training between them becomes KernelOPT's own kernel as well.
+        ("        self.bn = nn.BatchNorm2d(8)\n", "self.pw(self.bn(self.dw(x)))", True),
     ],
 )
 def test_the_scan_offers_the_kernel_by_what_the_forward_keeps(
@@ -245,6 +246,9 @@ def test_the_scan_offers_the_kernel_by_what_the_forward_keeps(
     assert bool(kernel) == offered, (found.error, [m.names for m in found.matches])
     if not offered:
         assert "PyTorch compute" in found.error
+    if "bn" in body:  # only together: the depthwise kernel alone leaves the norm in PyTorch
+        assert all("batch_norm_kernel" in m.names for m in kernel)
+        assert "depthwise_conv_kernel: the rest of the forward runs PyTorch compute" in found.error
 
 
 def test_a_plane_too_large_for_the_grid_takes_larger_blocks_then_the_vendor_call(

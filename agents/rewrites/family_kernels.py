@@ -1,5 +1,5 @@
-"""KernelOPT's op-family kernels: scans (cumulative sum and product) and max pooling, written
-to be copied.
+"""KernelOPT's op-family kernels: scans (cumulative sum and product), max pooling,
+normalisations (batch statistics included), arg-reductions and losses, written to be copied.
 
 The same contract as :mod:`kernels`: each wrapper and the ``@triton.jit`` kernels it launches
 need only ``torch``, ``triton`` and ``triton.language as tl``; a wrapper called on meta tensors
@@ -477,6 +477,531 @@ def kernelopt_arg_reduce(x, dim, keepdim, largest):
     return out
 
 
+@triton.jit
+def own_batch_norm_offsets(start, steps, span, CS):
+    # Where a channel's entries start .. start + STEPS - 1 lie (entry k of a channel at
+    # (k // span) * C * span + k % span past the channel's first value, span = S). One
+    # division per tile: where a tile spans at most one image boundary (span >= STEPS) each
+    # entry is in the tile's first image or the next; else a 32-bit division per entry.
+    n0 = start // span
+    s = start - n0 * span + steps
+    if span >= steps.shape[0]:
+        wrap = (s >= span).to(tl.int64)
+        n = n0 + wrap
+        s = s - wrap * span
+    else:
+        q = s.to(tl.int32) // span
+        n = n0 + q.to(tl.int64)
+        s = s - q.to(tl.int64) * span
+    return n * CS + s
+
+
+@triton.jit
+def own_batch_norm_moments(x_ptr, lo, hi, S, CS, chans, chan_ok, STEPS: tl.constexpr):
+    # Mean and M2 of entries lo..hi-1 of each channel's (N * S) values, tile by tile in
+    # float32, Chan's formula between.
+    steps = tl.arange(0, STEPS).to(tl.int64)
+    mean = tl.sum(tl.zeros([STEPS, chans.shape[0]], dtype=tl.float32), 0)
+    m2 = mean
+    count = 0.0
+    for start in range(lo, hi, STEPS):
+        ok = ((start + steps) < hi)[:, None] & chan_ok
+        at = own_batch_norm_offsets(start, steps, S, CS)
+        offs = at[:, None] + chans.to(tl.int64)[None, :] * S
+        v = tl.load(x_ptr + offs, mask=ok).to(tl.float32)
+        n_b = tl.minimum(hi - start, STEPS).to(tl.float32)
+        mean_b = tl.sum(tl.where(ok, v, 0.0), 0) / n_b
+        d = tl.where(ok, v - mean_b[None, :], 0.0)
+        m2_b = tl.sum(d * d, 0)
+        total = count + n_b
+        delta = mean_b - mean
+        mean = mean + delta * (n_b / total)
+        m2 = m2 + m2_b + delta * delta * (count * n_b / total)
+        count = total
+    return mean, m2
+
+
+@triton.jit
+def own_batch_norm_stats_kernel(
+    x_ptr, mean_ptr, m2_ptr, K, S, C, CHUNK, PARTS,
+    BLOCK: tl.constexpr, CHANNEL_BLOCK: tl.constexpr,
+):  # fmt: skip
+    # A channel's K = N * S values split across PARTS programs: each stores the moments of
+    # its CHUNK for CHANNEL_BLOCK neighbouring channels, as partials (PARTS, C).
+    pid = tl.program_id(0).to(tl.int64)
+    part = pid % PARTS
+    chans = (pid // PARTS) * CHANNEL_BLOCK + tl.arange(0, CHANNEL_BLOCK)
+    chan_ok = (chans < C)[None, :]
+    lo = part * CHUNK
+    hi = tl.minimum(lo + CHUNK, K)
+    mean, m2 = own_batch_norm_moments(
+        x_ptr, lo, hi, S, C * S, chans, chan_ok, BLOCK // CHANNEL_BLOCK
+    )
+    tl.store(mean_ptr + part * C + chans, mean, mask=chans < C)
+    tl.store(m2_ptr + part * C + chans, m2, mask=chans < C)
+
+
+@triton.jit
+def own_batch_norm_kernel(
+    x_ptr, w_ptr, b_ptr, mean_ptr, m2_ptr, rmean_ptr, rvar_ptr, count_ptr, out_ptr,
+    K, S, C, CHUNK, PARTS, eps, momentum,
+    BATCH_STATS: tl.constexpr, UPDATE: tl.constexpr, CUMULATIVE: tl.constexpr,
+    SPLIT: tl.constexpr, PARTS_BLOCK: tl.constexpr, HAS_WEIGHT: tl.constexpr,
+    HAS_BIAS: tl.constexpr, BLOCK: tl.constexpr, CHANNEL_BLOCK: tl.constexpr,
+):  # fmt: skip
+    # x as (N, C, S): each channel normalised over its K = N * S values. One program:
+    # CHANNEL_BLOCK channels, entries of its CHUNK (all K unless SPLIT). BATCH_STATS: the
+    # batch's mean and biased variance (combined from the parts' partials where SPLIT, else
+    # taken here, the second read following the first from cache), and where UPDATE the
+    # part-0 program moves the running statistics towards them (the unbiased variance; the
+    # factor is 1 / batches seen where CUMULATIVE, read before this call's count is added).
+    # Else the running statistics normalise.
+    STEPS: tl.constexpr = BLOCK // CHANNEL_BLOCK
+    pid = tl.program_id(0).to(tl.int64)
+    part = pid % PARTS
+    chans = (pid // PARTS) * CHANNEL_BLOCK + tl.arange(0, CHANNEL_BLOCK)
+    chan_ok = (chans < C)[None, :]
+    ok_c = chans < C
+    lo = part * CHUNK
+    hi = tl.minimum(lo + CHUNK, K)
+    if BATCH_STATS:
+        if SPLIT:
+            parts = tl.arange(0, PARTS_BLOCK)
+            part_ok = (parts < PARTS)[:, None] & chan_ok
+            slots = parts.to(tl.int64)[:, None] * C + chans[None, :]
+            means = tl.load(mean_ptr + slots, mask=part_ok, other=0.0)
+            m2s = tl.load(m2_ptr + slots, mask=part_ok, other=0.0)
+            counts = tl.minimum(CHUNK, K - parts * CHUNK).to(tl.float32)[:, None]
+            counts = tl.where(part_ok, counts, 0.0)
+            mean = tl.sum(means * counts, 0) / K
+            spread = means - mean[None, :]
+            m2 = tl.sum(m2s, 0) + tl.sum(tl.where(part_ok, counts * spread * spread, 0.0), 0)
+        else:
+            mean, m2 = own_batch_norm_moments(x_ptr, 0, K, S, C * S, chans, chan_ok, STEPS)
+        var = m2 / K
+        if UPDATE:  # noqa: SIM102 - a constexpr test, pruned at compile time, then a runtime one
+            if part == 0:
+                factor = momentum
+                if CUMULATIVE:
+                    factor = 1.0 / (tl.load(count_ptr).to(tl.float32) + 1.0)
+                rm = tl.load(rmean_ptr + chans, mask=ok_c, other=0.0).to(tl.float32)
+                rv = tl.load(rvar_ptr + chans, mask=ok_c, other=0.0).to(tl.float32)
+                rm = (1.0 - factor) * rm + factor * mean
+                rv = (1.0 - factor) * rv + factor * (m2 / (K - 1))
+                tl.store(rmean_ptr + chans, rm.to(rmean_ptr.dtype.element_ty), mask=ok_c)
+                tl.store(rvar_ptr + chans, rv.to(rvar_ptr.dtype.element_ty), mask=ok_c)
+    else:
+        mean = tl.load(rmean_ptr + chans, mask=ok_c, other=0.0).to(tl.float32)
+        var = tl.load(rvar_ptr + chans, mask=ok_c, other=1.0).to(tl.float32)
+    # (x - mean) first, as torch does: folding the mean into the shift (x * scale - mean *
+    # scale) cancels two large products where x is near the mean, losing the small values.
+    scale = 1.0 / tl.sqrt(var + eps)
+    if HAS_WEIGHT:
+        scale = scale * tl.load(w_ptr + chans, mask=ok_c, other=1.0).to(tl.float32)
+    shift = tl.zeros([CHANNEL_BLOCK], dtype=tl.float32)
+    if HAS_BIAS:
+        shift += tl.load(b_ptr + chans, mask=ok_c, other=0.0).to(tl.float32)
+    steps = tl.arange(0, STEPS).to(tl.int64)
+    for start in range(lo, hi, STEPS):
+        ok = ((start + steps) < hi)[:, None] & chan_ok
+        at = own_batch_norm_offsets(start, steps, S, C * S)
+        offs = at[:, None] + chans.to(tl.int64)[None, :] * S
+        v = tl.load(x_ptr + offs, mask=ok, other=0.0).to(tl.float32)
+        y = (v - mean[None, :]) * scale[None, :] + shift[None, :]
+        tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=ok)
+
+
+@triton.jit
+def own_batch_count_kernel(count_ptr):
+    # The batches a BatchNorm has seen, one more (after the call that read the old count).
+    tl.store(count_ptr, tl.load(count_ptr) + 1)
+
+
+def kernelopt_batch_norm(
+    x, running_mean, running_var, weight, bias, training, momentum, eps, batches=None
+):
+    """``F.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps)``
+    on ``(N, C, *)``: in training, each channel normalised by its mean and biased variance
+    over the batch and spatial positions, and the running statistics (where given) moved
+    towards the mean and the unbiased variance by ``momentum``; else normalised by the
+    running statistics. ``batches`` (a BatchNorm layer's ``num_batches_tracked``) is counted
+    up in training, and where ``momentum`` is None the factor is 1 / that count, as the
+    layer does.
+
+    One Triton program takes a block of channels (several side by side where each image
+    holds one value per channel) and computes their moments in float32 (tiles combined by
+    Chan's formula) before normalising them; where there are too few channels to fill the
+    GPU, each channel's values are split across programs (partial moments, then a combine,
+    update and normalise pass). A reassociation of the vendor's sums.
+    """
+    out = torch.empty(x.shape, device=x.device, dtype=x.dtype)
+    if x.device.type == "meta" or out.numel() == 0:
+        return out
+    channels = x.shape[1] if x.dim() > 1 else 1
+    spatial = x.numel() // (x.shape[0] * channels)
+    count = x.numel() // channels
+    if training and count <= 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {x.shape}"
+        )
+    x = x.contiguous()
+    update = bool(training) and running_mean is not None and running_var is not None
+    cumulative = update and momentum is None and batches is not None
+    channel_block = 1 if spatial > 1 else min(MAX_INNER_BLOCK, triton.next_power_of_2(channels))
+    blocks = triton.cdiv(channels, channel_block)
+    parts = 1
+    if blocks < NORM_MIN_PROGRAMS:
+        parts = min(
+            NORM_MAX_PARTS,
+            triton.cdiv(NORM_MIN_PROGRAMS, blocks),
+            triton.cdiv(count, NORM_MIN_CHUNK),
+        )
+    chunk = triton.cdiv(count, parts)
+    parts = triton.cdiv(count, chunk)
+    partials = torch.empty((2, parts, channels), device=x.device, dtype=torch.float32)
+    if training and parts > 1:
+        own_batch_norm_stats_kernel[lambda meta: (blocks * parts,)](
+            x, partials[0], partials[1], count, spatial, channels, chunk, parts,
+            BLOCK=1024, CHANNEL_BLOCK=channel_block, num_warps=4,
+        )  # fmt: skip
+    own_batch_norm_kernel[lambda meta: (blocks * parts,)](
+        x,
+        x if weight is None else weight,
+        x if bias is None else bias,
+        partials[0],
+        partials[1],
+        running_mean if running_mean is not None else x,
+        running_var if running_var is not None else x,
+        batches if cumulative else x,
+        out,
+        count,
+        spatial,
+        channels,
+        chunk,
+        parts,
+        float(eps),
+        0.0 if momentum is None else float(momentum),
+        BATCH_STATS=bool(training),
+        UPDATE=update,
+        CUMULATIVE=cumulative,
+        SPLIT=parts > 1,
+        PARTS_BLOCK=triton.next_power_of_2(parts),
+        HAS_WEIGHT=weight is not None,
+        HAS_BIAS=bias is not None,
+        BLOCK=1024,
+        CHANNEL_BLOCK=channel_block,
+        num_warps=4,
+    )
+    if training and batches is not None:
+        own_batch_count_kernel[(1,)](batches)
+    return out
+
+
+def kernelopt_batch_norm_layer(x, layer):
+    """``layer(x)`` for an ``nn.BatchNorm1d/2d/3d`` ``layer``, read when called as its own
+    forward reads it (training or not, momentum, running statistics, the batch counter),
+    computed by :func:`kernelopt_batch_norm`."""
+    training = layer.training or (layer.running_mean is None and layer.running_var is None)
+    track = not layer.training or layer.track_running_stats
+    counting = layer.training and layer.track_running_stats
+    return kernelopt_batch_norm(
+        x,
+        layer.running_mean if track else None,
+        layer.running_var if track else None,
+        layer.weight,
+        layer.bias,
+        training,
+        layer.momentum if layer.momentum is not None or counting else 0.0,
+        layer.eps,
+        layer.num_batches_tracked if counting else None,
+    )
+
+
+#: The losses of one value per element (of the broadcast operands), summed: the kernels'
+#: ``FORM``, by the index of its name here.
+POINTWISE_LOSSES = ("mse", "l1", "smooth_l1", "huber", "hinge", "kl", "kl_log_target")
+
+
+@triton.jit
+def own_loss_term(a, b, param, FORM: tl.constexpr, LOG_A: tl.constexpr):
+    # The loss of each element pair, in float32. LOG_A: ``a`` is replaced by its log (a KL
+    # divergence of probabilities).
+    a = a.to(tl.float32)
+    b = b.to(tl.float32)
+    if LOG_A:
+        a = tl.log(a)
+    if FORM == 0:  # squared error
+        v = (a - b) * (a - b)
+    elif FORM == 1:  # absolute error
+        v = tl.abs(a - b)
+    elif FORM == 2:  # smooth L1, beta = param (0: absolute error)
+        d = tl.abs(a - b)
+        v = tl.where(d < param, 0.5 * d * d / param, d - 0.5 * param)
+    elif FORM == 3:  # Huber, delta = param
+        d = tl.abs(a - b)
+        v = tl.where(d < param, 0.5 * d * d, param * (d - 0.5 * param))
+    elif FORM == 4:  # hinge, margin = param (a NaN stays one, as in torch's clamp)
+        v = param - a * b
+        v = tl.where(v < 0.0, 0.0, v)
+    elif FORM == 5:  # KL divergence, b probabilities: xlogy(b, b) - b * a
+        v = tl.where(b == 0.0, 0.0, b * tl.log(b)) - b * a
+    else:  # KL divergence, b log-probabilities
+        v = tl.exp(b) * (b - a)
+    return v
+
+
+@triton.jit
+def own_pointwise_loss_kernel(
+    a_ptr, b_ptr, part_ptr, N, CHUNK, A_INNER, A_LEN, B_INNER, B_LEN, R, C, ROWS_PER,
+    COL_CHUNK, COL_PARTS, param,
+    FORM: tl.constexpr, LAYOUT: tl.constexpr, A_FULL: tl.constexpr, B_FULL: tl.constexpr,
+    LOG_A: tl.constexpr, BLOCK: tl.constexpr,
+):  # fmt: skip
+    # One program: the sum of the loss over its part of the broadcast shape, in float32
+    # lanes of BLOCK, stored as its partial. LAYOUT 0: elements lo..hi-1 of the flat shape;
+    # an operand that is not of the full shape reads element (i // INNER) % LEN (a block of
+    # the output's dimensions). LAYOUT 1 and 2: the shape as (R, C), ``a`` of the full
+    # shape, a block of ROWS_PER rows by COL_CHUNK columns per program, ``b`` one value per
+    # column (1) or per row (2, row % B_LEN): no division per element.
+    pid = tl.program_id(0).to(tl.int64)
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    lanes = tl.arange(0, BLOCK).to(tl.int64)
+    if LAYOUT == 0:
+        lo = pid * CHUNK
+        hi = tl.minimum(lo + CHUNK, N)
+        for start in range(lo, hi, BLOCK):
+            i = start + lanes
+            ok = i < hi
+            a_at = i if A_FULL else (i // A_INNER) % A_LEN
+            b_at = i if B_FULL else (i // B_INNER) % B_LEN
+            a = tl.load(a_ptr + a_at, mask=ok, other=1.0)
+            b = tl.load(b_ptr + b_at, mask=ok, other=1.0)
+            acc += tl.where(ok, own_loss_term(a, b, param, FORM, LOG_A), 0.0)
+    else:
+        r0 = (pid // COL_PARTS) * ROWS_PER
+        r1 = tl.minimum(r0 + ROWS_PER, R)
+        c0 = (pid % COL_PARTS) * COL_CHUNK
+        c1 = tl.minimum(c0 + COL_CHUNK, C)
+        for r in range(r0, r1):
+            for start in range(c0, c1, BLOCK):
+                cols = start + lanes
+                ok = cols < c1
+                a = tl.load(a_ptr + r * C + cols, mask=ok, other=1.0)
+                if LAYOUT == 1:
+                    b = tl.load(b_ptr + cols, mask=ok, other=1.0)
+                else:
+                    b = tl.load(b_ptr + r % B_LEN)
+                acc += tl.where(ok, own_loss_term(a, b, param, FORM, LOG_A), 0.0)
+    tl.store(part_ptr + pid, tl.sum(acc, 0))
+
+
+@triton.jit
+def own_loss_sum_kernel(
+    part_ptr, count_ptr, out_ptr, P, divisor, HAS_COUNT: tl.constexpr, BLOCK: tl.constexpr
+):
+    # One program: the P partial sums added in a fixed order (the result does not depend on
+    # the launch), divided by ``divisor`` or, HAS_COUNT, by the sum of the counts.
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    counted = tl.zeros([BLOCK], dtype=tl.float32)
+    for start in range(0, P, BLOCK):
+        i = start + tl.arange(0, BLOCK)
+        acc += tl.load(part_ptr + i, mask=i < P, other=0.0)
+        if HAS_COUNT:
+            counted += tl.load(count_ptr + i, mask=i < P, other=0.0)
+    total = tl.sum(acc, 0) / (tl.sum(counted, 0) if HAS_COUNT else divisor)
+    tl.store(out_ptr, total.to(out_ptr.dtype.element_ty))
+
+
+#: The fewest elements one program of a pointwise loss sums, and the most programs.
+LOSS_MIN_CHUNK = 4096
+LOSS_MAX_PARTS = 2048
+
+
+def own_broadcast_index(operand, shape):
+    """``(inner, length, full)``: element ``i`` of the broadcast ``shape`` reads ``operand``'s
+    element ``(i // inner) % length`` (``full``: the operand has the whole shape); None where
+    ``operand``'s sizes are not one block of ``shape``'s dimensions."""
+    sizes = [1] * (len(shape) - operand.dim()) + list(operand.shape)
+    if sizes == list(shape):
+        return 1, max(1, operand.numel()), True
+    kept = [d for d, size in enumerate(sizes) if size != 1]
+    if kept and kept != list(range(kept[0], kept[-1] + 1)):
+        return None
+    if any(sizes[d] != shape[d] for d in kept):
+        return None
+    inner = 1
+    for size in shape[kept[-1] + 1 :] if kept else []:
+        inner *= size
+    return inner, max(1, operand.numel()), False
+
+
+def kernelopt_pointwise_loss(a, b, form, param, log_a, reduction):
+    """A loss of one value per element of ``a`` and ``b`` (broadcast), reduced to a scalar of
+    ``a``'s dtype: its sum (``reduction="sum"``), mean (``"mean"``) or sum over ``a.shape[0]``
+    (``"batchmean"``). ``form`` (``POINTWISE_LOSSES``): ``mse`` (``(a - b)^2``), ``l1``,
+    ``smooth_l1`` (``beta = param``), ``huber`` (``delta = param``), ``hinge``
+    (``max(param - a * b, 0)``), ``kl`` (``b (log b - a)``, 0 where ``b`` is 0) and
+    ``kl_log_target`` (``exp(b) (b - a)``); ``log_a``: ``a`` is replaced by its log.
+
+    Programs each sum a chunk of the elements in float32 lanes (the operands read once, a
+    broadcast one indexed in place), and one program adds the partial sums in a fixed
+    order: two launches, where the vendor's loss writes the elementwise terms and then
+    reduces them. A reassociation of the sum.
+    """
+    shape = torch.broadcast_shapes(a.shape, b.shape)
+    out = torch.empty((), device=a.device, dtype=a.dtype)
+    if a.device.type == "meta":
+        return out
+    a_at = own_broadcast_index(a, shape)
+    b_at = own_broadcast_index(b, shape)
+    if a_at is None or b_at is None:
+        raise ValueError(f"operands of shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    total = 1
+    for size in shape:
+        total *= size
+    # Where only ``b`` repeats (KernelBench's hinge: targets along the last dimension), the
+    # shape as rows by columns, ``b`` by column or by row; else the flat shape.
+    layout, cols = 0, 1
+    if a_at[2] and not b_at[2] and total:
+        inner, length = b_at[0], b_at[1]
+        layout, cols = (1, length) if inner == 1 and length > 1 else (2, inner)
+        cols = total if length == 1 else cols  # a scalar: one row
+    rows = total // cols
+    col_parts = max(1, min(LOSS_MAX_PARTS, triton.cdiv(cols, LOSS_MIN_CHUNK)))
+    col_chunk = triton.cdiv(cols, col_parts)
+    col_parts = triton.cdiv(cols, col_chunk)
+    rows_per = max(
+        triton.cdiv(rows, max(1, LOSS_MAX_PARTS // col_parts)),
+        triton.cdiv(LOSS_MIN_CHUNK, col_chunk),
+    )
+    parts = triton.cdiv(rows, rows_per) * col_parts
+    chunk = 1
+    if layout == 0:
+        parts = max(1, min(LOSS_MAX_PARTS, triton.cdiv(total, LOSS_MIN_CHUNK)))
+        chunk = max(1, triton.cdiv(total, parts))
+    partials = torch.empty(parts, device=a.device, dtype=torch.float32)
+    a, b = a.contiguous(), b.contiguous()
+    own_pointwise_loss_kernel[lambda meta: (parts,)](
+        a, b, partials, total, chunk, a_at[0], a_at[1], b_at[0], b_at[1], rows, cols,
+        rows_per, col_chunk, col_parts, float(param),
+        FORM=POINTWISE_LOSSES.index(form), LAYOUT=layout, A_FULL=a_at[2], B_FULL=b_at[2],
+        LOG_A=bool(log_a), BLOCK=1024, num_warps=4,
+    )  # fmt: skip
+    divisor = {"sum": 1.0, "mean": float(total), "batchmean": float(shape[0] if shape else 1)}
+    own_loss_sum_kernel[lambda meta: (1,)](
+        partials, partials, out, parts, divisor[reduction], HAS_COUNT=False,
+        BLOCK=1024, num_warps=4,
+    )  # fmt: skip
+    return out
+
+
+#: The losses of one value per row (a reduction along one dimension first): the kernel's
+#: ``FORM``, by the index of its name here.
+ROW_LOSSES = ("cross_entropy", "cosine", "triplet")
+
+
+@triton.jit
+def own_row_loss_kernel(
+    a_ptr, b_ptr, c_ptr, row_ptr, valid_ptr, L, INNER, param, eps,
+    FORM: tl.constexpr, BLOCK: tl.constexpr, INNER_BLOCK: tl.constexpr,
+):  # fmt: skip
+    # The operands seen as (outer, L, inner); one loss per (outer, inner column), from the
+    # reduction along L. One program: INNER_BLOCK columns, L in tiles. FORM 0, cross entropy:
+    # logsumexp of the row (running maximum and rescaled sum) minus the logit b names (b the
+    # class indices, param the ignored one: its row counts 0 and is not counted). 1, cosine
+    # loss: 1 - a.b / (max(|a|, eps) max(|b|, eps)). 2, triplet margin loss: max(|a - b +
+    # eps| - |a - c + eps| + param, 0), Euclidean norms.
+    STEPS: tl.constexpr = BLOCK // INNER_BLOCK
+    pid = tl.program_id(0).to(tl.int64)
+    column_blocks = tl.cdiv(INNER, INNER_BLOCK)
+    outer = pid // column_blocks
+    cols = (pid % column_blocks) * INNER_BLOCK + tl.arange(0, INNER_BLOCK)
+    col_ok = cols < INNER
+    base = outer * L * INNER
+    steps = tl.arange(0, STEPS)
+    s1 = tl.zeros([INNER_BLOCK], dtype=tl.float32)
+    s2 = tl.zeros([INNER_BLOCK], dtype=tl.float32)
+    s3 = tl.zeros([INNER_BLOCK], dtype=tl.float32)
+    top = tl.full([INNER_BLOCK], float("-inf"), dtype=tl.float32)
+    for start in range(0, L, STEPS):
+        rows = start + steps
+        ok = (rows < L)[:, None] & col_ok[None, :]
+        offs = base + rows.to(tl.int64)[:, None] * INNER + cols[None, :]
+        a = tl.load(a_ptr + offs, mask=ok, other=0.0).to(tl.float32)
+        if FORM == 0:
+            a = tl.where(ok, a, float("-inf"))
+            new_top = tl.maximum(top, tl.max(a, 0))
+            pivot = tl.where(new_top == float("-inf"), 0.0, new_top)
+            s1 = s1 * tl.exp(top - pivot) + tl.sum(tl.exp(a - pivot[None, :]), 0)
+            top = new_top
+        elif FORM == 1:
+            b = tl.load(b_ptr + offs, mask=ok, other=0.0).to(tl.float32)
+            s1 += tl.sum(a * b, 0)
+            s2 += tl.sum(a * a, 0)
+            s3 += tl.sum(b * b, 0)
+        else:
+            b = tl.load(b_ptr + offs, mask=ok, other=0.0).to(tl.float32)
+            c = tl.load(c_ptr + offs, mask=ok, other=0.0).to(tl.float32)
+            dp = tl.where(ok, a - b + eps, 0.0)
+            dn = tl.where(ok, a - c + eps, 0.0)
+            s1 += tl.sum(dp * dp, 0)
+            s2 += tl.sum(dn * dn, 0)
+    row = outer * INNER + cols
+    if FORM == 0:
+        target = tl.load(b_ptr + row, mask=col_ok, other=0)
+        valid = col_ok & (target != param.to(tl.int64))
+        known = valid & (target >= 0) & (target < L)
+        picked = tl.load(a_ptr + base + target * INNER + cols, mask=known, other=0.0)
+        loss = tl.where(valid, top + tl.log(s1) - picked.to(tl.float32), 0.0)
+        tl.store(valid_ptr + row, valid.to(tl.float32), mask=col_ok)
+    elif FORM == 1:
+        loss = 1.0 - s1 / (tl.maximum(tl.sqrt(s2), eps) * tl.maximum(tl.sqrt(s3), eps))
+    else:
+        loss = tl.sqrt(s1) - tl.sqrt(s2) + param
+        loss = tl.where(loss < 0.0, 0.0, loss)
+    tl.store(row_ptr + row, loss, mask=col_ok)
+
+
+def kernelopt_row_loss(a, b, c, dim, form, param, eps, reduction):
+    """A loss of one value per row along ``dim`` (``ROW_LOSSES``), reduced to a scalar of
+    ``a``'s dtype: the sum (``reduction="sum"``) or mean of the rows' losses.
+    ``cross_entropy``: ``F.cross_entropy(a, b, ignore_index=param)`` with ``a`` the logits
+    (classes along ``dim``) and ``b`` the class indices (the mean is over the rows not
+    ignored); ``cosine``: ``1 - F.cosine_similarity(a, b, dim, eps)``; ``triplet``:
+    ``F.triplet_margin_loss(a, b, c, margin=param, p=2, eps=eps)`` (``dim`` the last).
+
+    One Triton program reduces a row (or neighbouring columns, where ``dim`` is not the
+    last) in tiles, every operand read once, and one program adds the rows' losses in a
+    fixed order: where the vendor writes the logsumexp, the norms or the distances, and
+    then their combination, before reducing. A reassociation of the sums.
+    """
+    out = torch.empty((), device=a.device, dtype=a.dtype)
+    if a.device.type == "meta":
+        return out
+    d = dim % a.dim()
+    length = a.shape[d]
+    inner = 1
+    for size in a.shape[d + 1 :]:
+        inner *= size
+    outer = a.numel() // max(1, length * inner)
+    rows = outer * inner
+    losses = torch.empty((2, max(1, rows)), device=a.device, dtype=torch.float32)
+    a, b = a.contiguous(), b.contiguous()
+    c = c.contiguous() if c is not None else a
+    inner_block = 1 if inner == 1 else min(MAX_INNER_BLOCK, triton.next_power_of_2(inner))
+    if rows:
+        own_row_loss_kernel[lambda meta: (outer * triton.cdiv(inner, meta["INNER_BLOCK"]),)](
+            a, b, c, losses[0], losses[1], length, inner, param, float(eps),
+            FORM=ROW_LOSSES.index(form), BLOCK=1024, INNER_BLOCK=inner_block, num_warps=4,
+        )  # fmt: skip
+    counted = form == "cross_entropy" and reduction == "mean"
+    own_loss_sum_kernel[lambda meta: (1,)](
+        losses[0], losses[1], out, rows, float(rows) if reduction == "mean" else 1.0,
+        HAS_COUNT=counted, BLOCK=1024, num_warps=4,
+    )  # fmt: skip
+    return out
+
+
 #: Module constants the wrappers read, copied with them (merged into
 #: ``kernels.KERNEL_CONSTANTS``).
 FAMILY_KERNEL_CONSTANTS = {
@@ -484,6 +1009,10 @@ FAMILY_KERNEL_CONSTANTS = {
     "NORM_MIN_PROGRAMS": NORM_MIN_PROGRAMS,
     "NORM_MAX_PARTS": NORM_MAX_PARTS,
     "NORM_MIN_CHUNK": NORM_MIN_CHUNK,
+    "POINTWISE_LOSSES": POINTWISE_LOSSES,
+    "ROW_LOSSES": ROW_LOSSES,
+    "LOSS_MIN_CHUNK": LOSS_MIN_CHUNK,
+    "LOSS_MAX_PARTS": LOSS_MAX_PARTS,
 }
 
 #: Each wrapper and the kernels it launches, in the order they are copied (merged into
@@ -496,4 +1025,30 @@ FAMILY_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
         (own_norm_moments, own_norm_stats_kernel, own_norm_kernel),
     ),
     kernelopt_arg_reduce.__name__: (kernelopt_arg_reduce, (own_arg_reduce_kernel,)),
+    kernelopt_batch_norm.__name__: (
+        kernelopt_batch_norm,
+        (
+            own_batch_norm_offsets,
+            own_batch_norm_moments,
+            own_batch_norm_stats_kernel,
+            own_batch_norm_kernel,
+            own_batch_count_kernel,
+        ),
+    ),
+    kernelopt_batch_norm_layer.__name__: (
+        kernelopt_batch_norm_layer,
+        (
+            own_batch_norm_offsets,
+            own_batch_norm_moments,
+            own_batch_norm_stats_kernel,
+            own_batch_norm_kernel,
+            own_batch_count_kernel,
+            kernelopt_batch_norm,
+        ),
+    ),
+    kernelopt_pointwise_loss.__name__: (
+        kernelopt_pointwise_loss,
+        (own_loss_term, own_pointwise_loss_kernel, own_loss_sum_kernel, own_broadcast_index),
+    ),
+    kernelopt_row_loss.__name__: (kernelopt_row_loss, (own_row_loss_kernel, own_loss_sum_kernel)),
 }

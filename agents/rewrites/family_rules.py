@@ -10,6 +10,7 @@ forward keeps no PyTorch compute beside the kernel.
 from __future__ import annotations
 
 import operator
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -44,7 +45,8 @@ def _flipped(node: Any, dim: int) -> Any:
 
 def _leading_part(node: Any, dim: int) -> Any:
     """``x`` when ``node`` is ``x`` without its last entry along ``dim``: ``x.narrow(dim, 0,
-    n - 1)`` or ``x[..., :-1]`` (by the propagated shapes), else None."""
+    n - 1)`` or a slice (``x[:, :-1]``, ``x[..., :-1]``, ``x[:-1, :]``; by the propagated
+    shapes), else None."""
     if not isinstance(node, fx.Node):
         return None
     if (node.op == "call_method" and node.target == "narrow") or is_call(node, torch.narrow):
@@ -52,10 +54,14 @@ def _leading_part(node: Any, dim: int) -> Any:
         if normal_dims(x, d) != (dim,) or start != 0:
             return None
     elif is_call(node, operator.getitem):
-        x, index = node.args
-        index = index if isinstance(index, tuple) else (index,)
+        x, key = node.args
+        index: list[Any] = list(key) if isinstance(key, tuple) else [key]
         full = slice(None, None, None)
-        if len(index) != dim + 1 or any(i != full for i in index[:dim]):
+        rank = len(shape_of(x) or ())
+        if index.count(Ellipsis) == 1:  # x[..., :-1]: full slices for the dimensions it spans
+            at = index.index(Ellipsis)
+            index[at : at + 1] = [full] * (rank - len(index) + 1)
+        if not dim < len(index) <= rank or any(i != full for j, i in enumerate(index) if j != dim):
             return None
         last = index[dim]
         if not isinstance(last, slice) or last.start not in (None, 0) or last.step is not None:
@@ -70,24 +76,99 @@ def _leading_part(node: Any, dim: int) -> Any:
     return x if list(shape) == want and want[dim] >= 0 else None
 
 
-def _exclusive_scan(node: fx.Node, scan: fx.Node, dim: int) -> bool:
-    """Whether ``node`` is ``torch.cat((identity, scan), dim)`` with ``identity`` a
-    ``zeros_like`` (``ones_like`` for a product) of one step along ``dim``."""
-    if not is_call(node, torch.cat, torch.concat, torch.concatenate):
+def _identity_fill(fill: Any, like: fx.Node, dim: int, product: bool) -> bool:
+    """Whether ``fill`` is the scan's identity (0, or 1 for a product) over one step of
+    ``like`` along ``dim``: ``zeros_like``/``ones_like`` of a tensor of that shape, or
+    ``torch.zeros/ones(...)``, ``x.new_zeros/new_ones(...)`` of that shape (by the propagated
+    shapes), of ``like``'s dtype."""
+    if not isinstance(fill, fx.Node):
         return False
-    tensors, d = arg(node, 0, "tensors"), arg(node, 1, "dim", 0)
-    if not isinstance(tensors, list | tuple) or len(tensors) != 2 or tensors[1] is not scan:
+    name = "ones" if product else "zeros"
+    if is_call(fill, getattr(torch, f"{name}_like")):
+        if len(fill.args) != 1 or set(fill.kwargs) - {"dtype", "device", "memory_format"}:
+            return False
+    elif not (
+        is_call(fill, getattr(torch, name))
+        or (fill.op == "call_method" and fill.target == f"new_{name}")
+    ):
         return False
-    if normal_dims(scan, d) != (dim,):
-        return False
-    fill = tensors[0]
-    like = torch.ones_like if scan.target is torch.cumprod else torch.zeros_like
-    if not is_call(fill, like) or len(fill.args) != 1 or fill.kwargs:
-        return False
-    shape, out = shape_of(fill), shape_of(scan)
-    if shape is None or out is None or len(shape) != len(out):
+    shape, out = shape_of(fill), shape_of(like)
+    if shape is None or out is None or len(shape) != len(out) or _dtype(fill) != _dtype(like):
         return False
     return all(s == (1 if i == dim else o) for i, (s, o) in enumerate(zip(shape, out, strict=True)))
+
+
+def _prepended(node: Any, dim: int, product: bool) -> Any:
+    """``x`` when ``node`` is ``x`` with the scan's identity put before its first step along
+    ``dim``: ``torch.cat((identity, x), dim)`` or ``F.pad(x, ...)`` padding one step before
+    along ``dim`` (with 0, or 1 for a product); else None."""
+    if is_call(node, torch.cat, torch.concat, torch.concatenate):
+        tensors, d = arg(node, 0, "tensors"), arg(node, 1, "dim", 0)
+        if not isinstance(tensors, list | tuple) or len(tensors) != 2:
+            return None
+        x = tensors[1]
+        if not isinstance(x, fx.Node) or normal_dims(x, d) != (dim,):
+            return None
+        return x if _identity_fill(tensors[0], x, dim, product) else None
+    if is_call(node, F.pad):
+        x, pad = arg(node, 0, "input"), arg(node, 1, "pad")
+        mode, value = arg(node, 2, "mode", "constant"), arg(node, 3, "value", None)
+        rank = len(shape_of(x) or ())
+        if mode != "constant" or not isinstance(pad, list | tuple) or not rank:
+            return None
+        want = [0] * (2 * rank)
+        want[2 * (rank - 1 - dim)] = 1
+        given = list(pad) + [0] * (2 * rank - len(pad))
+        fill = 0.0 if value is None else scalar(value)
+        if len(pad) % 2 or given != want or fill != (1.0 if product else 0.0):
+            return None
+        return x
+    return None
+
+
+def _shift(node: Any, dim: int, product: bool) -> tuple[Any, int] | None:
+    """``(x, leading)`` when ``node`` is ``x`` shifted one step along ``dim``, the identity
+    put first, but for the step it drops: the identity prepended (:func:`_prepended`), with
+    ``leading`` of the two ends dropping the last step, before the shift (``cat((id,
+    x[:-1]))``) or after it (``cat((id, x))[:-1]``), where ``x`` is the rest."""
+    leading = 0
+    whole = _leading_part(node, dim)
+    if whole is not None:
+        node, leading = whole, 1
+    inner = _prepended(node, dim, product)
+    if inner is None:
+        return None
+    rest = _leading_part(inner, dim)
+    if rest is not None:
+        inner, leading = rest, leading + 1
+    return inner, leading
+
+
+def _exclusive_scan(node: fx.Node, dim: int, product: bool) -> tuple[Any, fx.Node] | None:
+    """``(x, out)`` when the scan ``node`` is the middle of an exclusive scan of ``x`` along
+    ``dim`` (its first output the identity, each next one the scan of the steps before),
+    ``out`` its last op; spelled as the scan of the shifted input (``cumsum(cat((zeros,
+    x[:-1])))``, ``cumsum(cat((zeros, x))[:-1])``, ``cumsum(F.pad(x, (1, 0))[..., :-1])``)
+    or as the shift of the scan (``cat((zeros, cumsum(x[:-1])))``, ``cat((zeros,
+    cumsum(x)))[:-1]``, ``cat((zeros, cumsum(x)[:-1]))``), in any of those spellings."""
+    src: Any = node.args[0]
+    shifted = _shift(src, dim, product)
+    if shifted is not None and shifted[1] == 1:
+        return shifted[0], node
+    # The shift after the scan: its top is at most three single-reader ops above it.
+    before = _leading_part(src, dim)
+    inner_lead = 1 if before is not None and only_user(src) is node else 0
+    top = only_user(node)
+    for _ in range(3):
+        if top is None:
+            return None
+        found = _shift(top, dim, product)
+        if found is not None:
+            inner, leading = found
+            if inner is node and leading + inner_lead == 1:
+                return (before if inner_lead else src), top
+        top = only_user(top)
+    return None
 
 
 def _dtype(node: Any) -> Any:
@@ -113,9 +194,11 @@ def _masked(node: Any, user: fx.Node) -> tuple[Any, Any]:
 def scan_kernel(gm: fx.GraphModule) -> int:
     """A cumulative sum or product along one dimension -> KernelOPT's own Triton scan
     (``family_kernels.kernelopt_scan``), with what surrounds it folded in: a reverse scan
-    (``flip(cumsum(flip(x, d), d), d)``), an exclusive one (``cat((zeros_like(first step),
-    cumsum(x without its last step, d)), d)``, ``ones_like`` for a product) and a masked one
-    (``cumsum(x * mask, d)``, ``mask`` of ``x``'s shape, boolean or not).
+    (``flip(cumsum(flip(x, d), d), d)``), an exclusive one (the scan of the input shifted one
+    step with 0 first, or the scan shifted: ``cat((zeros_like(first step), cumsum(x without
+    its last step, d)), d)``, ``cumsum(cat((zeros, x), d).narrow(d, 0, n), d)``, ``F.pad``
+    and slices alike; ``ones`` for a product), both, and a masked one (``cumsum(x * mask,
+    d)``, ``mask`` of ``x``'s shape, boolean or not).
 
     Faster: the vendor's scan runs a long row with few threads, and each flip, mask product,
     slice and concatenation is a pass of its own over memory; the kernel reads the input (and
@@ -134,27 +217,26 @@ def scan_kernel(gm: fx.GraphModule) -> int:
         shape = shape_of(node)
         if type(dim) is not int or shape is None or not 0 <= dim < len(shape):
             continue
+        product = node.target is torch.cumprod
         src: Any = node.args[0]
         out: fx.Node = node
-        first: fx.Node = node  # the first op of the matched chain (what the mask feeds)
         reverse = exclusive = False
-        user = only_user(node)
+        found = _exclusive_scan(node, dim, product)
+        if found is not None and shape_of(found[0]) == shape_of(found[1]):
+            (src, out), exclusive = found, True
+        # The reversal around it all: flip(scan(flip(x))), exclusive or not.
         inner = _flipped(src, dim)
-        if inner is not None and only_user(src) is node and _flipped(user, dim) is node:
+        user = only_user(out)
+        if inner is not None and len(src.users) == 1 and _flipped(user, dim) is out:
             assert user is not None
-            src, out, first, reverse = inner, user, src, True
-        elif user is not None and _exclusive_scan(user, node, dim):
-            whole = _leading_part(src, dim)
-            if whole is not None and only_user(src) is node:
-                src, out, first, exclusive = whole, user, src, True
-        x, mask = _masked(src, first)
+            src, out, reverse = inner, user, True
+        # A product read only by the matched chain is the mask's.
+        first = only_user(src) if isinstance(src, fx.Node) else None
+        x, mask = _masked(src, first) if first is not None else (src, None)
         if not kernel_dtype(x):
             continue
         with g.inserting_before(out):
-            new = g.call_function(
-                kernelopt_scan,
-                (x, dim, node.target is torch.cumprod, reverse, exclusive, mask),
-            )
+            new = g.call_function(kernelopt_scan, (x, dim, product, reverse, exclusive, mask))
         out.replace_all_uses_with(new)
         count += 1
     if count:
@@ -502,6 +584,397 @@ def arg_reduce_kernel(gm: fx.GraphModule) -> int:
             continue
         with g.inserting_before(node):
             new = g.call_function(kernelopt_arg_reduce, (x, dims[0], keepdim, largest))
+        node.replace_all_uses_with(new)
+        count += 1
+    if count:
+        cleanup(gm)
+    return count
+
+
+# --------------------------------------------------------------------------- losses
+
+
+@dataclass(frozen=True)
+class _Loss:
+    """A loss the kernels compute: a pointwise one (``kernelopt_pointwise_loss(a, b, form,
+    param, log_a, reduction)``) or a row one (``kernelopt_row_loss(a, b, c, dim, form,
+    param, eps, reduction)``)."""
+
+    form: str
+    operands: tuple[Any, ...]
+    reduction: str
+    param: Any = 0.0
+    eps: float = 0.0
+    dim: int = -1
+    log_a: bool = False
+
+    @property
+    def rowwise(self) -> bool:
+        from kernelopt_jupyter.agents.rewrites.family_kernels import ROW_LOSSES
+
+        return self.form in ROW_LOSSES
+
+
+def _only_keywords(
+    node: fx.Node, names: tuple[str, ...], defaults: dict[str, Any]
+) -> dict[str, Any] | None:
+    """A call's arguments by name (positional ones in ``names``' order), ``defaults`` filled
+    in; None when it passes one ``names`` does not list."""
+    if len(node.args) > len(names) or set(node.kwargs) - set(names):
+        return None
+    bound = dict(defaults)
+    bound.update(zip(names, node.args, strict=False))
+    bound.update(node.kwargs)
+    return bound
+
+
+#: Loss functions and layers of one value per element, by the kernel's form.
+_POINTWISE_FN: dict[Any, str] = {
+    F.mse_loss: "mse", F.l1_loss: "l1", F.smooth_l1_loss: "smooth_l1", F.huber_loss: "huber",
+    F.kl_div: "kl",
+}  # fmt: skip
+_POINTWISE_LAYERS: dict[type, str] = {
+    nn.MSELoss: "mse", nn.L1Loss: "l1", nn.SmoothL1Loss: "smooth_l1", nn.HuberLoss: "huber",
+    nn.KLDivLoss: "kl",
+}  # fmt: skip
+#: Each pointwise loss function's parameters, in order.
+_LOSS_ARGS: dict[str, tuple[str, ...]] = {
+    "mse": ("input", "target", "size_average", "reduce", "reduction", "weight"),
+    "l1": ("input", "target", "size_average", "reduce", "reduction", "weight"),
+    "smooth_l1": ("input", "target", "size_average", "reduce", "reduction", "beta"),
+    "huber": ("input", "target", "reduction", "delta", "weight"),
+    "kl": ("input", "target", "size_average", "reduce", "reduction", "log_target"),
+}
+
+
+def _functional_loss(gm: fx.GraphModule, node: fx.Node) -> _Loss | None:
+    """The loss a ``torch.nn.functional`` loss call or a loss layer computes (its own
+    reduction, of everything), None for anything else or an option the kernels lack
+    (class weights, label smoothing, legacy ``size_average``/``reduce``, ``reduction="none"``,
+    a triplet loss's swap or another norm)."""
+    mod = module_of(gm, node)
+    if mod is not None and not plain_torch_layer(mod):
+        return None
+    form = _POINTWISE_FN.get(node.target) if node.op == "call_function" else None
+    if form is None and mod is not None:
+        form = _POINTWISE_LAYERS.get(type(mod))
+    if form is not None:
+        names = _LOSS_ARGS[form]
+        bound: dict[str, Any] | None
+        if mod is not None:
+            if len(node.args) != 2 or node.kwargs:
+                return None
+            bound = {"input": node.args[0], "target": node.args[1], "reduction": mod.reduction}
+            bound["beta"] = getattr(mod, "beta", 1.0)
+            bound["delta"] = getattr(mod, "delta", 1.0)
+            bound["log_target"] = getattr(mod, "log_target", False)
+        else:
+            defaults = {"size_average": None, "reduce": None, "reduction": "mean", "weight": None,
+                        "beta": 1.0, "delta": 1.0, "log_target": False}  # fmt: skip
+            bound = _only_keywords(node, names, defaults)
+            if bound is None or any(bound.get(k) is not None for k in ("size_average", "reduce")):
+                return None
+            if bound.get("weight") is not None:
+                return None
+        a, b, reduction = bound["input"], bound["target"], bound["reduction"]
+        if reduction not in ("mean", "sum") and not (form == "kl" and reduction == "batchmean"):
+            return None
+        param = {"smooth_l1": bound["beta"], "huber": bound["delta"]}.get(form, 0.0)
+        if scalar(param) is None or bound["log_target"] not in (False, True):
+            return None
+        if form == "kl" and bound["log_target"]:
+            form = "kl_log_target"
+        log_a = form == "kl" and is_call(a, torch.log) and len(a.args) == 1 and not a.kwargs
+        return _Loss(form, (a.args[0] if log_a else a, b), reduction, float(param), log_a=log_a)
+    return _row_loss_call(node, mod)
+
+
+def _row_loss_call(node: fx.Node, mod: Any) -> _Loss | None:
+    """:func:`_functional_loss` for the cross entropy (and the negative log-likelihood of a
+    log-softmax) and the triplet margin loss."""
+    bound: dict[str, Any] | None
+    if isinstance(mod, nn.CrossEntropyLoss | nn.NLLLoss):
+        if len(node.args) != 2 or node.kwargs or mod.weight is not None:
+            return None
+        bound = {"input": node.args[0], "target": node.args[1], "reduction": mod.reduction,
+                 "ignore_index": mod.ignore_index,
+                 "label_smoothing": getattr(mod, "label_smoothing", 0.0)}  # fmt: skip
+        nll = isinstance(mod, nn.NLLLoss)
+    elif is_call(node, F.cross_entropy, F.nll_loss):
+        nll = node.target is F.nll_loss
+        names = ("input", "target", "weight", "size_average", "ignore_index", "reduce",
+                 "reduction", "label_smoothing")[: 7 if nll else 8]  # fmt: skip
+        bound = _only_keywords(node, names, {
+            "weight": None, "size_average": None, "ignore_index": -100, "reduce": None,
+            "reduction": "mean", "label_smoothing": 0.0,
+        })  # fmt: skip
+        if bound is None or any(bound[k] is not None for k in ("weight", "size_average", "reduce")):
+            return None
+    elif isinstance(mod, nn.TripletMarginLoss) or is_call(node, F.triplet_margin_loss):
+        if mod is not None:
+            if len(node.args) != 3 or node.kwargs:
+                return None
+            bound = {"anchor": node.args[0], "positive": node.args[1],
+                     "negative": node.args[2], "margin": mod.margin, "p": mod.p,
+                     "eps": mod.eps, "swap": mod.swap, "reduction": mod.reduction}  # fmt: skip
+        else:
+            names = ("anchor", "positive", "negative", "margin", "p", "eps", "swap",
+                     "size_average", "reduce", "reduction")  # fmt: skip
+            bound = _only_keywords(node, names, {
+                "margin": 1.0, "p": 2, "eps": 1e-6, "swap": False, "size_average": None,
+                "reduce": None, "reduction": "mean",
+            })  # fmt: skip
+            if bound is None or bound["size_average"] is not None or bound["reduce"] is not None:
+                return None
+        if bound["swap"] is not False or scalar(bound["p"]) != 2.0:
+            return None
+        if scalar(bound["margin"]) is None or scalar(bound["eps"]) is None:
+            return None
+        if bound["reduction"] not in ("mean", "sum"):
+            return None
+        operands = (bound["anchor"], bound["positive"], bound["negative"])
+        return _Loss("triplet", operands, bound["reduction"], float(bound["margin"]),
+                     float(bound["eps"]))  # fmt: skip
+    else:
+        return None
+    x, target = bound["input"], bound["target"]
+    if bound["reduction"] not in ("mean", "sum") or type(bound["ignore_index"]) is not int:
+        return None
+    if scalar(bound.get("label_smoothing", 0.0)) != 0.0:
+        return None
+    rank = len(shape_of(x) or ())
+    dim = 1 if rank > 1 else 0
+    if nll:  # the negative log-likelihood of a log-softmax over the classes
+        if not is_call(x, torch.log_softmax) or x.args[1:] != (dim,) or x.kwargs:
+            return None
+        x = x.args[0]
+    return _Loss("cross_entropy", (x, target), bound["reduction"], bound["ignore_index"], dim=dim)
+
+
+def _written_loss(gm: fx.GraphModule, node: fx.Node) -> _Loss | None:
+    """A loss written out: ``mean`` or ``sum`` over everything of ``(a - b) ** 2`` (any
+    square), ``abs(a - b)``, ``relu(m - a * b)`` (a hinge; ``clamp(min=0)`` is a relu),
+    ``1 - cosine_similarity(a, b, dim, eps)`` (the function or the layer), or
+    ``relu(pairwise_distance(a, p) - pairwise_distance(a, n) + m)``."""
+    red = reduction(node, "mean", "sum")
+    shape = shape_of(red.x) if red is not None else None
+    if red is None or shape is None:
+        return None
+    if red.dims is not None and (red.keepdim or red.dims != tuple(range(len(shape)))):
+        return None
+    term: Any = red.x
+    square = _square_of(term)
+    if is_call(square, operator.sub):
+        return _Loss("mse", tuple(square.args), red.kind)
+    if is_call(term, torch.abs) and is_call(term.args[0], operator.sub):
+        return _Loss("l1", tuple(term.args[0].args), red.kind)
+    if is_call(term, operator.sub) and scalar(term.args[0]) == 1.0:
+        cos = _cosine(gm, term.args[1])
+        if cos is not None:
+            return _Loss("cosine", cos[:2], red.kind, eps=cos[3], dim=cos[2])
+    if not is_call(term, torch.relu):
+        return None
+    inner: Any = term.args[0]
+    product: Any = inner.args[1] if is_call(inner, operator.sub) else None
+    if is_call(product, operator.mul) and scalar(inner.args[0]) is not None:
+        return _Loss("hinge", tuple(product.args), red.kind, float(inner.args[0]))
+    if is_call(inner, operator.add):
+        gap, margin = inner.args
+        if scalar(gap) is not None:
+            gap, margin = margin, gap
+        if scalar(margin) is not None and is_call(gap, operator.sub):
+            pos, neg = (_distance(d) for d in gap.args)
+            if pos is not None and neg is not None and pos[0] is neg[0] and pos[2] == neg[2]:
+                operands = (pos[0], pos[1], neg[1])
+                return _Loss("triplet", operands, red.kind, float(margin), pos[2])
+    return None
+
+
+def _cosine(gm: fx.GraphModule, node: Any) -> tuple[Any, Any, int, float] | None:
+    """``(a, b, dim, eps)`` of ``torch.cosine_similarity(a, b, dim, eps)`` (``F.`` alike) or
+    an ``nn.CosineSimilarity`` layer's call."""
+    mod = module_of(gm, node) if isinstance(node, fx.Node) else None
+    bound: dict[str, Any] | None
+    if isinstance(mod, nn.CosineSimilarity) and plain_torch_layer(mod):
+        if len(node.args) != 2 or node.kwargs:
+            return None
+        bound = {"x1": node.args[0], "x2": node.args[1], "dim": mod.dim, "eps": mod.eps}
+    elif is_call(node, torch.cosine_similarity):
+        bound = _only_keywords(node, ("x1", "x2", "dim", "eps"), {"dim": 1, "eps": 1e-8})
+    else:
+        return None
+    if bound is None or scalar(bound["eps"]) is None:
+        return None
+    dims = normal_dims(bound["x1"], bound["dim"])
+    if dims is None or len(dims) != 1:
+        return None
+    return bound["x1"], bound["x2"], dims[0], float(bound["eps"])
+
+
+def _distance(node: Any) -> tuple[Any, Any, float] | None:
+    """``(a, b, eps)`` of ``torch.pairwise_distance(a, b, p=2, eps)`` (``F.`` alike)."""
+    if not is_call(node, torch.pairwise_distance):
+        return None
+    bound = _only_keywords(
+        node, ("x1", "x2", "p", "eps", "keepdim"), {"p": 2.0, "eps": 1e-6, "keepdim": False}
+    )
+    if bound is None or scalar(bound["p"]) != 2.0 or bound["keepdim"] is not False:
+        return None
+    return (
+        (bound["x1"], bound["x2"], float(bound["eps"]))
+        if scalar(bound["eps"]) is not None
+        else None
+    )
+
+
+def _loss_fits(loss: _Loss) -> bool:
+    """Whether the kernels take the loss's operands: float32/16/bf16 (class indices int64),
+    of the output's dtype; a pointwise loss's operands each the broadcast shape or one block
+    of its dimensions; a row loss's of one shape, a cross entropy's indices the logits'
+    shape without the class dimension."""
+    from kernelopt_jupyter.agents.rewrites.family_kernels import own_broadcast_index
+
+    shapes = [shape_of(x) for x in loss.operands]
+    if any(s is None for s in shapes):
+        return False
+    first = loss.operands[0]
+    if loss.form == "cross_entropy":
+        x, target = shapes
+        assert x is not None and target is not None
+        want = x[: loss.dim] + x[loss.dim + 1 :]
+        return kernel_dtype(first) and _dtype(loss.operands[1]) == torch.int64 and target == want
+    if not all(kernel_dtype(x) and _dtype(x) == _dtype(first) for x in loss.operands):
+        return False
+    if loss.rowwise:
+        rank = len(shapes[0] or ())
+        if loss.form == "triplet" and (rank not in (1, 2) or loss.dim not in (-1, rank - 1)):
+            return False
+        return all(s == shapes[0] for s in shapes)
+    try:
+        out = torch.broadcast_shapes(*[torch.Size(s) for s in shapes if s is not None])
+    except RuntimeError:
+        return False
+    return all(
+        own_broadcast_index(torch.empty(s, device="meta"), out) is not None
+        for s in shapes
+        if s is not None
+    )
+
+
+def loss_kernel(gm: fx.GraphModule) -> int:
+    """A loss reduced to its mean or sum -> KernelOPT's own Triton reduction
+    (``family_kernels.kernelopt_pointwise_loss`` / ``kernelopt_row_loss``), however it is
+    spelled: ``torch.nn.functional`` (``mse_loss``, ``l1_loss``, ``smooth_l1_loss``,
+    ``huber_loss``, ``kl_div`` (its ``batchmean`` too; a ``log`` of the input taken in),
+    ``cross_entropy``, ``nll_loss`` of a ``log_softmax``, ``triplet_margin_loss``), their
+    layers, or written out (``mean((a - b) ** 2)``, ``mean(abs(a - b))``, ``mean(clamp(1 - a
+    * b, min=0))``, ``mean(1 - cosine_similarity(a, b))``, ``mean(relu(pairwise_distance(a,
+    p) - pairwise_distance(a, n) + margin))``).
+
+    Faster: the vendor's losses write the elementwise terms (or the rows' logsumexp, norms,
+    distances) to memory and reduce them in further passes; the kernel reads each operand
+    once (a broadcast one in place) and reduces as it goes, a second one-program launch
+    adding the partial sums in a fixed order. A reassociation of the sums, in float32.
+    """
+    from kernelopt_jupyter.agents.rewrites.family_kernels import (
+        kernelopt_pointwise_loss,
+        kernelopt_row_loss,
+    )
+
+    count = 0
+    g = gm.graph
+    for node in list(g.nodes):
+        if node.op not in ("call_function", "call_module"):
+            continue
+        loss = _functional_loss(gm, node) or _written_loss(gm, node)
+        if loss is None or not _loss_fits(loss) or _dtype(node) != _dtype(loss.operands[0]):
+            continue
+        with g.inserting_before(node):
+            if loss.rowwise:
+                a, b, *rest = loss.operands
+                c = rest[0] if rest else None
+                args: tuple[Any, ...] = (a, b, c, loss.dim, loss.form, loss.param, loss.eps,
+                                         loss.reduction)  # fmt: skip
+                new = g.call_function(kernelopt_row_loss, args)
+            else:
+                args = (*loss.operands, loss.form, loss.param, loss.log_a, loss.reduction)
+                new = g.call_function(kernelopt_pointwise_loss, args)
+        node.replace_all_uses_with(new)
+        count += 1
+    if count:
+        cleanup(gm)
+    return count
+
+
+# --------------------------------------------------------------------------- batch norm
+
+_BATCH_NORMS: dict[type, tuple[int, ...]] = {
+    nn.BatchNorm1d: (2, 3),
+    nn.BatchNorm2d: (4,),
+    nn.BatchNorm3d: (5,),
+}
+
+
+def batch_norm_kernel(gm: fx.GraphModule) -> int:
+    """A batch normalisation (``nn.BatchNorm1d/2d/3d``, or ``F.batch_norm`` with its mode,
+    momentum and epsilon constants) -> KernelOPT's own Triton normalisation
+    (``family_kernels.kernelopt_batch_norm``): in training, the batch's statistics per
+    channel and the running statistics updated as torch updates them (momentum, or the
+    cumulative average; the unbiased variance; the batch counter); in evaluation, the
+    running statistics. A layer is read when called (``kernelopt_batch_norm_layer``), so
+    the candidate follows ``train()``/``eval()`` as the layer does.
+
+    Faster: the vendor's training-mode kernel reads the input twice from memory (the
+    statistics, then the normalisation); the kernel takes a block of one channel's values
+    and normalises it right after its moments where the channel fits a program, and splits
+    a long channel across programs where channels are too few to fill the GPU. A
+    reassociation: the moments are taken blockwise in float32 and combined by Chan's
+    formula.
+    """
+    from kernelopt_jupyter.agents.rewrites.family_kernels import (
+        kernelopt_batch_norm,
+        kernelopt_batch_norm_layer,
+    )
+
+    count = 0
+    g = gm.graph
+    for node in list(g.nodes):
+        mod = module_of(gm, node)
+        if mod is not None:
+            ranks = _BATCH_NORMS.get(type(mod))
+            if ranks is None or not plain_torch_layer(mod) or len(node.args) != 1 or node.kwargs:
+                continue
+            x = node.args[0]
+            shape = shape_of(x)
+            if shape is None or len(shape) not in ranks or shape[1] != mod.num_features:
+                continue
+            if not kernel_dtype(x):
+                continue
+            with g.inserting_before(node):
+                layer = g.get_attr(str(node.target))
+                new = g.call_function(kernelopt_batch_norm_layer, (x, layer))
+        elif is_call(node, F.batch_norm):
+            names = ("input", "running_mean", "running_var", "weight", "bias", "training",
+                     "momentum", "eps")  # fmt: skip
+            bound = _only_keywords(node, names, {"weight": None, "bias": None,
+                                                 "training": False, "momentum": 0.1,
+                                                 "eps": 1e-5})  # fmt: skip
+            if bound is None or type(bound["training"]) is not bool:
+                continue
+            if scalar(bound["momentum"]) is None or scalar(bound["eps"]) is None:
+                continue
+            if not bound["training"] and (
+                bound["running_mean"] is None or bound["running_var"] is None
+            ):
+                continue  # torch refuses: let it say so
+            x = bound["input"]
+            shape = shape_of(x)
+            if shape is None or len(shape) < 2 or not kernel_dtype(x):
+                continue
+            with g.inserting_before(node):
+                new = g.call_function(kernelopt_batch_norm, (*(bound[n] for n in names), None))
+        else:
+            continue
         node.replace_all_uses_with(new)
         count += 1
     if count:

@@ -95,7 +95,7 @@ GEMM_REMOVING = frozenset(
 #: The rules that put an op family's whole op in KernelOPT's own kernel (``family_rules.py``).
 FAMILY_KERNELS = frozenset(
     {"scan_kernel", "max_pool_kernel", "rms_norm_kernel", "layer_norm_kernel",
-     "instance_norm_kernel", "arg_reduce_kernel"}
+     "instance_norm_kernel", "arg_reduce_kernel", "batch_norm_kernel", "loss_kernel"}
 )  # fmt: skip
 
 

@@ -39,8 +39,10 @@ from kernelopt_jupyter.agents.rewrites.canonical import (
 )
 from kernelopt_jupyter.agents.rewrites.family_rules import (
     arg_reduce_kernel,
+    batch_norm_kernel,
     instance_norm_kernel,
     layer_norm_kernel,
+    loss_kernel,
     max_pool_kernel,
     rms_norm_kernel,
     scan_kernel,
@@ -1528,6 +1530,14 @@ REWRITES: list[Rewrite] = [
     Rewrite(
         "arg_reduce_kernel", "argmax/argmin as KernelOPT's own Triton kernel",
         "bit-exact", arg_reduce_kernel, eager_only=True, kernels=True,
+    ),
+    Rewrite(
+        "batch_norm_kernel", "BatchNorm as KernelOPT's own Triton kernel",
+        "reassociation", batch_norm_kernel, eager_only=True, kernels=True,
+    ),
+    Rewrite(
+        "loss_kernel", "loss as KernelOPT's own Triton reduction",
+        "reassociation", loss_kernel, eager_only=True, kernels=True,
     ),
 ]  # fmt: skip
 BY_NAME = {r.name: r for r in REWRITES}

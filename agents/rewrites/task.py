@@ -107,8 +107,15 @@ def _meta_reference(source: str, path: str) -> tuple[Any, list[Any], str]:
     # A constructor that reads values (``.item()`` on a table it builds) runs on the CPU and
     # is moved to meta afterwards (make_model's own fallback).
     model = loaded.make_model("meta", seed=0)
-    with torch.device("meta"):
-        inputs = loaded.make_inputs(seed=0, device="meta")
+    # A distribution's argument checks read values (``.item()``), which meta tensors have
+    # none of: KernelBench draws inputs from ``Pareto(...)``. Off while the inputs are made.
+    validate = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(False)
+    try:
+        with torch.device("meta"):
+            inputs = loaded.make_inputs(seed=0, device="meta")
+    finally:
+        torch.distributions.Distribution.set_default_validate_args(validate)
     return model, inputs, loaded.module.__name__
 
 
