@@ -1,0 +1,216 @@
+"""The derived-shape calls (``verify.derived``): a batch below the benchmark's and one above
+it, drawn from the schedule's seed, the memory cap on the call above, and what the report says
+of them (``derived_shapes``, ``shapes``). Unit tests on plain data; the corpus cases
+(``tests/adversarial/labels/gelu_bf16_above_batch.py``, ``good/gelu_row_tiles_any_batch.py``)
+run them end to end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+from kernelopt_jupyter.verify import derived, wire
+from kernelopt_jupyter.verify.checker import derived_need, free_memory
+from kernelopt_jupyter.verify.judge import ValueJudge
+from kernelopt_jupyter.verify.reference import transform_inputs
+from kernelopt_jupyter.verify.schedule import Call, draw_schedule
+
+
+def _derived(seed: int) -> list[Call]:
+    return [c for c in draw_schedule(seed, 3, "cpu") if c.kind == "batch"]
+
+
+def test_every_schedule_ends_with_a_batch_below_then_one_above() -> None:
+    for seed in range(200):
+        calls = draw_schedule(seed, 3, "cpu")
+        below, above = calls[-2:]
+        assert [c.kind for c in calls[-2:]] == ["batch", "batch"], seed
+        assert below.transform["direction"] == "below", seed
+        assert above.transform["direction"] == "above", seed
+        # reported only: never checked, never refereed, never a gate's failure
+        assert not below.checked and not above.checked
+        assert not below.referee and not above.referee
+        assert sum(c.kind == "batch" for c in calls) == 2
+
+
+def test_the_derived_sizes_are_drawn_both_ways_and_cover_their_range() -> None:
+    """Below the benchmark's batch: 1 .. B-1; above: B+1 .. 2B; a candidate cannot know which
+    (over seeds, both ends and sizes between come)."""
+    batch = 64
+    below, above = set(), set()
+    for seed in range(400):
+        low, high = _derived(seed)
+        below.add(derived.derived_batch(batch, low.transform))
+        above.add(derived.derived_batch(batch, high.transform))
+    assert min(below) >= 1 and max(below) <= batch - 1
+    assert min(above) >= batch + 1 and max(above) <= 2 * batch
+    assert len(below) > 40 and len(above) > 40  # drawn, not one fixed size
+    assert any(s < batch // 2 for s in below) and any(s > batch // 2 for s in below)
+    assert any(s < batch * 3 // 2 for s in above) and any(s > batch * 3 // 2 for s in above)
+    # a batch of 1 has nothing below it; above it is 2
+    assert derived.derived_batch(1, {"direction": "below", "pick": 5}) is None
+    assert derived.derived_batch(1, {"direction": "above", "pick": 5}) == 2
+
+
+def test_the_other_draws_of_a_seed_are_unchanged_by_the_derived_calls() -> None:
+    """The derived calls draw from a stream of their own: the checked calls of a seed are the
+    ones a reproduction with --seed expects."""
+    for seed in range(50):
+        calls = draw_schedule(seed, 3, "cpu")
+        checked = [c for c in calls if c.checked]
+        assert [c.describe() for c in checked] == [
+            c.describe() for c in draw_schedule(seed, 3, "cpu") if c.checked
+        ]
+        assert all(c.kind != "batch" for c in checked)
+
+
+def test_the_batch_above_takes_new_rows_not_copies_of_the_benchmarks() -> None:
+    """Rows past the benchmark's batch are drawn (seeded): a candidate that computes the first
+    B rows and tiles them would be right on repeated rows."""
+    gen = torch.Generator().manual_seed(0)
+
+    def draw(seed: int) -> list[Any]:
+        g = torch.Generator().manual_seed(seed)
+        return [torch.randn(8, 5, generator=g), torch.randn(3, generator=g)]
+
+    inputs = [torch.randn(8, 5, generator=gen), torch.randn(3, generator=gen)]
+    spec = {"kind": "batch", "direction": "above", "pick": 11}
+    out, described = transform_inputs([t.clone() for t in inputs], spec, draw)
+    size = derived.derived_batch(8, spec)
+    assert size is not None and described == {
+        "kind": "batch",
+        "direction": "above",
+        "from": 8,
+        "to": size,
+    }
+    assert out[0].shape == (size, 5) and out[0].is_contiguous()
+    assert torch.equal(out[0][:8], inputs[0])
+    assert not torch.equal(out[0][8:size], inputs[0][: size - 8])  # new rows
+    assert torch.equal(out[1], inputs[1])  # no batch dimension of its own: kept
+    again, _ = transform_inputs([t.clone() for t in inputs], spec, draw)
+    assert torch.equal(again[0], out[0])  # seeded: the same call reproduces
+    below = {"kind": "batch", "direction": "below", "pick": 11}
+    shrunk, described = transform_inputs([t.clone() for t in inputs], below, draw)
+    assert shrunk[0].shape[0] == described["to"] < 8
+    one = [torch.randn(1, 5)]
+    assert transform_inputs(one, below, draw)[1] is None  # nothing below a batch of 1
+
+
+def _tree(*tensors: torch.Tensor) -> Any:
+    return wire.encode(list(tensors)).tree
+
+
+def test_the_memory_estimate_grows_with_the_batch_only_where_inputs_do() -> None:
+    x, table = torch.zeros(100, 256), torch.zeros(50, 8)  # 102400 and 1600 bytes
+    tree = _tree(x, table)
+    assert derived.batch_of(tree) == 100
+    out_bytes, peak = 102400, 102400 + 40000
+    at_own = derived.estimate_bytes(tree, out_bytes, peak, 100)
+    twice = derived.estimate_bytes(tree, out_bytes, peak, 200)
+    c = derived
+    assert at_own == c.INPUT_COPIES * (102400 + 1600) + c.OUTPUT_COPIES * 102400 + (
+        c.WORK_COPIES * 40000
+    )
+    # twice the batch: twice everything but the table, which has no batch dimension
+    assert twice == 2 * at_own - c.INPUT_COPIES * 1600
+    assert derived.estimate_bytes(_tree(), 0, 0, 10) == 0  # no input, nothing to scale
+
+
+def test_the_call_above_is_skipped_with_a_reason_over_the_memory_budget() -> None:
+    gib = 2**30
+    assert derived.over_budget(gib, 4 * gib) is None  # a quarter of what is free: made
+    assert derived.over_budget(gib, None) is None  # free memory unknown: made
+    why = derived.over_budget(3 * gib, 4 * gib)
+    assert why is not None
+    assert "3.00 GiB" in why and "50% of the 4.00 GiB free" in why
+    # the checker's decision from the first call's sizes: a multi-GB input's batch above is
+    # estimated at several times its bytes, and skipped where that is not free
+    big = {"t": "list", "items": [{"t": "tensor", "shape": [4096, 65536], "dtype": "float32"}]}
+    call = _derived(3)[1]
+    described, need = derived_need(call, big, 4096 * 65536 * 4, 4096 * 65536 * 4)
+    assert described is not None and described["direction"] == "above"
+    assert described["from"] == 4096 and 4096 < described["to"] <= 8192
+    assert need > 7 * 4096 * 65536 * 4  # at least the inputs and outputs once more, 7 copies
+    assert derived.over_budget(need, 16 * gib) is not None
+    assert derived.over_budget(need, 1024 * gib) is None
+    free = free_memory("cpu")
+    assert free is None or free > 0
+
+
+def test_no_input_with_a_batch_means_no_derived_shape() -> None:
+    call = _derived(0)[1]
+    described, need = derived_need(call, _tree(torch.zeros(())), 4, 4)
+    assert described is None and need == 0
+
+
+def _judge(calls: list[Call]) -> ValueJudge:
+    return ValueJudge(calls=calls, seed=7, device="cpu", factor=10.0)
+
+
+def _described(call: Call, size: int) -> dict[str, Any]:
+    return {"kind": "batch", "direction": call.transform["direction"], "from": 64, "to": size}
+
+
+def test_the_report_lists_each_derived_shape_and_its_outcome() -> None:
+    below, above = _derived(5)
+    judge = _judge([Call("fresh", 1), below, above])
+    judge.last_strict = (True, "")
+    judge.derived_passed(below, {"described": _described(below, 31)})
+    judge.derived_skipped(above, "not run: estimated at 9 GiB", _described(above, 100))
+    metrics = judge.correctness_metrics()
+    assert metrics["shapes"] == "generalizes"
+    assert metrics["derived_shapes"] == [
+        {"direction": "below", "described": _described(below, 31), "outcome": "pass"},
+        {
+            "direction": "above",
+            "described": _described(above, 100),
+            "outcome": "skipped",
+            "reason": "not run: estimated at 9 GiB",
+        },
+    ]
+    rule = derived.shape_rule(metrics["derived_shapes"])
+    assert "batch 64" in rule and "batch 31 (below) matches" in rule
+    assert "batch 100 (above) not run (not run: estimated at 9 GiB)" in rule
+
+
+def test_precision_dropped_above_the_batch_is_not_called_general() -> None:
+    """Exact below the benchmark's batch, a strict miss above it: specialised, and the reason
+    names the batch above (the single call below used to call it general)."""
+    below, above = _derived(9)
+    judge = _judge([Call("fresh", 1), below, above])
+    judge.last_strict = (True, "")
+    judge.derived_passed(below, {"described": _described(below, 31)})
+    judge.last_strict = (False, "output: max abs err 3e-3")
+    judge.derived_passed(above, {"described": _described(above, 97)})
+    metrics = judge.correctness_metrics()
+    assert metrics["shapes"] == "specialized to the benchmark's shapes"
+    assert metrics["derived"] == _described(above, 97)
+    assert metrics["reason"].startswith("batch 97 (above): the output misses the strict")
+    assert [r["outcome"] for r in metrics["derived_shapes"]] == ["pass", "fail"]
+
+
+def test_derived_shapes_not_run_are_not_checked() -> None:
+    below, above = _derived(2)
+    judge = _judge([Call("fresh", 1), below, above])
+    judge.skipped_case(
+        below, {"skip": "no input has a batch dimension above 1 to shrink", "nothing_to_vary": True}
+    )
+    judge.derived_skipped(above, "the candidate ran out of device memory", _described(above, 70))
+    metrics = judge.correctness_metrics()
+    assert metrics["shapes"] == "not checked"
+    assert "ran out of device memory" in metrics["reason"]
+    assert judge.skipped == []  # the checked calls' skips stay the checked calls'
+
+
+@pytest.mark.parametrize("direction", ["below", "above"])
+def test_a_derived_failure_is_reported_never_failed(direction: str) -> None:
+    calls = _derived(4)
+    call = next(c for c in calls if c.transform["direction"] == direction)
+    judge = _judge([Call("fresh", 1), *calls])
+    judge.derived_failed(call, {"described": _described(call, 50)}, "forward raised IndexError")
+    verdict = judge.correctness_verdict()
+    assert verdict["status"] == "pass"
+    assert verdict["shapes"] == "specialized to the benchmark's shapes"
+    assert "does not match" in verdict["detail"]
