@@ -214,3 +214,39 @@ def test_a_derived_failure_is_reported_never_failed(direction: str) -> None:
     assert verdict["status"] == "pass"
     assert verdict["shapes"] == "specialized to the benchmark's shapes"
     assert "does not match" in verdict["detail"]
+
+
+def test_the_guard_states_its_shape_rule() -> None:
+    """The guard an accepted candidate carries says which batch the gates verified (the one it
+    admits) and what the derived batches below and above showed."""
+    from pathlib import Path
+
+    from kernelopt_jupyter.deploy.guard import guard_best_source, shape_rule_note
+    from kernelopt_jupyter.problem import load_problem
+    from kernelopt_jupyter.verify import GateResult
+
+    below, above = _derived(9)
+    rows = [
+        derived.entry("below", _described(below, 31), "pass"),
+        derived.entry("above", _described(above, 97), "fail", "the output misses"),
+    ]
+    gates = [
+        GateResult("static", "pass", ""),
+        GateResult("correctness", "pass", "", {"derived_shapes": rows}),
+    ]
+    note = shape_rule_note(gates)
+    assert note.startswith("Shape rule: the kernels run only at the shape the gates verified")
+    assert "(batch 64)" in note and "batch 31 (below) matches" in note
+    assert "batch 97 (above) does not match" in note
+    assert shape_rule_note([g.to_dict() for g in gates]) == note  # as saved in events
+    assert shape_rule_note([GateResult("correctness", "pass", "")]) == ""
+    root = Path(__file__).parent / "adversarial"
+    problem = load_problem(root / "problems" / "gelu.py")
+    source = (root / "good" / "gelu_row_tiles_any_batch.py").read_text()
+    guarded = guard_best_source(problem, source, "cpu", note)
+    assert "KernelOPT guard not added" not in guarded  # the static rules take it
+    comments = " ".join(
+        line.removeprefix("# ") for line in guarded.splitlines() if line.startswith("# ")
+    )
+    assert "batch 97 (above) does not match" in comments
+    assert all(len(line) <= 100 for line in guarded.splitlines() if line.startswith("# "))
