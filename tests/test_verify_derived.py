@@ -160,7 +160,9 @@ def test_the_report_lists_each_derived_shape_and_its_outcome() -> None:
     judge.derived_passed(below, {"described": _described(below, 31)})
     judge.derived_skipped(above, "not run: estimated at 9 GiB", _described(above, 100))
     metrics = judge.correctness_metrics()
-    assert metrics["shapes"] == "generalizes"
+    # not called general both ways: the call above was not run
+    assert metrics["shapes"] == "generalizes below the benchmark's batch only"
+    assert metrics["reason"] == "batch 100 (above): not run: estimated at 9 GiB"
     assert metrics["derived_shapes"] == [
         {"direction": "below", "described": _described(below, 31), "outcome": "pass"},
         {
@@ -200,8 +202,25 @@ def test_derived_shapes_not_run_are_not_checked() -> None:
     judge.derived_skipped(above, "the candidate ran out of device memory", _described(above, 70))
     metrics = judge.correctness_metrics()
     assert metrics["shapes"] == "not checked"
-    assert "ran out of device memory" in metrics["reason"]
+    assert metrics["reason"] == "batch 70 (above): the candidate ran out of device memory"
+    assert metrics["derived_shapes"][0]["applies"] is False  # no batch below 1: no such shape
     assert judge.skipped == []  # the checked calls' skips stay the checked calls'
+
+
+def test_a_problem_with_no_batch_below_is_general_on_the_batch_above_alone() -> None:
+    below, above = _derived(2)
+    judge = _judge([Call("fresh", 1), below, above])
+    judge.skipped_case(
+        below, {"skip": "no input has a batch dimension above 1 to shrink", "nothing_to_vary": True}
+    )
+    judge.last_strict = (True, "")
+    judge.derived_passed(above, {"described": _described(above, 2)})
+    assert judge.correctness_metrics()["shapes"] == "generalizes"
+    # the reference's own out-of-memory there is a shape not checked, not one that is absent
+    judge = _judge([Call("fresh", 1), below, above])
+    judge.skipped_case(below, {"skip": "the reference's process ran out", "oom": True})
+    judge.derived_passed(above, {"described": _described(above, 2)})
+    assert judge.correctness_metrics()["shapes"] == "generalizes above the benchmark's batch only"
 
 
 @pytest.mark.parametrize("direction", ["below", "above"])
@@ -250,3 +269,169 @@ def test_the_guard_states_its_shape_rule() -> None:
     )
     assert "batch 97 (above) does not match" in comments
     assert all(len(line) <= 100 for line in guarded.splitlines() if line.startswith("# "))
+
+
+def _checker(calls: list[Call]) -> Any:
+    """A checker with no children: its derived-call shell is driven directly, with the call
+    itself (``_one``) replaced per test."""
+    from kernelopt_jupyter.verify.checker import Checker
+
+    kwargs: dict[str, Any] = {
+        "device": "cpu",
+        "dispatch_only": False,
+        "cuda_graphs": False,
+        "fp64_factor": 10.0,
+        "seed": 7,
+        "time_limit_s": 60.0,
+        "problem": None,
+        "candidate_source": "",
+        "seeds": 3,
+    }
+    checker = Checker(kwargs, ref=None, cand=_Deadline())  # type: ignore[arg-type]
+    checker.calls = calls
+    checker.values = _judge(calls)
+    return checker
+
+
+class _Deadline:
+    deadline = 1e18
+
+
+_BIG = {"t": "list", "items": [{"t": "tensor", "shape": [4096, 65536], "dtype": "float32"}]}
+_GIB = 2**30
+
+
+def test_the_checker_skips_the_call_above_over_the_budget_and_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kernelopt_jupyter.verify import checker as shell
+
+    below, above = _derived(3)
+    checker = _checker([Call("fresh", 1), below, above])
+    checker.first_call = (_BIG, _GIB, _GIB)  # 1 GiB of input, 1 GiB of output
+    made: list[str] = []
+    monkeypatch.setattr(
+        checker, "_one", lambda index, call: made.append(call.transform["direction"])
+    )
+    monkeypatch.setattr(shell, "free_memory", lambda device: 8 * _GIB)
+    checker._derived_call(1, below)  # below the benchmark's batch: never over the budget
+    checker._derived_call(2, above)
+    assert made == ["below"]
+    row = checker.values.derived[-1]
+    assert row["direction"] == "above" and row["outcome"] == "skipped"
+    assert row["reason"].startswith("not run: estimated at") and "8.00 GiB free" in row["reason"]
+    assert row["described"]["from"] == 4096 and row["described"]["to"] > 4096
+    monkeypatch.setattr(shell, "free_memory", lambda device: 1024 * _GIB)
+    checker._derived_call(2, above)  # enough free: made
+    assert made == ["below", "above"]
+
+
+def test_an_out_of_memory_in_a_derived_call_is_reported_never_failed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kernelopt_jupyter.verify.checker import ReferenceFailure
+
+    below, above = _derived(5)
+    checker = _checker([Call("fresh", 1), below, above])
+
+    def checker_oom(index: int, call: Call) -> None:
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB")
+
+    monkeypatch.setattr(checker, "_one", checker_oom)
+    checker._derived_call(1, below)
+
+    def reference_oom(index: int, call: Call) -> None:
+        raise ReferenceFailure("the reference's process ran out of device memory", oom=True)
+
+    monkeypatch.setattr(checker, "_one", reference_oom)
+    checker._derived_call(2, above)
+    rows = checker.values.derived
+    assert [r["outcome"] for r in rows] == ["skipped", "skipped"]
+    assert "the checker ran out of device memory" in rows[0]["reason"]
+    assert "ran out of device memory" in rows[1]["reason"]
+    verdict = checker.values.correctness_verdict()
+    assert verdict["status"] == "pass" and verdict["shapes"] == "not checked"
+
+    def reference_died(index: int, call: Call) -> None:
+        raise ReferenceFailure("the reference's process died with SIGKILL", died=True)
+
+    monkeypatch.setattr(checker, "_one", reference_died)
+    with pytest.raises(ReferenceFailure):  # a death that is no out-of-memory stays one
+        checker._derived_call(2, above)
+    assert checker.cand.deadline == 1e18  # the candidate's deadline is put back
+
+
+_HUNGRY_ABOVE = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _gelu(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, 0.5 * x * (1.0 + tl.math.erf(x * 0.7071067811865476)), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = 0
+
+    def forward(self, x):
+        self.first = self.first or x.shape[0]
+        if x.shape[0] > self.first:  # a workspace far larger than any device
+            torch.empty(1 << 42, dtype=torch.uint8, device=x.device)
+        out = torch.empty_like(x)
+        _gelu[(triton.cdiv(x.numel(), 4096),)](x, out, x.numel(), BLOCK=4096)
+        return out
+"""
+
+
+@pytest.mark.gpu
+def test_a_candidate_out_of_device_memory_above_the_batch_is_reported_not_failed() -> None:
+    """On the GPU a candidate that runs out of device memory on the call above the benchmark's
+    batch passes (the derived calls are reported), and the report says the call was not run
+    for memory, not that the candidate is specialised."""
+    from pathlib import Path
+
+    from kernelopt_jupyter.problem import load_problem
+    from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
+
+    problem = load_problem(Path(__file__).parent / "adversarial" / "problems" / "gelu.py")
+    options = VerifyOptions(device="cuda", seed=1, run_performance=False)
+    report = verify_candidate(problem, _HUNGRY_ABOVE, options)
+    gate = report.gate("correctness")
+    assert report.verdict == "pass" and gate is not None, [g.detail for g in report.gates]
+    rows = {r["direction"]: r for r in gate.metrics["derived_shapes"]}
+    assert rows["below"]["outcome"] == "pass"
+    assert rows["above"]["outcome"] == "skipped", rows
+    assert "ran out of device memory" in rows["above"]["reason"]
+    assert gate.metrics["shapes"] == "generalizes below the benchmark's batch only"
+
+
+def test_a_candidate_out_of_memory_on_the_cpu_is_reported_and_hides_nothing() -> None:
+    """The candidate's out-of-memory on the call above (raised as the GPU raises it) is
+    reported as not run, never failed, and the candidate is called general below the
+    benchmark's batch only: raising one cannot hide a shortcut taken above it."""
+    from pathlib import Path
+
+    from kernelopt_jupyter.problem import load_problem
+    from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
+
+    problem = load_problem(Path(__file__).parent / "adversarial" / "problems" / "gelu.py")
+    raising = _HUNGRY_ABOVE.replace(
+        "torch.empty(1 << 42, dtype=torch.uint8, device=x.device)",
+        "raise torch.OutOfMemoryError('CUDA out of memory. Tried to allocate 4.00 TiB')",
+    )
+    report = verify_candidate(problem, raising, VerifyOptions(device="cpu", seed=1))
+    gate = report.gate("correctness")
+    assert report.verdict == "pass" and gate is not None, [g.detail for g in report.gates]
+    rows = {r["direction"]: r for r in gate.metrics["derived_shapes"]}
+    assert rows["below"]["outcome"] == "pass"
+    assert rows["above"]["outcome"] == "skipped", rows
+    assert rows["above"]["reason"].startswith("the candidate ran out of device memory")
+    assert gate.metrics["shapes"] == "generalizes below the benchmark's batch only"

@@ -98,12 +98,18 @@ def over_budget(need: int, free: int | None) -> str | None:
     )
 
 
-def entry(direction: str, described: Any, outcome: str, reason: str = "") -> dict[str, Any]:
+def entry(
+    direction: str, described: Any, outcome: str, reason: str = "", *, applies: bool = True
+) -> dict[str, Any]:
     """One row of the report's ``derived_shapes``: ``outcome`` is ``pass`` (within the strict
-    tolerance), ``fail`` (specialised: ``reason`` says how) or ``skipped`` (not run: why)."""
+    tolerance), ``fail`` (specialised: ``reason`` says how) or ``skipped`` (not run: why).
+    ``applies`` False: the problem has no such shape (no batch below 1, a shape the reference
+    rejects), so the row says nothing either way of how general the candidate is."""
     row: dict[str, Any] = {"direction": direction, "described": described, "outcome": outcome}
     if reason:
         row["reason"] = reason
+    if not applies:
+        row["applies"] = False
     return row
 
 
@@ -116,10 +122,13 @@ def _size_text(row: dict[str, Any]) -> str:
 
 def generalization(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """The correctness metrics' ``shapes`` (with ``derived`` and ``reason``) from the derived
-    calls' rows: specialised if one failed, general if one passed and none failed, else not
-    checked."""
+    calls' rows: specialised if one failed; general if every one that applies passed; general
+    one way only where the other was not run (memory: the candidate's own out-of-memory
+    included, so a candidate cannot raise one to hide a shortcut above the benchmark's batch);
+    else not checked."""
     failed = [r for r in rows if r["outcome"] == "fail"]
     passed = [r for r in rows if r["outcome"] == "pass"]
+    missing = [r for r in rows if r["outcome"] == "skipped" and r.get("applies", True)]
     if failed:
         first = failed[0]
         return {
@@ -127,10 +136,17 @@ def generalization(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "derived": first.get("described"),
             "reason": f"{_size_text(first)}: {first.get('reason', '')}",
         }
+    reasons = "; ".join(f"{_size_text(r)}: {r.get('reason', '')}" for r in missing or rows)
+    if passed and missing:
+        ways = " and ".join(sorted({r["direction"] for r in passed}))
+        return {
+            "shapes": f"generalizes {ways} the benchmark's batch only",
+            "derived": passed[0].get("described"),
+            "reason": reasons,
+        }
     if passed:
         return {"shapes": "generalizes", "derived": passed[0].get("described")}
     if rows:
-        reasons = "; ".join(f"{_size_text(r)}: {r.get('reason', '')}" for r in rows)
         return {"shapes": "not checked", "reason": reasons}
     return {}
 

@@ -484,7 +484,10 @@ class ValueJudge:
     def skipped_case(self, call: Call, case: dict[str, Any]) -> None:
         """A call whose case the reference could not make (``case["skip"]`` says why)."""
         if not call.checked:  # a derived shape's call (reported only)
-            self.derived_skipped(call, str(case["skip"]))
+            # Out of memory in the reference's forward says nothing of the problem's shapes;
+            # no such shape (a batch of 1 has none below) or one it rejects is no shape at all.
+            applies = bool(case.get("oom"))
+            self._derived(call, case.get("described"), "skipped", str(case["skip"]), applies)
         elif not case.get("nothing_to_vary"):
             # a variation the reference cannot take (shift, zeros, permute); a call with
             # nothing to vary (no integer input to permute) is simply not made
@@ -510,9 +513,12 @@ class ValueJudge:
             reason = f"the output misses the strict tolerance ({worst})"
             self._derived(call, case.get("described"), "fail", reason)
 
-    def _derived(self, call: Call, described: Any, outcome: str, reason: str = "") -> None:
+    def _derived(
+        self, call: Call, described: Any, outcome: str, reason: str = "", applies: bool = True
+    ) -> None:
         direction = str(call.transform.get("direction", "below"))
-        self.derived.append(derived.entry(direction, described, outcome, reason))
+        row = derived.entry(direction, described, outcome, reason, applies=applies)
+        self.derived.append(row)
         self.generalization = derived.generalization(self.derived)
 
     # ------------------------------------------------------------------ verdicts

@@ -458,7 +458,7 @@ class Reference:
         except Exception as exc:
             if isinstance(exc, torch.OutOfMemoryError) and spec.get("kind") == "batch":
                 # A derived shape too large for the device here: said, not failed.
-                return {"ok": True, "skip": oom_detail(exc)}, []
+                return {"ok": True, "skip": oom_detail(exc), "oom": True}, []
             if spec.get("kind") == "batch" or spec.get("kind") in VARIATIONS:
                 return {"ok": True, "skip": f"the reference rejects it ({_one_line(exc)})"}, []
             raise ProblemError(
