@@ -173,7 +173,8 @@ def test_the_report_lists_each_derived_shape_and_its_outcome() -> None:
         },
     ]
     rule = derived.shape_rule(metrics["derived_shapes"])
-    assert "batch 64" in rule and "batch 31 (below) matches" in rule
+    assert rule.startswith("verified at the benchmark's batch, 64; derived batches")
+    assert "batch 31 (below) matches" in rule
     assert "batch 100 (above) not run (not run: estimated at 9 GiB)" in rule
 
 
@@ -254,8 +255,8 @@ def test_the_guard_states_its_shape_rule() -> None:
         GateResult("correctness", "pass", "", {"derived_shapes": rows}),
     ]
     note = shape_rule_note(gates)
-    assert note.startswith("Shape rule: the kernels run only at the shape the gates verified")
-    assert "(batch 64)" in note and "batch 31 (below) matches" in note
+    assert note.startswith("Shape rule: the kernels run only at the shape the gates checked")
+    assert "batch, 64;" in note and "batch 31 (below) matches" in note
     assert "batch 97 (above) does not match" in note
     assert shape_rule_note([g.to_dict() for g in gates]) == note  # as saved in events
     assert shape_rule_note([GateResult("correctness", "pass", "")]) == ""

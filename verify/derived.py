@@ -159,9 +159,9 @@ def shape_rule(rows: list[dict[str, Any]]) -> str:
         for r in rows
         if isinstance(r.get("described"), dict) and "from" in r["described"]
     ]
-    own = f"batch {batches[0]}" if batches else "the benchmark's batch"
+    own = f"the benchmark's batch, {batches[0]}" if batches else "the benchmark's batch"
     if not rows:
-        return f"verified at the benchmark's shape ({own}) only"
+        return f"verified at {own}, only"
     words = {
         "pass": "matches within the strict tolerance",
         "fail": "does not match",
@@ -173,4 +173,4 @@ def shape_rule(rows: list[dict[str, Any]]) -> str:
         if row["outcome"] == "skipped" and row.get("reason"):
             text += f" ({row['reason']})"
         parts.append(text)
-    return f"verified at the benchmark's shape ({own}); derived, reported only: " + "; ".join(parts)
+    return f"verified at {own}; derived batches, reported only: " + "; ".join(parts)

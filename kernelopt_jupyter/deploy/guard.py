@@ -189,7 +189,7 @@ def shape_rule_note(gates: Iterable[Any] | Mapping[str, Any]) -> str:
         rows = metrics.get("derived_shapes") if isinstance(metrics, Mapping) else None
         if plain.get("name") == "correctness" and isinstance(rows, list) and rows:
             rule = shape_rule(rows)
-            return f"Shape rule: the kernels run only at the shape the gates verified, {rule}."
+            return f"Shape rule: the kernels run only at the shape the gates checked; {rule}."
     return ""
 
 
