@@ -273,6 +273,7 @@ GOOD = [
     Case("gelu_odd_masked_tail", "gelu_odd", "good"),  # 2D tiles with every load and store masked to a ragged 37 x 1001 extent (the memory check must not refuse masked tails)
     Case("gelu_aligned_fast_path", "gelu", "good"),  # reads x.data_ptr() % 16 to pick an unmasked fast path (an address read for a branch is not host data)
     Case("gelu_triton_op", "gelu", "good"),  # the kernel inside a torch.library.triton_op through wrap_triton (judged by what it launches, not as a custom op)
+    Case("gelu_row_tiles_any_batch", "gelu", "good"),  # exact GELU over masked 16-row tiles: the same at every batch, below and above the benchmark's (the derived calls must call it general)
 ]
 
 #: Cheats the source rules stop, run again with the rules off: the run-time defences (process
@@ -568,3 +569,28 @@ def test_a_shape_specialised_candidate_is_labelled_so() -> None:
     metrics = correctness.metrics
     assert metrics["shapes"] == "specialized to the benchmark's shapes", metrics
     assert "strict tolerance" in str(metrics.get("reason")), metrics
+
+
+def test_precision_dropped_above_the_batch_is_labelled_so() -> None:
+    """A candidate exact at the benchmark's batch and below it, and bfloat16 above it, passes
+    (shapes are reported, the guard admits the benchmark's shape alone) but must not be called
+    general: the derived call above the benchmark's batch shows it (the one call below did
+    not). An honest candidate exact at every batch is called general, both ways."""
+    cheat = ROOT / "labels" / "gelu_bf16_above_batch.py"
+    options = VerifyOptions(device="cpu", time_limit_s=120, seed=GOOD_SEED)
+    report = verify_candidate(_problem("gelu"), cheat.read_text(), options, str(cheat))
+    assert report.verdict == "pass", _gates(report)
+    correctness = report.gate("correctness")
+    assert correctness is not None
+    metrics = correctness.metrics
+    assert metrics["shapes"] == "specialized to the benchmark's shapes", metrics
+    rows = {r["direction"]: r for r in metrics["derived_shapes"]}
+    assert rows["below"]["outcome"] == "pass" and rows["above"]["outcome"] == "fail", rows
+    assert rows["above"]["described"]["to"] > rows["above"]["described"]["from"]
+    assert "(above) does not match" in correctness.detail
+    good = ROOT / "good" / "gelu_row_tiles_any_batch.py"
+    honest = verify_candidate(_problem("gelu"), good.read_text(), options, str(good))
+    gate = honest.gate("correctness")
+    assert honest.verdict == "pass" and gate is not None, _gates(honest)
+    assert gate.metrics["shapes"] == "generalizes", gate.metrics
+    assert [r["outcome"] for r in gate.metrics["derived_shapes"]] == ["pass", "pass"]

@@ -30,7 +30,7 @@ from typing import Any
 import torch
 
 from kernelopt_jupyter.device import GpuLock
-from kernelopt_jupyter.verify import contract, wire
+from kernelopt_jupyter.verify import contract, derived, wire
 from kernelopt_jupyter.verify.judge import (
     CandidateFailure,
     DispatchJudge,
@@ -52,11 +52,13 @@ DERIVED_MIN_S = 10.0
 
 class ReferenceFailure(Exception):
     """The reference (the user's problem) could not run: a user error. ``died``: its process
-    ended without an answer (a signal, a crash), which a candidate's process can cause."""
+    ended without an answer (a signal, a crash), which a candidate's process can cause, or
+    ran out of device memory beside it (``oom``)."""
 
-    def __init__(self, message: str, *, died: bool = False) -> None:
+    def __init__(self, message: str, *, died: bool = False, oom: bool = False) -> None:
         super().__init__(message)
         self.died = died
+        self.oom = oom  # it ran out of device memory (a derived shape's call reports it)
 
 
 @dataclass
@@ -241,6 +243,9 @@ class Checker:
         #: (specs, spec errors, peak bytes) from the candidate, once asked (``_launch_records``).
         self.taken: tuple[list[Any], dict[str, str], int] | None = None
         self.slowest_call = 0.0
+        #: The first call's inputs (shapes only), output bytes and forward peak: what the
+        #: derived call above the benchmark's batch is estimated from (``verify.derived``).
+        self.first_call: tuple[Any, int, int] | None = None
         self.phase = "reference"
         # The performance gate's baselines (run in this worker after the value gates), or None.
         self.performance: list[str] | None = kwargs.get("performance")
@@ -298,16 +303,9 @@ class Checker:
 
                 perf.release(self)
             for index, call in reported:
-                self.phase = "correctness"
-                deadline = self.cand.deadline
-                # A bounded share of time: waiting out the whole limit cost every harvested
-                # candidate 120 s on the CPU.
-                share = max(DERIVED_MIN_S, DERIVED_FACTOR * self.slowest_call)
-                self.cand.deadline = min(deadline, time.monotonic() + share)
-                self._one(index, call)
-                self.cand.deadline = deadline
+                self._derived_call(index, call)
                 self._clock.lap("reported calls")
-            if reported:  # the verdict names what the derived shape showed
+            if reported:  # the verdict names what the derived shapes showed
                 phases["correctness"] = self.values.correctness_verdict()
         except CandidateFailure as exc:
             gate = exc.gate
@@ -341,6 +339,36 @@ class Checker:
         phases["timings"]["transfer"] = self.lending.transfer()
         self.lending.close()
         return phases
+
+    def _derived_call(self, index: int, call: Call) -> None:
+        """A derived shape's call (reported only, ``verify.derived``): not made, saying why,
+        where its memory is estimated over the budget; an out-of-memory during it (the
+        candidate's, the reference's or this process's) is reported, never failed."""
+        self.phase = "correctness"
+        described: dict[str, Any] | None = None
+        if call.transform.get("direction") == "above" and self.first_call is not None:
+            described, need = derived_need(call, *self.first_call)
+            why = derived.over_budget(need, free_memory(self.device)) if described else None
+            if why is not None:
+                self.values.derived_skipped(call, f"not run: {why}", described)
+                return
+        deadline = self.cand.deadline
+        # A bounded share of time: waiting out the whole limit cost every harvested
+        # candidate 120 s on the CPU.
+        share = max(DERIVED_MIN_S, DERIVED_FACTOR * self.slowest_call)
+        self.cand.deadline = min(deadline, time.monotonic() + share)
+        try:
+            self._one(index, call)
+        except torch.OutOfMemoryError as exc:
+            torch.cuda.empty_cache()
+            why = f"the checker ran out of device memory ({str(exc).splitlines()[0][:200]})"
+            self.values.derived_skipped(call, why, described)
+        except ReferenceFailure as exc:
+            if not exc.oom:
+                raise
+            self.values.derived_skipped(call, str(exc), described)
+        finally:
+            self.cand.deadline = deadline
 
     def _performance(self, baselines: list[str]) -> dict[str, Any]:
         """The performance gate (``verify.perf``): a failure there fails that gate only."""
@@ -376,7 +404,7 @@ class Checker:
             if reply.get("oom"):
                 # Device memory was short beside the candidate's process: not the problem's
                 # fault; this candidate's verification fails and a search goes on.
-                raise ReferenceFailure(str(reply.get("detail")), died=True)
+                raise ReferenceFailure(str(reply.get("detail")), died=True, oom=True)
             raise ReferenceFailure(str(reply.get("problem_error") or reply.get("detail")))
         return reply, got
 
@@ -458,6 +486,8 @@ class Checker:
             forward = max(out_bytes, int(case.get("forward_peak") or 0))
             self.footprint += wire.nbytes(case["inputs"]) + forward
             self.moved += wire.nbytes(case["inputs"]) + out_bytes
+            # What the derived call above the benchmark's batch is estimated from.
+            self.first_call = (wire.map_leaves(case["inputs"], _shape_leaf), out_bytes, forward)
         mutated = [int(i) for i in case.get("mutated") or []]
         header = {
             "cmd": "call",
@@ -480,6 +510,11 @@ class Checker:
         header["slots"] = self.lending.out_slots(case["out"])
         try:
             reply, got = self._cand_ask(header, input_blobs, limit=limit)
+            if reply.get("oom") and not call.checked:
+                # Device memory, not the candidate's shapes: reported as not run.
+                why = f"the candidate {reply.get('detail')}"
+                self.values.derived_skipped(call, why, case.get("described"))
+                return
             if reply.get("ipc_error") and self.lending.ipc:
                 # The candidate's process could not map the buffers lent to it: this
                 # verification goes the byte path from here on (the same call again).
@@ -492,10 +527,10 @@ class Checker:
         except CandidateFailure as exc:
             if call.checked:
                 raise
-            self.values.derived_failed(case, str(exc))
+            self.values.derived_failed(call, case, str(exc))
             return
         if not call.checked:
-            self.values.derived_passed(case)
+            self.values.derived_passed(call, case)
 
     def _case(self, call: Call) -> tuple[dict[str, Any], list[Any]]:
         """The reference's case for a call. On the GPU its large tensors come by CUDA IPC
@@ -581,6 +616,42 @@ class Checker:
         phases["memory"] = _memory_phase(self.footprint, self.device, now, self.taken)
         specs, spec_errors, _ = self.taken if self.taken is not None else ([], {}, 0)
         phases["specs"] = {"specs": specs, "errors": spec_errors}
+
+
+def _shape_leaf(leaf: dict[str, Any]) -> dict[str, Any]:
+    """A wire leaf's shape and dtype only (``wire.map_leaves``: no blob, no handle)."""
+    return {"t": leaf.get("t"), "shape": leaf.get("shape"), "dtype": leaf.get("dtype")}
+
+
+def derived_need(
+    call: Call, inputs: Any, out_bytes: int, forward_peak: int
+) -> tuple[dict[str, Any] | None, int]:
+    """A derived call's shape (as the reference will describe it) and its estimated bytes
+    (``verify.derived.estimate_bytes``), from the first call's inputs (shapes only), output
+    bytes and forward peak; no shape where the inputs have no batch to change."""
+    batch = derived.batch_of(inputs)
+    size = derived.derived_batch(batch, call.transform) if batch is not None else None
+    if batch is None or size is None:
+        return None, 0
+    direction = call.transform.get("direction")
+    described = {"kind": "batch", "direction": direction, "from": batch, "to": size}
+    return described, derived.estimate_bytes(inputs, out_bytes, forward_peak, size)
+
+
+def free_memory(device: str) -> int | None:
+    """The memory free for a derived call: on the GPU the device's (``mem_get_info``), on the
+    CPU the RAM the kernel says is available; None where neither can be read."""
+    if device == "cuda":
+        if not torch.cuda.is_available():
+            return None
+        return int(torch.cuda.mem_get_info()[0])
+    with contextlib.suppress(OSError, ValueError), open("/proc/meminfo") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    return None
 
 
 def _reload(checker: Checker, call: Call, label: str, gate: str) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kernelopt_jupyter.verify import wire
+from kernelopt_jupyter.verify import derived, wire
 from kernelopt_jupyter.verify.compare import (
     Comparison,
     RefereeErrors,
@@ -235,6 +235,8 @@ class ValueJudge:
         #: Whether any output was compared (``total`` holds an error only then).
         self.compared = False
         self.generalization: dict[str, Any] = {}
+        #: The derived shapes' calls (``verify.derived``): direction, shape, outcome, reason.
+        self.derived: list[dict[str, Any]] = []
         self.skipped: list[str] = []  # checked calls the reference could not take, and why
         self.state_compared = 0
         self.shift_note = ""  # the shift call, left to the referee past the loose tolerance
@@ -290,7 +292,7 @@ class ValueJudge:
                 "allocations filled with NaN: a result that depends on the order programs run "
                 "in, or that reads memory nothing wrote, is a race on a GPU)"
             )
-        elif launched and call.order != "grid":
+        elif launched and call.order != "grid" and call.checked:
             reordered = (
                 " (on the CPU each launch's programs run in a drawn order: if the result "
                 "depends on that order, the kernel races on a GPU)"
@@ -321,8 +323,9 @@ class ValueJudge:
             # float64 referee, which sees that call, decides (the strict tolerance then no
             # longer holds, so without a referee the candidate fails).
             if not (call.kind == "shift" and "out64" in case):
-                self.total.merge(cmp)  # the failing call's error is the one to report
-                self.compared = True
+                if call.checked:  # a derived shape's miss is reported on its own
+                    self.total.merge(cmp)  # the failing call's error is the one to report
+                    self.compared = True
                 raise CandidateFailure(f"{label}: {cmp.worst}{reordered}")
             self.shift_note = (
                 f"{label} misses even the loose tolerance against the fp32 reference "
@@ -480,34 +483,43 @@ class ValueJudge:
 
     def skipped_case(self, call: Call, case: dict[str, Any]) -> None:
         """A call whose case the reference could not make (``case["skip"]`` says why)."""
-        if not call.checked:  # the derived shape's call (reported only)
-            self.generalization = {"shapes": "not checked", "reason": case["skip"]}
+        if not call.checked:  # a derived shape's call (reported only)
+            # Out of memory in the reference's forward says nothing of the problem's shapes;
+            # no such shape (a batch of 1 has none below) or one it rejects is no shape at all.
+            applies = bool(case.get("oom"))
+            self._derived(call, case.get("described"), "skipped", str(case["skip"]), applies)
         elif not case.get("nothing_to_vary"):
             # a variation the reference cannot take (shift, zeros, permute); a call with
             # nothing to vary (no integer input to permute) is simply not made
             self.skipped.append(f"{call.kind}: {case['skip']}")
 
-    def derived_failed(self, case: dict[str, Any], reason: str) -> None:
-        """The derived shape's call (reported only) failed: the candidate is specialised."""
-        self.generalization = {
-            "shapes": "specialized to the benchmark's shapes",
-            "derived": case.get("described"),
-            "reason": reason,
-        }
+    def derived_skipped(self, call: Call, reason: str, described: Any = None) -> None:
+        """A derived shape's call (reported only) was not made or not finished for a reason
+        that says nothing of the candidate (memory, a shape the reference rejects)."""
+        self._derived(call, described, "skipped", reason)
 
-    def derived_passed(self, case: dict[str, Any]) -> None:
-        """The derived shape's call (reported only) passed its checks."""
+    def derived_failed(self, call: Call, case: dict[str, Any], reason: str) -> None:
+        """A derived shape's call (reported only) failed: the candidate is specialised."""
+        self._derived(call, case.get("described"), "fail", reason)
+
+    def derived_passed(self, call: Call, case: dict[str, Any]) -> None:
+        """A derived shape's call (reported only) passed its checks: it generalizes there only
+        within the strict tolerance (the call is not refereed: a tanh GELU at every other
+        batch size was reported as generalizing)."""
         strict, worst = self.last_strict
         if strict:
-            self.generalization = {"shapes": "generalizes", "derived": case.get("described")}
+            self._derived(call, case.get("described"), "pass")
         else:
-            # Within the loose tolerance only: not refereed, so not called general (a
-            # tanh GELU at every other batch size was reported as generalizing).
-            self.generalization = {
-                "shapes": "specialized to the benchmark's shapes",
-                "derived": case.get("described"),
-                "reason": f"at the derived shape the output misses the strict tolerance ({worst})",
-            }
+            reason = f"the output misses the strict tolerance ({worst})"
+            self._derived(call, case.get("described"), "fail", reason)
+
+    def _derived(
+        self, call: Call, described: Any, outcome: str, reason: str = "", applies: bool = True
+    ) -> None:
+        direction = str(call.transform.get("direction", "below"))
+        row = derived.entry(direction, described, outcome, reason, applies=applies)
+        self.derived.append(row)
+        self.generalization = derived.generalization(self.derived)
 
     # ------------------------------------------------------------------ verdicts
 
@@ -527,6 +539,7 @@ class ValueJudge:
             **({"skipped_calls": self.skipped} if self.skipped else {}),
             **({"state_checked_calls": self.state_compared} if self.state_compared else {}),
             **self.generalization,
+            **({"derived_shapes": self.derived} if self.derived else {}),
         }
 
     def correctness_verdict(self) -> dict[str, Any]:
@@ -537,6 +550,8 @@ class ValueJudge:
         seeds = ", ".join(str(s) for s in metrics["seeds"])
         shapes = self.generalization.get("shapes")
         tail = f"; {shapes}" if shapes else ""
+        if self.derived:
+            tail += f" ({derived.shape_rule(self.derived)})"
         if self.total.strict_ok:
             detail = (
                 f"{n} calls (input seeds {seeds}; schedule seed {self.seed}) match the reference "

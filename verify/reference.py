@@ -26,6 +26,7 @@ from kernelopt_jupyter.verify.compare import (
     output_scale,
     tensors_equal,
 )
+from kernelopt_jupyter.verify.derived import derived_batch
 from kernelopt_jupyter.verify.sandbox import digest, oom_request
 from kernelopt_jupyter.verify.timing import Laps
 
@@ -37,6 +38,7 @@ VARIATIONS = ("shift", "zeros", "permute", "signs", "tiny")
 #: Why a call that changes nothing is not made (its transform found no input to change).
 NOTHING_TO_VARY = {
     "batch": "no input has a batch dimension to change",
+    "batch below": "no input has a batch dimension above 1 to shrink",
     "permute": "no integer or boolean input to permute",
     "signs": "no floating input to change the signs of",
 }
@@ -426,9 +428,14 @@ class Reference:
         laps = Laps()
         seed, spec = int(header["seed"]), header.get("transform") or {}
         inputs: list[Any] | None
-        inputs, described = transform_inputs(self.loaded.make_inputs(seed, self.device), spec)
+        inputs, described = transform_inputs(
+            self.loaded.make_inputs(seed, self.device), spec, self._draw
+        )
         if described is None:
-            why = NOTHING_TO_VARY.get(str(spec.get("kind")), "nothing to change")
+            kind = str(spec.get("kind"))
+            if kind == "batch" and spec.get("direction") == "below":
+                kind = "batch below"
+            why = NOTHING_TO_VARY.get(kind, "nothing to change")
             return {"ok": True, "skip": why, "nothing_to_vary": True}, []
         sharing = bool(header.get("share")) and self._sharing()
         message = _Message(self._sharer if sharing else None)
@@ -449,6 +456,9 @@ class Reference:
                 out = self.model(*work)
             _sync(self.device)
         except Exception as exc:
+            if isinstance(exc, torch.OutOfMemoryError) and spec.get("kind") == "batch":
+                # A derived shape too large for the device here: said, not failed.
+                return {"ok": True, "skip": oom_detail(exc), "oom": True}, []
             if spec.get("kind") == "batch" or spec.get("kind") in VARIATIONS:
                 return {"ok": True, "skip": f"the reference rejects it ({_one_line(exc)})"}, []
             raise ProblemError(
@@ -543,7 +553,9 @@ class Reference:
         assert self.loaded is not None
         inputs = box.pop()
         if inputs is None:
-            inputs, _ = transform_inputs(self.loaded.make_inputs(seed, self.device), spec)
+            inputs, _ = transform_inputs(
+                self.loaded.make_inputs(seed, self.device), spec, self._draw
+            )
         small = sum(inputs[i].numel() for i in _float_inputs(inputs)) <= LINEAR_BOUND_MAX
         in64 = self._float64_inputs(inputs)
         if not small:
@@ -567,6 +579,11 @@ class Reference:
                 message.add("bound64", _float32_up(bound), secret=True)
             del bound
         return reason
+
+    def _draw(self, seed: int) -> list[Any]:
+        """The problem's inputs of ``seed`` (``transform_inputs``'s ``draw``)."""
+        assert self.loaded is not None
+        return self.loaded.make_inputs(seed, self.device)
 
     def _sharing(self) -> bool:
         """Whether this case's large device tensors go by CUDA IPC (``verify.ipc``)."""
@@ -713,9 +730,14 @@ class Reference:
             in64.restore()
 
 
-def transform_inputs(inputs: list[Any], spec: dict[str, Any]) -> tuple[list[Any], Any]:
+def transform_inputs(
+    inputs: list[Any],
+    spec: dict[str, Any],
+    draw: Callable[[int], list[Any]] | None = None,
+) -> tuple[list[Any], Any]:
     """A call's inputs varied as its schedule entry says (``spec``: ``schedule.Call.transform``)
-    and the variation described; ``None`` for a variation these inputs cannot take."""
+    and the variation described; ``None`` for a variation these inputs cannot take. ``draw``
+    makes the inputs of another seed (the rows a batch above the benchmark's adds)."""
     kind = spec.get("kind", "fresh")
     if kind == "fresh":
         return inputs, {"kind": "fresh"}
@@ -817,16 +839,27 @@ def transform_inputs(inputs: list[Any], spec: dict[str, Any]) -> tuple[list[Any]
         if not tensors:
             return inputs, None
         batch = tensors[0].shape[0]
-        size = max(1, (batch // 2) | 1)
-        if size == batch:
-            size = batch + 2
+        size = derived_batch(batch, spec)
+        if size is None:
+            return inputs, None
+        # Rows past the benchmark's come from draws of their own (``draw``): repeated rows
+        # would let a candidate compute the first ``batch`` and copy them.
+        more = []
+        if size > batch:
+            if draw is None:
+                raise ValueError("a batch above the benchmark's needs inputs drawn for it")
+            seeds = random.Random(int(spec.get("pick", 0)))
+            more = [draw(seeds.getrandbits(31)) for _ in range(-(-size // batch) - 1)]
         out = []
-        for v in inputs:
+        for i, v in enumerate(inputs):
             if isinstance(v, torch.Tensor) and v.dim() >= 1 and v.shape[0] == batch:
-                reps = -(-size // batch)
-                v = torch.cat([v] * reps)[:size].contiguous() if reps > 1 else v[:size].clone()
+                if more:
+                    parts = [v] + [m[i] for m in more]
+                    v = torch.cat(parts)[:size].contiguous()
+                else:
+                    v = v[:size].clone()
             out.append(v)
-        return out, {"kind": "batch", "from": batch, "to": size}
+        return out, {"kind": "batch", "direction": spec.get("direction"), "from": batch, "to": size}
     raise ValueError(f"unknown transform {kind!r}")
 
 

@@ -34,8 +34,9 @@ next call's values, so a result cached by address or identity shows up):
   them: a slow candidate gets fewer), then a checked call on new inputs, so a candidate that
   is correct for its first calls and then returns a kept result, or switches to a cheaper
   path, is checked after the switch (the performance gate checks its last timed output too);
-* ``batch`` (last, reported only): a derived input shape, for ``generalizes`` or
-  ``specialized to the benchmark's shapes``.
+* ``batch`` (last, two calls, reported only): a derived input shape below the benchmark's
+  batch, then one above it, each size drawn (``verify.derived``), for ``generalizes`` or
+  ``specialized to the benchmark's shapes`` and the report's ``derived_shapes``.
 
 What the calls above would otherwise hold fixed is varied too, from a stream of its own (the
 draws above stay as they were for a given seed):
@@ -70,6 +71,10 @@ import secrets
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+#: The directions of the derived-shape calls (``verify.derived``), in the order they run: the
+#: riskier one last (a candidate that crashes above the benchmark's batch leaves the call
+#: below reported).
+DIRECTIONS = ("below", "above")
 #: The length of the ``late`` call's run of back-to-back calls.
 LATE_MIN, LATE_MAX = 17, 32
 
@@ -160,7 +165,7 @@ def draw_schedule(seed: int, seeds: int, device: str) -> list[Call]:
     items.insert(extra.randint(0, len(items)), [permute])
     items = _contract_variations(seed, inputs, items)
     calls = [first] + [call for item in items for call in item]
-    calls.append(Call("batch", rng.choice(inputs), {"kind": "batch"}, referee=False, checked=False))
+    calls += _derived_calls(seed, rng.choice(inputs), inputs)
     _vary_delivery(seed, calls)
     if device == "cpu":
         # Every other call's programs in an order of their own, from a stream of its own (the
@@ -229,6 +234,24 @@ def _vary_delivery(seed: int, calls: list[Call]) -> None:
             silent += 1
     for call in rng.sample(eligible, min(len(eligible), INFERENCE_CALLS)):
         call.context = "inference"
+
+
+def _derived_calls(seed: int, below_seed: int, inputs: list[int]) -> list[Call]:
+    """The derived-shape calls (``verify.derived``), below then above the benchmark's batch,
+    their sizes drawn from a stream of their own (the draws above stay as they were for a
+    given seed; the call below keeps the input seed the single derived call had)."""
+    rng = random.Random(seed ^ 0xBA7C)
+    seeds = {"below": below_seed, "above": rng.choice(inputs)}
+    return [
+        Call(
+            "batch",
+            seeds[direction],
+            {"kind": "batch", "direction": direction, "pick": rng.getrandbits(31)},
+            referee=False,
+            checked=False,
+        )
+        for direction in DIRECTIONS
+    ]
 
 
 def _unseen(rng: random.Random, taken: list[int]) -> int:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import pprint
+import textwrap
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +103,7 @@ def render_guard(
         f"# Verified shape sets: {shapes}.",
     ]
     if note:
-        lines.append(f"# {note}")
+        lines += ["# " + part for part in textwrap.wrap(note, 94)]
     runtime = (
         guard_runtime_source().rstrip("\n")
         if inline_runtime
@@ -169,10 +171,33 @@ def optimized_name(problem: Problem, source: str) -> str:
     return problem.entry
 
 
-def guard_best_source(problem: Problem, source: str, device: str) -> str:
+def shape_rule_note(gates: Iterable[Any] | Mapping[str, Any]) -> str:
+    """The guard's shape rule in words, from a verification's gate results (objects or dicts):
+    the kernels run at the shape the gates verified, and what the derived batches below and
+    above the benchmark's showed (``verify.derived``; reported, never admitted). Empty where
+    the correctness gate recorded no derived shape."""
+    from kernelopt_jupyter.verify.derived import shape_rule
+
+    items = list(gates.values()) if isinstance(gates, Mapping) else list(gates)
+    for gate in items:
+        plain = (
+            gate
+            if isinstance(gate, Mapping)
+            else {"name": getattr(gate, "name", None), "metrics": getattr(gate, "metrics", None)}
+        )
+        metrics = plain.get("metrics")
+        rows = metrics.get("derived_shapes") if isinstance(metrics, Mapping) else None
+        if plain.get("name") == "correctness" and isinstance(rows, list) and rows:
+            rule = shape_rule(rows)
+            return f"Shape rule: the kernels run only at the shape the gates checked; {rule}."
+    return ""
+
+
+def guard_best_source(problem: Problem, source: str, device: str, shape_rule: str = "") -> str:
     """``source`` (a verified candidate) with a guard admitting the problem's own shape only:
-    the shape the search verified it at (``kernelopt export`` verifies more). Never raises:
-    a problem whose inputs cannot be described gets a comment saying why it has no guard."""
+    the shape the search verified it at (``kernelopt export`` verifies more); ``shape_rule``
+    (``shape_rule_note``) says what else the verification ran. Never raises: a problem whose
+    inputs cannot be described gets a comment saying why it has no guard."""
     try:
         verified = {
             "device": device,
@@ -184,7 +209,7 @@ def guard_best_source(problem: Problem, source: str, device: str) -> str:
             verified,
             optimized=optimized_name(problem, source),
             init=init_literal(problem),
-            note="`kernelopt export` verifies more shapes (docs/deploy.md).",
+            note=f"{shape_rule} `kernelopt export` verifies more shapes (docs/deploy.md).".strip(),
         )
         # best.py must keep passing `kernelopt verify`: a guard the static rules refuse is
         # left out (and the deploy tests fail on it) rather than breaking the result.
@@ -199,7 +224,11 @@ def guard_best_source(problem: Problem, source: str, device: str) -> str:
 
 
 def accepted_cell_source(
-    problem: Problem, source: str, device: str, verified: dict[str, Any] | None = None
+    problem: Problem,
+    source: str,
+    device: str,
+    verified: dict[str, Any] | None = None,
+    shape_rule: str = "",
 ) -> str:
     """The text of a notebook cell that accepts ``source`` guarded (for ``notebook/accept.py``).
 
@@ -207,7 +236,8 @@ def accepted_cell_source(
     and ``kernelopt_guarded``; the person wraps their model: ``kernelopt_guarded(Model(...))``.
     For a kernel problem the candidate redefines the entry function, so the cell keeps the
     person's function first and ends by binding the entry name to the guarded function.
-    ``verified`` defaults to the problem's own shape (what the search verified).
+    ``verified`` defaults to the problem's own shape (what the search verified);
+    ``shape_rule`` (``shape_rule_note``) says what else the verification ran.
     """
     data = verified or {
         "device": device,
@@ -219,6 +249,7 @@ def accepted_cell_source(
         data,
         optimized=optimized_name(problem, source),
         init=init_literal(problem),
+        note=shape_rule,
         inline_runtime=False,  # the notebook has the package: the runtime is imported
     )
     if problem.kind == "module":

@@ -67,15 +67,15 @@ def speedup_line(speedup: Any) -> str:
     return text
 
 
-def guarded_source(problem: Problem, source: str, device: str) -> str:
+def guarded_source(problem: Problem, source: str, device: str, shape_rule: str = "") -> str:
     """``source`` with the guard of ``deploy.guard.accepted_cell_source`` (a module problem:
     ``kernelopt_guarded(Model(...))``; a kernel problem: the entry name bound to the guarded
-    function). Never raises: a problem whose inputs cannot be described gets the source with a
-    comment saying why it carries no guard."""
+    function), its ``shape_rule`` stated. Never raises: a problem whose inputs cannot be
+    described gets the source with a comment saying why it carries no guard."""
     from kernelopt_jupyter.deploy.guard import accepted_cell_source
 
     try:
-        return accepted_cell_source(problem, source, device)
+        return accepted_cell_source(problem, source, device, shape_rule=shape_rule)
     except Exception as exc:  # the person must still get the code they accepted
         return (
             source.rstrip("\n") + f"\n\n# KernelOPT guard not added: {type(exc).__name__}: {exc}\n"
@@ -121,9 +121,11 @@ def render_accepted_cell(
         )
         where = f"{problem.name} ({problem.kind} problem)"
     if problem is not None:
+        from kernelopt_jupyter.deploy.guard import shape_rule_note
         from kernelopt_jupyter.device import resolve_device
 
-        source = guarded_source(problem, source, device or resolve_device("auto"))
+        rule = shape_rule_note(gates)
+        source = guarded_source(problem, source, device or resolve_device("auto"), rule)
     if "triton" in source:
         # Without a GPU, Triton kernels can only run in Triton's interpreter, which is chosen
         # when a kernel is decorated: switch it on before the source below defines them (and

@@ -761,12 +761,16 @@ class OptimizationSession:
         }
         write_atomic(self.out_dir / "result.json", json.dumps(payload, indent=1, default=str))
         if best is not None:
-            from kernelopt_jupyter.deploy.guard import guard_best_source
+            from kernelopt_jupyter.deploy.guard import guard_best_source, shape_rule_note
 
-            # The guard admits the kernels only at the shape the search verified them at;
-            # `kernelopt export` verifies more (docs/deploy.md).
+            # The guard admits the kernels only at the shape the search verified them at, and
+            # says what the derived batches showed; `kernelopt export` verifies more
+            # (docs/deploy.md).
             guarded = guard_best_source(
-                self.problem, _standalone(best, self.problem.mode), self.device
+                self.problem,
+                _standalone(best, self.problem.mode),
+                self.device,
+                shape_rule_note(best.gates),
             )
             write_atomic(self.out_dir / "best.py", guarded)
         return payload
