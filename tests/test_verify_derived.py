@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from kernelopt_jupyter.verify import derived, wire
-from kernelopt_jupyter.verify.checker import derived_need, free_memory
+from kernelopt_jupyter.verify.checker import derived_call, derived_need, free_memory
 from kernelopt_jupyter.verify.judge import ValueJudge
 from kernelopt_jupyter.verify.reference import transform_inputs
 from kernelopt_jupyter.verify.schedule import Call, draw_schedule
@@ -315,15 +315,15 @@ def test_the_checker_skips_the_call_above_over_the_budget_and_says_so(
         checker, "_one", lambda index, call: made.append(call.transform["direction"])
     )
     monkeypatch.setattr(shell, "free_memory", lambda device: 8 * _GIB)
-    checker._derived_call(1, below)  # below the benchmark's batch: never over the budget
-    checker._derived_call(2, above)
+    derived_call(checker, 1, below)  # below the benchmark's batch: never over the budget
+    derived_call(checker, 2, above)
     assert made == ["below"]
     row = checker.values.derived[-1]
     assert row["direction"] == "above" and row["outcome"] == "skipped"
     assert row["reason"].startswith("not run: estimated at") and "8.00 GiB free" in row["reason"]
     assert row["described"]["from"] == 4096 and row["described"]["to"] > 4096
     monkeypatch.setattr(shell, "free_memory", lambda device: 1024 * _GIB)
-    checker._derived_call(2, above)  # enough free: made
+    derived_call(checker, 2, above)  # enough free: made
     assert made == ["below", "above"]
 
 
@@ -339,13 +339,13 @@ def test_an_out_of_memory_in_a_derived_call_is_reported_never_failed(
         raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 8.00 GiB")
 
     monkeypatch.setattr(checker, "_one", checker_oom)
-    checker._derived_call(1, below)
+    derived_call(checker, 1, below)
 
     def reference_oom(index: int, call: Call) -> None:
         raise ReferenceFailure("the reference's process ran out of device memory", oom=True)
 
     monkeypatch.setattr(checker, "_one", reference_oom)
-    checker._derived_call(2, above)
+    derived_call(checker, 2, above)
     rows = checker.values.derived
     assert [r["outcome"] for r in rows] == ["skipped", "skipped"]
     assert "the checker ran out of device memory" in rows[0]["reason"]
@@ -358,7 +358,7 @@ def test_an_out_of_memory_in_a_derived_call_is_reported_never_failed(
 
     monkeypatch.setattr(checker, "_one", reference_died)
     with pytest.raises(ReferenceFailure):  # a death that is no out-of-memory stays one
-        checker._derived_call(2, above)
+        derived_call(checker, 2, above)
     assert checker.cand.deadline == 1e18  # the candidate's deadline is put back
 
 

@@ -303,7 +303,7 @@ class Checker:
 
                 perf.release(self)
             for index, call in reported:
-                self._derived_call(index, call)
+                derived_call(self, index, call)
                 self._clock.lap("reported calls")
             if reported:  # the verdict names what the derived shapes showed
                 phases["correctness"] = self.values.correctness_verdict()
@@ -339,36 +339,6 @@ class Checker:
         phases["timings"]["transfer"] = self.lending.transfer()
         self.lending.close()
         return phases
-
-    def _derived_call(self, index: int, call: Call) -> None:
-        """A derived shape's call (reported only, ``verify.derived``): not made, saying why,
-        where its memory is estimated over the budget; an out-of-memory during it (the
-        candidate's, the reference's or this process's) is reported, never failed."""
-        self.phase = "correctness"
-        described: dict[str, Any] | None = None
-        if call.transform.get("direction") == "above" and self.first_call is not None:
-            described, need = derived_need(call, *self.first_call)
-            why = derived.over_budget(need, free_memory(self.device)) if described else None
-            if why is not None:
-                self.values.derived_skipped(call, f"not run: {why}", described)
-                return
-        deadline = self.cand.deadline
-        # A bounded share of time: waiting out the whole limit cost every harvested
-        # candidate 120 s on the CPU.
-        share = max(DERIVED_MIN_S, DERIVED_FACTOR * self.slowest_call)
-        self.cand.deadline = min(deadline, time.monotonic() + share)
-        try:
-            self._one(index, call)
-        except torch.OutOfMemoryError as exc:
-            torch.cuda.empty_cache()
-            why = f"the checker ran out of device memory ({str(exc).splitlines()[0][:200]})"
-            self.values.derived_skipped(call, why, described)
-        except ReferenceFailure as exc:
-            if not exc.oom:
-                raise
-            self.values.derived_skipped(call, str(exc), described)
-        finally:
-            self.cand.deadline = deadline
 
     def _performance(self, baselines: list[str]) -> dict[str, Any]:
         """The performance gate (``verify.perf``): a failure there fails that gate only."""
@@ -616,6 +586,37 @@ class Checker:
         phases["memory"] = _memory_phase(self.footprint, self.device, now, self.taken)
         specs, spec_errors, _ = self.taken if self.taken is not None else ([], {}, 0)
         phases["specs"] = {"specs": specs, "errors": spec_errors}
+
+
+def derived_call(checker: Checker, index: int, call: Call) -> None:
+    """A derived shape's call (reported only, ``verify.derived``): not made, saying why,
+    where its memory is estimated over the budget; an out-of-memory during it (the
+    candidate's, the reference's or this process's) is reported, never failed."""
+    checker.phase = "correctness"
+    described: dict[str, Any] | None = None
+    if call.transform.get("direction") == "above" and checker.first_call is not None:
+        described, need = derived_need(call, *checker.first_call)
+        why = derived.over_budget(need, free_memory(checker.device)) if described else None
+        if why is not None:
+            checker.values.derived_skipped(call, f"not run: {why}", described)
+            return
+    deadline = checker.cand.deadline
+    # A bounded share of time: waiting out the whole limit cost every harvested
+    # candidate 120 s on the CPU.
+    share = max(DERIVED_MIN_S, DERIVED_FACTOR * checker.slowest_call)
+    checker.cand.deadline = min(deadline, time.monotonic() + share)
+    try:
+        checker._one(index, call)
+    except torch.OutOfMemoryError as exc:
+        torch.cuda.empty_cache()
+        why = f"the checker ran out of device memory ({str(exc).splitlines()[0][:200]})"
+        checker.values.derived_skipped(call, why, described)
+    except ReferenceFailure as exc:
+        if not exc.oom:
+            raise
+        checker.values.derived_skipped(call, str(exc), described)
+    finally:
+        checker.cand.deadline = deadline
 
 
 def _shape_leaf(leaf: dict[str, Any]) -> dict[str, Any]:
