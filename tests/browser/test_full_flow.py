@@ -111,9 +111,18 @@ def test_search_diff_accept_run(lab: Lab, page: Any) -> None:
 
     # Open its diff: the Diff tab shows the candidate side by side with its parent; against
     # the reference, the candidate's ModelNew replaces the person's Model.
-    row.locator("button.kernelopt-diff").click()
+    # The table is redrawn at each event of the live search: a click that lands while its
+    # row is being replaced opens nothing, so it is made again (three tries) on the same row.
     diff_view = panel.locator(".kernelopt-diff-view")
-    diff_view.wait_for(state="visible")
+    for attempt in range(3):
+        panel.locator(f".kernelopt-candidate-{cid_s} button.kernelopt-diff").first.click()
+        try:
+            diff_view.wait_for(state="visible", timeout=15_000)
+            break
+        except Exception:
+            if attempt == 2:
+                raise
+            _click_tab(page, panel, "Candidates")
     panel.locator(".kernelopt-diff-against button", has_text="reference").click()
     page.wait_for_function(
         "() => { const e = document.querySelector('.kernelopt-diff-view');"
