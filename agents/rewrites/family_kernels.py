@@ -719,7 +719,9 @@ def kernelopt_batch_norm_layer(x, layer):
 
 #: The losses of one value per element (of the broadcast operands), summed: the kernels'
 #: ``FORM``, by the index of its name here.
-POINTWISE_LOSSES = ("mse", "l1", "smooth_l1", "huber", "hinge", "kl", "kl_log_target")
+POINTWISE_LOSSES = (
+    "mse", "l1", "smooth_l1", "huber", "hinge", "kl", "kl_log_target", "kl_written",
+)  # fmt: skip
 
 
 @triton.jit
@@ -745,8 +747,10 @@ def own_loss_term(a, b, param, FORM: tl.constexpr, LOG_A: tl.constexpr):
         v = tl.where(v < 0.0, 0.0, v)
     elif FORM == 5:  # KL divergence, b probabilities: xlogy(b, b) - b * a
         v = tl.where(b == 0.0, 0.0, b * tl.log(b)) - b * a
-    else:  # KL divergence, b log-probabilities
+    elif FORM == 6:  # KL divergence, b log-probabilities
         v = tl.exp(b) * (b - a)
+    else:  # KL divergence written out: b (log b - a), NaN where b is 0 as torch gives it
+        v = b * (tl.log(b) - a)
     return v
 
 
@@ -841,7 +845,8 @@ def kernelopt_pointwise_loss(a, b, form, param, log_a, reduction):
     (``"batchmean"``). ``form`` (``POINTWISE_LOSSES``): ``mse`` (``(a - b)^2``), ``l1``,
     ``smooth_l1`` (``beta = param``), ``huber`` (``delta = param``), ``hinge``
     (``max(param - a * b, 0)``), ``kl`` (``b (log b - a)``, 0 where ``b`` is 0) and
-    ``kl_log_target`` (``exp(b) (b - a)``); ``log_a``: ``a`` is replaced by its log.
+    ``kl_log_target`` (``exp(b) (b - a)``), ``kl_written`` (``b (log b - a)`` as written,
+    NaN where ``b`` is 0); ``log_a``: ``a`` is replaced by its log.
 
     Programs each sum a chunk of the elements in float32 lanes (the operands read once, a
     broadcast one indexed in place), and one program adds the partial sums in a fixed
