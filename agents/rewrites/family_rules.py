@@ -862,9 +862,9 @@ def _size_value(value: Any) -> float | None:
         dim = value.args[1]
     elif is_call(value, operator.getitem) and isinstance(source, fx.Node):
         dim = value.args[1]
-        if is_call(source, getattr) and source.args[1:] == ("shape",):
-            source = source.args[0]
-        elif source.op == "call_method" and source.target == "size" and len(source.args) == 1:
+        if (is_call(source, getattr) and source.args[1:] == ("shape",)) or (
+            source.op == "call_method" and source.target == "size" and len(source.args) == 1
+        ):
             source = source.args[0]
         else:
             return None
@@ -912,8 +912,8 @@ def _kl_term(term: Any) -> tuple[Any, Any, bool] | None:
             return (x, b, True) if x is not None else (a, b, False)
         ratio = _log_of(rest)
         if is_call(ratio, operator.truediv) and ratio.args[0] is b:
-            if isinstance(ratio.args[1], fx.Node):
-                return ratio.args[1], b, True
+            x = ratio.args[1]
+            return (x, b, True) if isinstance(x, fx.Node) else None
     return None
 
 
@@ -996,10 +996,12 @@ def _less_than(node: Any) -> tuple[Any, float] | None:
     ``torch.lt`` and kin, or their methods) for a number ``c``."""
     if not isinstance(node, fx.Node) or len(node.args) != 2 or node.kwargs:
         return None
-    names = {operator.lt: "lt", operator.le: "le", operator.gt: "gt", operator.ge: "ge",
-             torch.lt: "lt", torch.le: "le", torch.gt: "gt", torch.ge: "ge"}  # fmt: skip
+    names: dict[Any, str] = {
+        operator.lt: "lt", operator.le: "le", operator.gt: "gt", operator.ge: "ge",
+        torch.lt: "lt", torch.le: "le", torch.gt: "gt", torch.ge: "ge",
+    }  # fmt: skip
     if node.op == "call_function":
-        op = names.get(node.target)  # type: ignore[call-overload]
+        op = names.get(node.target)
     else:
         op = str(node.target) if node.op == "call_method" else None
     x, c = node.args
@@ -1007,7 +1009,8 @@ def _less_than(node: Any) -> tuple[Any, float] | None:
         x, c = c, x
     elif op not in ("lt", "le"):
         return None
-    return (x, float(c)) if scalar(c) is not None and isinstance(x, fx.Node) else None
+    bound = scalar(c)
+    return (x, bound) if bound is not None and isinstance(x, fx.Node) else None
 
 
 def _picked_log_prob(node: Any) -> tuple[Any, Any, int] | None:
@@ -1023,13 +1026,13 @@ def _picked_log_prob(node: Any) -> tuple[Any, Any, int] | None:
     names = ("input", "dim", "index")
     if len(node.args) > 3 or set(node.kwargs) - set(names[1:]):
         return None
-    bound = dict(zip(names, node.args, strict=False)) | dict(node.kwargs)
+    bound: dict[str, Any] = dict(zip(names, node.args, strict=False)) | dict(node.kwargs)
     logits = _log_softmax_of(bound.get("input"))
     x_shape, index = shape_of(logits[0]) if logits else None, bound.get("index")
     if logits is None or x_shape is None or type(bound.get("dim")) is not int:
         return None
     x, dim = logits
-    if bound["dim"] % len(x_shape) != dim:
+    if bound["dim"] % len(x_shape) != dim or not isinstance(index, fx.Node):
         return None
     want = list(x_shape)
     want[dim] = 1
