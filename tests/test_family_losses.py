@@ -149,6 +149,9 @@ _WRITTEN: dict[str, tuple[str, str, str, str]] = {
     "cross entropy, negated terms over the batch": (
         "lambda m, x, y: torch.sum(-torch.gather(x.log_softmax(-1), -1, y.view(-1, 1)))"
         " / x.size(0)", "classes", "cross_entropy", "mean"),
+    "cross entropy, mean of the rows' sums": (
+        "lambda m, x, y: -F.log_softmax(x, 1).gather(1, y[:, None]).sum(1).mean()", "classes",
+        "cross_entropy", "mean"),
     "huber, torch.where": (
         "lambda m, a, b: torch.where(torch.abs(a - b) < 0.7, 0.5 * (a - b) * (a - b), "
         "0.7 * (torch.abs(a - b) - 0.5 * 0.7)).mean()", "pair", "huber", "mean"),

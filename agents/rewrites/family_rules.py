@@ -767,7 +767,10 @@ def _written_loss(gm: fx.GraphModule, node: fx.Node) -> _Loss | None:
     rows = kind in ("mean", "sum")  # a row loss has no batchmean
     if negated:
         picked = _picked_log_prob(term)
-        if picked is None or not rows:
+        shape = shape_of(term) or ()
+        if kind == "batchmean" and len(shape) == 2 and shape[1] == 1:
+            kind = "mean"  # one picked value per row: the batch's mean is the rows' mean
+        if picked is None or kind not in ("mean", "sum"):
             return None
         # gather refuses a negative index, so -100 ignores no row torch would compute
         return _Loss("cross_entropy", picked[:2], kind, -100, dim=picked[2])
