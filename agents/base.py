@@ -105,6 +105,12 @@ class KernelUnit:
     ms: float | None = None
     bound: str | None = None  # "memory" | "compute" | None
     roofline_fraction: float | None = None
+    #: The unit's FLOPs and bytes moved per forward, and the roofline's lower bound on its
+    #: time (ms), where the dispatch map counted them: on the CPU, where nothing is timed,
+    #: they weigh the units instead of a count.
+    flops: int | None = None
+    bytes: int | None = None
+    bound_ms: float | None = None
     #: The vendor library behind a kept call ("cuBLAS", "cuDNN"), "" for the rest.
     library: str = ""
     #: Tensor argument shapes of the ATen op behind the unit (``[bias, mat1, mat2, out]`` for

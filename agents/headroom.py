@@ -16,7 +16,9 @@ touches, which to first order is this gain with every unit at half its roof. The
 is therefore centred there: ``ROOF_WEIGHT`` times the log of the gain with the measured
 positions, less the log of the gain with every unit at ``STATIC_FRACTION``. Where nothing is
 measured (the CPU, a unit without FLOPs or bytes) the term is zero and the calibrated order
-stands; a kernel measured far below its roof lifts its moves, one at its roof lowers them.
+stands (on the CPU each unit's share is its roofline time bound's part of the sum, or a
+count where some unit has no FLOPs or bytes); a kernel measured far below its roof lifts its
+moves, one at its roof lowers them.
 """
 
 from __future__ import annotations
@@ -62,8 +64,10 @@ class Headroom:
     overhead: float = 0.0
     #: torch.compile's time per forward (ms), where known.
     compile_ms: float | None = None
-    #: Whether the shares are measured times (GPU) rather than a count.
+    #: Whether the shares are measured times (GPU) rather than estimates.
     timed: bool = False
+    #: Untimed, whether the shares are the units' roofline time bounds rather than a count.
+    by_bound: bool = False
     gpu: str = ""
 
 
@@ -88,13 +92,17 @@ def headroom(ctx: AgentContext) -> Headroom:
     compiled = ctx.baselines.get("compile")
     forward_ms = max(float(compiled), kernel_ms) if timed and compiled else kernel_ms
     overhead = 1.0 - kernel_ms / forward_ms if timed and compiled and forward_ms > 0 else 0.0
+    bounds = [float(k.bound_ms or 0.0) for k in units]
+    by_bound = not timed and not known_share and all(b > 0 for b in bounds)
     placements = []
-    for k in units:
+    for k, bound in zip(units, bounds, strict=True):
         if timed and forward_ms > 0:
             share = float(k.ms or 0.0) / forward_ms
         elif known_share:
             share = float(k.share or 0.0)
-        else:  # nothing timed (the CPU): each unit by count, as the cost model counts them
+        elif by_bound:  # nothing timed (the CPU): each unit by its roofline time bound
+            share = bound / sum(bounds)
+        else:  # a unit without FLOPs or bytes: each by count, as the cost model counts them
             share = 1.0 / len(units)
         measured = k.roofline_fraction is not None and k.roofline_fraction > 0
         fraction = (
@@ -108,6 +116,7 @@ def headroom(ctx: AgentContext) -> Headroom:
         overhead=max(overhead, 0.0),
         compile_ms=float(compiled) if compiled else None,
         timed=timed,
+        by_bound=by_bound,
         gpu=ctx.gpu,
     )
 
@@ -186,8 +195,9 @@ def family_lines(h: Headroom) -> list[str]:
     if h.timed:
         head = f"Where the time goes, by op family (roofs of the {roof}):"
     else:
+        weighed = "units weighed by their roofline time bound" if h.by_bound else "units counted"
         head = (
-            f"Where the work goes, by op family (nothing is timed here: units counted, "
+            f"Where the work goes, by op family (nothing is timed here: {weighed}, "
             f"roofs of the {roof}, each unit assumed at {STATIC_FRACTION:.0%} of its roof):"
         )
     families: dict[str, list[Placement]] = {}
@@ -199,7 +209,8 @@ def family_lines(h: Headroom) -> list[str]:
         share = sum(p.share for p in members)
         count = f"{len(members)} unit{'s' if len(members) > 1 else ''}"
         if not h.timed:
-            lines.append(f"- {family}: {len(members)} of {len(h.placements)} units")
+            part = f", about {share:.0%} of the bound time" if h.by_bound else ""
+            lines.append(f"- {family}: {len(members)} of {len(h.placements)} units{part}")
             continue
         measured = [p for p in members if p.measured]
         if not measured:

@@ -63,7 +63,7 @@ from kernelopt_jupyter.agents.transforms import (
     wrap_cudnn_benchmark,
 )
 from kernelopt_jupyter.analysis.capture import knob_exists
-from kernelopt_jupyter.analysis.harvest import _DISPATCH_CHOICES, harvest_problem
+from kernelopt_jupyter.analysis.harvest import dispatch_choices, harvest_problem
 from kernelopt_jupyter.candidate import Candidate, eager_dispatch_source, is_dispatch_only
 from kernelopt_jupyter.gpu_peaks import roof_name
 from kernelopt_jupyter.launch_configs import (
@@ -285,7 +285,7 @@ _CHOICE_FAMILIES: dict[str, set[str]] = {
 
 def _choice_ops(label: str) -> tuple[str, ...]:
     """The aten ops a harvest's dispatch variant routes back to its vendor library."""
-    return next((ops for name, ops, _, _ in _DISPATCH_CHOICES if name == label), ())
+    return next((ops for name, ops, _, _ in dispatch_choices() if name == label), ())
 
 
 def _touched(h: Headroom, touches: tuple[str, ...]) -> Aim:

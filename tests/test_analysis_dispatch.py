@@ -74,10 +74,38 @@ def test_map_json_schema_roundtrip(conv_map: DispatchMap) -> None:
         "ms",
         "bound",
         "roofline_fraction",
+        "flops",
+        "bytes",
+        "bound_ms",
         "library",
         "shapes",
         "alternatives",
     }
+
+
+def test_cpu_units_carry_their_costs_and_are_weighed_by_their_bound(
+    conv_map: DispatchMap,
+) -> None:
+    # Nothing is timed on the CPU: the search weighs each unit by its roofline time bound
+    # (its FLOPs and bytes against the roofs), not by a count, where every unit has one.
+    from kernelopt_jupyter.agents.base import AgentContext, KernelUnit
+    from kernelopt_jupyter.agents.headroom import family_lines, headroom
+
+    units = [KernelUnit(**u) for u in conv_map.units()]
+    records = {r.name: r for r in conv_map.records}
+    assert len(units) >= 2
+    for u in units:
+        rec = records[u.name]
+        assert (u.flops, u.bytes, u.bound_ms) == (rec.flops, rec.bytes, rec.bound_ms)
+    ctx = AgentContext(load_problem(DATA / "conv_relu_bias.py"), "cpu", {}, units)
+    h = headroom(ctx)
+    bounds = [float(u.bound_ms or 0.0) for u in units]
+    assert len(set(bounds)) > 1  # a count would give every unit the same share
+    assert [p.share for p in h.placements] == pytest.approx([b / sum(bounds) for b in bounds])
+    assert h.by_bound and "roofline time bound" in family_lines(h)[0]
+    units[0].bound_ms = None  # one unit the map could not cost: every unit by count again
+    h = headroom(ctx)
+    assert not h.by_bound and {p.share for p in h.placements} == {1.0 / len(units)}
 
 
 def test_baselines_not_measured_on_cpu() -> None:

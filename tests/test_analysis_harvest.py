@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import dataclasses
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 
 from kernelopt_jupyter.agents.transforms import read_launch_configs
 from kernelopt_jupyter.analysis import Harvest, harvest_problem
-from kernelopt_jupyter.analysis.harvest import HARVEST_TITLE, titled
+from kernelopt_jupyter.analysis.harvest import HARVEST_TITLE, dispatch_choices, titled
 from kernelopt_jupyter.problem import Problem, load_problem, problem_from_source
 from kernelopt_jupyter.verify import VerifyOptions, verify_candidate
 
@@ -215,3 +216,14 @@ def test_titled_names_the_problem_in_the_harvest_title_only() -> None:
     assert "more text for problem 'cell'" in renamed  # only the title line
     assert titled("x = 1\n", "nb") == "x = 1\n"  # no harvest title: unchanged
     assert titled(titled(source, "it's"), "b").splitlines()[0].endswith("problem 'b'.")
+
+
+def test_the_dispatch_choices_are_read_through_a_copy() -> None:
+    # The search and the dispatch map read the harvest's vendor routes; what a reader does
+    # to its copy cannot change the variants later harvests build.
+    before = copy.deepcopy(dispatch_choices())
+    assert before and all(len(ops) and isinstance(cfg, dict) for _, ops, cfg, _ in before)
+    mine = dispatch_choices()
+    mine[0][2]["changed"] = True
+    mine.clear()
+    assert dispatch_choices() == before

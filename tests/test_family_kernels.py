@@ -5,11 +5,7 @@ are decorated), and the candidate they render (its launch settings lifted for th
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -19,16 +15,15 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from _family import SOURCE, check_tunable_candidate, interpret, rewrite
 from _kernelbench import dev_problems, problem_ids
 
-from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
 from kernelopt_jupyter.agents.rewrites.family_kernels import (
     kernelopt_arg_reduce,
     kernelopt_max_pool,
     kernelopt_norm,
     kernelopt_scan,
 )
-from kernelopt_jupyter.agents.rewrites.graph import propagate_shapes, trace
 from kernelopt_jupyter.agents.rewrites.render import rewritten_source
 from kernelopt_jupyter.agents.rewrites.rules import BY_NAME, foreign_compute
 from kernelopt_jupyter.agents.transforms import lift_launch_configs
@@ -56,13 +51,6 @@ class Masked(nn.Module):
     def forward(self, x, mask):
         product = x * mask if self.order == "x*m" else mask * x
         return torch.cumsum(product, dim=self.dim)
-
-
-def _rewrite(model: nn.Module, inputs: list[torch.Tensor], rule: str) -> tuple[Any, int]:
-    gm = trace(model)
-    assert propagate_shapes(gm, inputs)
-    canonicalize(gm)
-    return gm, BY_NAME[rule].apply(gm)
 
 
 _SCANS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
@@ -127,7 +115,7 @@ def _scan_reference(x, dim, product, reverse, exclusive, mask):
 
 @pytest.mark.parametrize("spelling", list(_SCANS))
 def test_the_scan_rule_takes_every_spelling_and_leaves_no_other_compute(spelling: str) -> None:
-    gm, n = _rewrite(Forward(_SCANS[spelling]), [torch.randn(4, 9)], "scan_kernel")
+    gm, n = rewrite(Forward(_SCANS[spelling]), [torch.randn(4, 9)], "scan_kernel")
     assert n == 1
     assert foreign_compute(gm) is None  # the flips, slices and concatenation went with it
     calls = [node for node in gm.graph.nodes if node.target is kernelopt_scan]
@@ -143,7 +131,7 @@ def test_the_scan_rule_takes_every_spelling_and_leaves_no_other_compute(spelling
 @pytest.mark.parametrize("order", ["x*m", "m*x"])
 def test_a_masked_scan_takes_the_mask_into_the_kernel(order: str) -> None:
     x, mask = torch.randn(4, 9), torch.rand(4, 9) > 0.5
-    gm, n = _rewrite(Masked(order), [x, mask], "scan_kernel")
+    gm, n = rewrite(Masked(order), [x, mask], "scan_kernel")
     assert n == 1 and foreign_compute(gm) is None
     (call,) = [node for node in gm.graph.nodes if node.target is kernelopt_scan]
     assert [a.name if hasattr(a, "name") else a for a in call.args] == [
@@ -174,17 +162,17 @@ _LEFT: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 
 @pytest.mark.parametrize("spelling", list(_LEFT))
 def test_what_is_not_the_scan_form_stays_as_written(spelling: str) -> None:
-    gm, n = _rewrite(Forward(_LEFT[spelling]), [torch.randn(4, 9)], "scan_kernel")
+    gm, n = rewrite(Forward(_LEFT[spelling]), [torch.randn(4, 9)], "scan_kernel")
     assert n == 1
     assert foreign_compute(gm) is not None
 
 
 def test_a_scan_with_a_dtype_or_of_doubles_is_left_to_the_vendor() -> None:
-    _, n = _rewrite(
+    _, n = rewrite(
         Forward(lambda x: x.cumsum(1, dtype=torch.float64)), [torch.randn(3, 5)], "scan_kernel"
     )
     assert n == 0
-    _, n = _rewrite(Forward(lambda x: x.cumsum(1)), [torch.randn(3, 5).double()], "scan_kernel")
+    _, n = rewrite(Forward(lambda x: x.cumsum(1)), [torch.randn(3, 5).double()], "scan_kernel")
     assert n == 0
 
 
@@ -194,12 +182,9 @@ def test_the_scan_wrapper_gives_the_shape_on_the_meta_device() -> None:
     assert out.device.type == "meta" and out.shape == x.shape and out.dtype == x.dtype
 
 
-_SOURCE = "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    pass\n"
-
-
 def test_the_scan_candidate_carries_the_kernel_and_its_tunable_launch() -> None:
-    gm, _ = _rewrite(Forward(_SCANS["reverse"]), [torch.randn(4, 9)], "scan_kernel")
-    source = rewritten_source(_SOURCE, gm, "none", ["scan"], candidate=True)
+    gm, _ = rewrite(Forward(_SCANS["reverse"]), [torch.randn(4, 9)], "scan_kernel")
+    source = rewritten_source(SOURCE, gm, "none", ["scan"], candidate=True)
     assert "def own_scan_kernel(" in source and "def kernelopt_scan(" in source
     assert not is_dispatch_only(source)
     lifted = lift_launch_configs(source)
@@ -261,16 +246,7 @@ def test_the_scan_equals_torch_under_the_interpreter() -> None:
         ((2, 3, 4, 5), 2),
         ((2, 17), -1),
     ]
-    out = subprocess.run(
-        [sys.executable, "-c", _CHECK, json.dumps(cases)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TRITON_INTERPRET": "1"},
-        timeout=300,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    results = json.loads(out.stdout.strip().splitlines()[-1])
+    results = interpret(_CHECK, cases)
     assert len(results) == 16 * len(cases) + 1
     for shape, dim, same, err in results:
         assert same and err < 1e-5, (shape, dim, err)
@@ -307,7 +283,7 @@ def test_the_max_pool_rule_takes_modules_and_functions(
     dims: int, kw: dict[str, Any], sites: int, functional: bool
 ) -> None:
     x = torch.randn(2, 3, *([40 if dims == 1 else 12] * dims))
-    gm, n = _rewrite(Pool(dims, functional, **kw), [x], "max_pool_kernel")
+    gm, n = rewrite(Pool(dims, functional, **kw), [x], "max_pool_kernel")
     assert n == sites
     if sites:
         assert foreign_compute(gm) is None
@@ -361,16 +337,7 @@ def test_the_max_pool_equals_torch_under_the_interpreter() -> None:
         ((2, 2, 7, 6, 9), (3, 3, 3), (2, 2, 2), (1, 1, 1), (3, 3, 3), False),
         ((1, 2, 5, 8, 7), (2, 3, 2), (2, 1, 3), (1, 1, 0), (1, 1, 2), True),
     ]
-    out = subprocess.run(
-        [sys.executable, "-c", _POOL_CHECK, json.dumps(cases)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TRITON_INTERPRET": "1"},
-        timeout=300,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    results = json.loads(out.stdout.strip().splitlines()[-1])
+    results = interpret(_POOL_CHECK, cases)
     assert len(results) == len(cases) + 2
     for shape, same, err in results:
         assert same and err == 0.0, (shape, err)  # a maximum is exact
@@ -405,7 +372,7 @@ _RMS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int]] = {
 @pytest.mark.parametrize("spelling", list(_RMS))
 def test_the_rms_rule_takes_the_written_out_norm(spelling: str) -> None:
     fn, sites = _RMS[spelling]
-    gm, n = _rewrite(Forward(fn), [torch.randn(2, 6, 5, 7)], "rms_norm_kernel")
+    gm, n = rewrite(Forward(fn), [torch.randn(2, 6, 5, 7)], "rms_norm_kernel")
     assert n == sites
     if sites:
         assert foreign_compute(gm) is None
@@ -470,7 +437,7 @@ _NORMS: list[tuple[str, Any, str, int]] = [
 def test_the_norm_rules_take_layers_and_functions(
     name: str, model: nn.Module, rule: str, sites: int
 ) -> None:
-    gm, n = _rewrite(model.eval(), [torch.randn(2, 6, 5, 7)], rule)
+    gm, n = rewrite(model.eval(), [torch.randn(2, 6, 5, 7)], rule)
     assert n == sites
     if sites:
         assert foreign_compute(gm) is None
@@ -555,16 +522,7 @@ def test_the_norm_equals_torch_under_the_interpreter() -> None:
         ((6, 4, 33), 1, 2, None, False, False),  # an odd number of columns
         ((2, 3, 40, 50), 2, 4, None, False, False),  # 2000 rows: two tiles, or many parts
     ]
-    out = subprocess.run(
-        [sys.executable, "-c", _NORM_CHECK, json.dumps(cases)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TRITON_INTERPRET": "1"},
-        timeout=300,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    results = json.loads(out.stdout.strip().splitlines()[-1])
+    results = interpret(_NORM_CHECK, cases)
     assert len(results) == 2 * len(cases) + 3
     for shape, split, same, err in results:
         assert same and err < 2e-5, (shape, split, err)
@@ -585,7 +543,7 @@ _ARGS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], int]] = {
 @pytest.mark.parametrize("spelling", list(_ARGS))
 def test_the_arg_rule_takes_every_spelling(spelling: str) -> None:
     fn, sites = _ARGS[spelling]
-    gm, n = _rewrite(Forward(fn), [torch.randn(4, 6, 5)], "arg_reduce_kernel")
+    gm, n = rewrite(Forward(fn), [torch.randn(4, 6, 5)], "arg_reduce_kernel")
     assert n == sites
     if sites:
         assert foreign_compute(gm) is None
@@ -635,16 +593,7 @@ def test_the_arg_reduction_equals_torch_under_the_interpreter() -> None:
         ((7, 3), 0),
         ((2, 17), -1),
     ]
-    out = subprocess.run(
-        [sys.executable, "-c", _ARG_CHECK, json.dumps(cases)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TRITON_INTERPRET": "1"},
-        timeout=300,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert json.loads(out.stdout.strip().splitlines()[-1]) == []  # first index of ties, NaN wins
+    assert interpret(_ARG_CHECK, cases) == []  # first index of ties, NaN wins
 
 
 # --------------------------------------------------------------------------- candidates
@@ -665,16 +614,9 @@ _CANDIDATES = [
 def test_each_family_candidate_gives_the_tuner_its_block_and_warps(
     model: nn.Module, rule: str, kernels: list[str]
 ) -> None:
-    gm, n = _rewrite(model.eval(), [torch.randn(2, 6, 5, 7)], rule)
+    gm, n = rewrite(model.eval(), [torch.randn(2, 6, 5, 7)], rule)
     assert n == 1
-    source = rewritten_source(_SOURCE, gm, "none", [rule], candidate=True)
-    assert not is_dispatch_only(source)
-    lifted = lift_launch_configs(source)
-    configs = read_launch_configs(lifted)
-    for kernel in kernels:
-        assert {"BLOCK", "num_warps"} <= set(configs[kernel]), configs
-    assert analyze_candidate(lifted).violations == []
-    compile(lifted, "candidate", "exec")
+    check_tunable_candidate(gm, rule, kernels)
 
 
 # --------------------------------------------------------------------------- KernelBench

@@ -201,6 +201,17 @@ def test_the_kl_divergence_at_published_sizes() -> None:
     assert abs(got.item() - want) <= 1e-5 * abs(want) + 1e-9
 
 
+def test_the_written_kl_divergence_at_published_sizes() -> None:
+    # The same sizes, the divergence written out (``kl_written``): the target times the
+    # difference of its log and the log-probabilities, as the user's code computes it.
+    torch.manual_seed(0)
+    q = torch.rand(16384, 16384, device="cuda").log_softmax(-1)
+    p = torch.rand(16384, 16384, device="cuda").softmax(-1)
+    got = kernelopt_pointwise_loss(q, p, "kl_written", 0.0, False, "batchmean")
+    want = _sliced_sum(lambda a, b: b * (b.log() - a), q, p) / 16384
+    assert abs(got.item() - want) <= 1e-5 * abs(want) + 1e-9
+
+
 def test_the_row_losses_at_published_sizes() -> None:
     torch.manual_seed(0)
     # Cross entropy over 4096 classes for 32768 rows.

@@ -6,10 +6,6 @@ and the candidates they render."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 from collections.abc import Callable
 from typing import Any
@@ -18,22 +14,17 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from _family import check_tunable_candidate, interpret, rewrite
 
-from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
 from kernelopt_jupyter.agents.rewrites.family_kernels import (
     kernelopt_batch_norm,
     kernelopt_batch_norm_layer,
     kernelopt_pointwise_loss,
     kernelopt_row_loss,
 )
-from kernelopt_jupyter.agents.rewrites.graph import propagate_shapes, trace
-from kernelopt_jupyter.agents.rewrites.render import rewritten_source
-from kernelopt_jupyter.agents.rewrites.rules import BY_NAME, foreign_compute
+from kernelopt_jupyter.agents.rewrites.rules import foreign_compute
 from kernelopt_jupyter.agents.rewrites.task import scan
-from kernelopt_jupyter.agents.transforms import lift_launch_configs
 from kernelopt_jupyter.candidate import is_dispatch_only
-from kernelopt_jupyter.launch_configs import read_launch_configs
-from kernelopt_jupyter.verify.static import analyze_candidate
 
 
 class Loss(nn.Module):
@@ -47,13 +38,6 @@ class Loss(nn.Module):
         if self.fn.__code__.co_argcount == 3:  # fn(m, a, b): a loss of two operands
             return self.fn(self, a, b)
         return self.fn(self, a, b, c)
-
-
-def _rewrite(model: nn.Module, inputs: list[torch.Tensor], rule: str) -> tuple[Any, int]:
-    gm = trace(model)
-    assert propagate_shapes(gm, inputs)
-    canonicalize(gm)
-    return gm, BY_NAME[rule].apply(gm)
 
 
 def _pair(shape: tuple[int, ...] = (6, 5)) -> list[torch.Tensor]:
@@ -134,10 +118,68 @@ _LOSSES: dict[str, tuple[nn.Module, Callable[[], list[torch.Tensor]], str, str]]
 }  # fmt: skip
 
 
+#: Losses written out with torch ops, as source (the interpreter check below runs them in a
+#: fresh process): name -> (``lambda m, a, b: ...``, the inputs' kind, the kernel's form,
+#: its reduction). Kinds: "kl" (log-probabilities, then probabilities), "probabilities"
+#: (two tensors of probabilities), "classes" (logits,
+#: then class indices), "pair" (two tensors of one shape).
+_WRITTEN: dict[str, tuple[str, str, str, str]] = {
+    "kl, sum over the batch size": (
+        "lambda m, q, p: (p * (p.log() - q)).sum() / p.size(0)", "kl", "kl_written",
+        "batchmean"),
+    "kl, torch.sum": (
+        "lambda m, q, p: torch.sum(p * (torch.log(p) - q))", "kl", "kl_written", "sum"),
+    "kl, mean, factors swapped": (
+        "lambda m, q, p: torch.mean((torch.log(p) - q) * p)", "kl", "kl_written", "mean"),
+    "kl, mean of the rows' sums": (
+        "lambda m, q, p: (p * (p.log() - q)).sum(dim=1).mean()", "kl", "kl_written",
+        "batchmean"),
+    "kl, sum over the element count": (
+        "lambda m, q, p: torch.sum(p * (p.log() - q)) / q.numel()", "kl", "kl_written",
+        "mean"),
+    "kl, of probabilities' ratio": (
+        "lambda m, q, p: (p * torch.log(p / q)).sum() / q.shape[0]", "probabilities",
+        "kl_written", "batchmean"),
+    "cross entropy, gather of a log-softmax": (
+        "lambda m, x, y: -F.log_softmax(x, dim=1).gather(1, y[:, None]).mean()", "classes",
+        "cross_entropy", "mean"),
+    "cross entropy, gather of log(softmax)": (
+        "lambda m, x, y: -torch.log(torch.softmax(x, -1)).gather(1, y.unsqueeze(1)).squeeze(1)"
+        ".sum()", "classes", "cross_entropy", "sum"),
+    "cross entropy, negated terms over the batch": (
+        "lambda m, x, y: torch.sum(-torch.gather(x.log_softmax(-1), -1, y.view(-1, 1)))"
+        " / x.size(0)", "classes", "cross_entropy", "mean"),
+    "cross entropy, mean of the rows' sums": (
+        "lambda m, x, y: -F.log_softmax(x, 1).gather(1, y[:, None]).sum(1).mean()", "classes",
+        "cross_entropy", "mean"),
+    "huber, torch.where": (
+        "lambda m, a, b: torch.where(torch.abs(a - b) < 0.7, 0.5 * (a - b) * (a - b), "
+        "0.7 * (torch.abs(a - b) - 0.5 * 0.7)).mean()", "pair", "huber", "mean"),
+    "huber, shared difference, squares of |d|": (
+        "lambda m, a, b: (lambda d: torch.where(d.abs() < 2.0, d.abs() ** 2 * 0.5, "
+        "(d.abs() - 1.0) * 2.0).sum())(b - a)", "pair", "huber", "sum"),
+    "smooth l1, torch.where": (
+        "lambda m, a, b: (lambda d: torch.where(d.abs() < 0.5, 0.5 * d.pow(2) / 0.5, "
+        "d.abs() - 0.25).mean())(a - b)", "pair", "smooth_l1", "mean"),
+    # Smooth L1 of beta 1 is Huber of delta 1: the kernel's Huber form computes it.
+    "smooth l1, beta of one, reversed test": (
+        "lambda m, a, b: (lambda d: torch.where(1.0 > torch.abs(d), 0.5 * d * d, "
+        "torch.abs(d) - 0.5).mean())(a - b)", "pair", "huber", "mean"),
+}  # fmt: skip
+_KINDS: dict[str, Callable[[], list[torch.Tensor]]] = {
+    "kl": lambda: [torch.rand(6, 5).log_softmax(-1), torch.rand(6, 5).softmax(-1)],
+    "probabilities": _probabilities,
+    "classes": _classes,
+    "pair": _pair,
+}
+for _name, (_fn, _kind, _form, _reduction) in _WRITTEN.items():
+    _LOSSES[_name] = (Loss(eval(_fn)), _KINDS[_kind], _form, _reduction)
+
+
 @pytest.mark.parametrize("name", list(_LOSSES))
 def test_the_loss_rule_takes_every_spelling_and_leaves_no_other_compute(name: str) -> None:
     model, inputs, form, reduction = _LOSSES[name]
-    gm, n = _rewrite(model, inputs(), "loss_kernel")
+    gm, n = rewrite(model, inputs(), "loss_kernel")
     assert n == 1
     assert foreign_compute(gm) is None  # the elementwise terms and the reduction went with it
     (call,) = [
@@ -168,13 +210,31 @@ _NOT_LOSSES: dict[str, tuple[nn.Module, Callable[[], list[torch.Tensor]]]] = {
         Loss(lambda m, p, t: torch.clamp(1 - p * t, min=0).mean()),
         lambda: [torch.randn(6, 1, 5), torch.randn(1, 4, 1)]),
     "a cube": (Loss(lambda m, p, t: ((p - t) ** 3).mean()), _pair),
+    # Near-misses of the written losses: one change each, and the value is not the loss's.
+    "kl with the log of the wrong operand": (
+        Loss(lambda m, q, p: (p * (q.log() - q)).sum() / p.size(0)), _KINDS["kl"]),
+    "kl with the difference reversed": (
+        Loss(lambda m, q, p: (p * (q - p.log())).sum()), _KINDS["kl"]),
+    "cross entropy not negated": (
+        Loss(lambda m, x, y: F.log_softmax(x, 1).gather(1, y[:, None]).mean()), _classes),
+    "log-softmax over the other dimension": (
+        Loss(lambda m, x, y: -F.log_softmax(x, 0).gather(1, y[:, None]).mean()), _classes),
+    "huber without the half in the far branch": (
+        Loss(lambda m, a, b: torch.where(torch.abs(a - b) < 0.7, 0.5 * (a - b) * (a - b),
+                                         0.7 * (torch.abs(a - b) - 0.7)).mean()), _pair),
+    "huber with the test at another threshold": (
+        Loss(lambda m, a, b: torch.where(torch.abs(a - b) < 1.0, 0.5 * (a - b) ** 2,
+                                         0.7 * (torch.abs(a - b) - 0.35)).mean()), _pair),
+    "huber with the square of another difference": (
+        Loss(lambda m, a, b: torch.where(torch.abs(a - b) < 0.7, 0.5 * (a + b) ** 2,
+                                         0.7 * (torch.abs(a - b) - 0.35)).mean()), _pair),
 }  # fmt: skip
 
 
 @pytest.mark.parametrize("name", list(_NOT_LOSSES))
 def test_what_the_loss_kernels_do_not_compute_stays_as_written(name: str) -> None:
     model, inputs = _NOT_LOSSES[name]
-    _, n = _rewrite(model, inputs(), "loss_kernel")
+    _, n = rewrite(model, inputs(), "loss_kernel")
     assert n == 0
 
 
@@ -227,7 +287,7 @@ _BATCH_NORMS: list[tuple[str, nn.Module, tuple[int, ...], int]] = [
 def test_the_batch_norm_rule_takes_layers_and_functions(
     name: str, model: nn.Module, shape: tuple[int, ...], sites: int
 ) -> None:
-    gm, n = _rewrite(model, [torch.randn(shape)], "batch_norm_kernel")
+    gm, n = rewrite(model, [torch.randn(shape)], "batch_norm_kernel")
     assert n == sites
     if sites:
         assert foreign_compute(gm) is None
@@ -380,16 +440,7 @@ def test_the_loss_and_batch_norm_kernels_equal_torch_under_the_interpreter() -> 
         ((2, 5, 40, 50), 0.1, True),  # channels of 4000 values: whole, or in 3 parts
         ((2, 3, 2, 3, 4), 0.5, True),
     ]
-    out = subprocess.run(
-        [sys.executable, "-c", _CHECK, *(json.dumps(c) for c in (pointwise, rows, batch_norms))],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TRITON_INTERPRET": "1"},
-        timeout=300,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    results = json.loads(out.stdout.strip().splitlines()[-1])
+    results = interpret(_CHECK, pointwise, rows, batch_norms)
     triplets = 2 * sum(dim == len(shape) - 1 and len(shape) <= 2 for shape, dim in rows)
     pointwise_n = 7 * 3 * len(pointwise) + 1
     assert (
@@ -400,9 +451,75 @@ def test_the_loss_and_batch_norm_kernels_equal_torch_under_the_interpreter() -> 
         assert error < 2e-6, case
 
 
-# --------------------------------------------------------------------------- candidates
+_WRITTEN_CHECK = textwrap.dedent(
+    """
+    import json, sys
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
+    from kernelopt_jupyter.agents.rewrites.graph import propagate_shapes, trace
+    from kernelopt_jupyter.agents.rewrites.rules import BY_NAME
 
-_SOURCE = "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    pass\n"
+    class Loss(nn.Module):
+        def __init__(self, fn):
+            super().__init__()
+            self.fn = fn
+
+        def forward(self, a, b):
+            return self.fn(self, a, b)
+
+    def inputs(kind, rows, cols, zero):
+        if kind == "kl":
+            q, p = torch.randn(rows, cols).log_softmax(-1), torch.randn(rows, cols).softmax(-1)
+            if zero:
+                p[0, 0] = 0.0  # written out, 0 * log(0) is NaN: the kernel gives it too
+            return [q, p]
+        if kind == "probabilities":
+            return [torch.randn(rows, cols).softmax(-1), torch.randn(rows, cols).softmax(-1)]
+        if kind == "classes":
+            return [torch.randn(rows, cols) * 3, torch.randint(0, cols, (rows,))]
+        return [torch.randn(rows, cols), torch.randn(rows, cols)]
+
+    torch.manual_seed(0)
+    results = []
+    for name, (fn, kind, rows, cols, zero) in json.loads(sys.argv[1]).items():
+        model = Loss(eval(fn))
+        xs = inputs(kind, rows, cols, zero)
+        gm = trace(model)
+        assert propagate_shapes(gm, xs)
+        canonicalize(gm)
+        sites = BY_NAME["loss_kernel"].apply(gm)
+        got = gm(*xs)
+        want = model(*[x.double() if x.is_floating_point() else x for x in xs])
+        if bool(want.isnan()):
+            err = 0.0 if bool(got.isnan()) else 1.0
+        else:
+            err = float((got.double() - want).abs() / max(1.0, float(want.abs())))
+        results.append([name, rows, cols, sites, err])
+    print(json.dumps(results))
+    """
+)
+
+
+def test_the_written_losses_equal_torch_under_the_interpreter() -> None:
+    # Odd sizes: rows and columns off any block, several programs' partial sums for the
+    # pointwise losses, a row of classes in several tiles for the cross entropy.
+    sizes = {"kl": [(37, 53, False), (129, 7, True)], "probabilities": [(37, 53, False)],
+             "pair": [(37, 53, False), (3, 4099, False)],
+             "classes": [(37, 53, False), (5, 2100, False)]}  # fmt: skip
+    cases = {
+        f"{name} {rows}x{cols}": (fn, kind, rows, cols, zero)
+        for name, (fn, kind, _, _) in _WRITTEN.items()
+        for rows, cols, zero in sizes[kind]
+    }
+    results = interpret(_WRITTEN_CHECK, cases)
+    assert len(results) == len(cases)
+    for name, _rows, _cols, sites, error in results:
+        assert sites == 1 and error < 1e-5, name
+
+
+# --------------------------------------------------------------------------- candidates
 
 _CANDIDATES = [
     (_LOSSES["kl, function of a log (KernelBench)"], "loss_kernel",
@@ -419,16 +536,9 @@ def test_each_candidate_gives_the_tuner_its_block_and_warps(
     case: Any, rule: str, kernels: list[str]
 ) -> None:
     model, inputs, *_ = case
-    gm, n = _rewrite(model, inputs(), rule)
+    gm, n = rewrite(model, inputs(), rule)
     assert n == 1
-    source = rewritten_source(_SOURCE, gm, "none", [rule], candidate=True)
-    assert not is_dispatch_only(source)
-    lifted = lift_launch_configs(source)
-    configs = read_launch_configs(lifted)
-    for kernel in kernels:
-        assert {"BLOCK", "num_warps"} <= set(configs[kernel]), configs
-    assert analyze_candidate(lifted).violations == []
-    compile(lifted, "candidate", "exec")
+    check_tunable_candidate(gm, rule, kernels)
 
 
 # --------------------------------------------------------------------------- whole problems

@@ -24,6 +24,37 @@ MAX_INNER_BLOCK = 16
 
 
 @triton.jit
+def own_column_tile(pid, L, INNER, PARTS, INNER_BLOCK: tl.constexpr):
+    # Program ``pid`` of a grid over a tensor seen as (outer, L, inner), contiguous: one
+    # program per (outer index, block of INNER_BLOCK neighbouring inner columns, part of L),
+    # the part fastest. Its outer index, part, columns, which of those exist, and the
+    # offset where its outer index starts.
+    column_blocks = tl.cdiv(INNER, INNER_BLOCK)
+    part = pid % PARTS
+    outer = pid // (PARTS * column_blocks)
+    cols = ((pid // PARTS) % column_blocks) * INNER_BLOCK + tl.arange(0, INNER_BLOCK)
+    return outer, part, cols, cols < INNER, outer * L * INNER
+
+
+def own_columns(shape, first, last):
+    """``(outer, length, inner, inner_block)``: a tensor of ``shape`` seen as (outer, L,
+    inner), ``L`` its dimensions ``first .. last - 1``, and the neighbouring inner columns
+    one program takes (one where the reduced or scanned dimension runs along memory; else
+    enough that each step along L reads a run of memory)."""
+    length = 1
+    for size in shape[first:last]:
+        length *= size
+    inner = 1
+    for size in shape[last:]:
+        inner *= size
+    total = 1
+    for size in shape:
+        total *= size
+    inner_block = 1 if inner == 1 else min(MAX_INNER_BLOCK, triton.next_power_of_2(inner))
+    return total // max(1, length * inner), length, inner, inner_block
+
+
+@triton.jit
 def own_scan_kernel(
     x_ptr,
     m_ptr,
@@ -45,11 +76,8 @@ def own_scan_kernel(
     # the first output is the identity (0, or 1 for a product).
     STEPS: tl.constexpr = BLOCK // INNER_BLOCK
     pid = tl.program_id(0).to(tl.int64)
-    column_blocks = tl.cdiv(INNER, INNER_BLOCK)
-    outer = pid // column_blocks
-    cols = (pid % column_blocks) * INNER_BLOCK + tl.arange(0, INNER_BLOCK)
-    col_ok = (cols < INNER)[None, :]
-    base = outer * L * INNER
+    _outer, _part, cols, col_ok, base = own_column_tile(pid, L, INNER, 1, INNER_BLOCK)
+    col_ok = col_ok[None, :]
     steps = tl.arange(0, STEPS)
     identity = 1.0 if PRODUCT else 0.0
     carry = tl.zeros([INNER_BLOCK], dtype=tl.float32) + identity
@@ -90,17 +118,10 @@ def kernelopt_scan(x, dim, product, reverse, exclusive, mask):
     if x.device.type == "meta" or out.numel() == 0:
         return out
     d = dim % x.dim()
-    length = x.shape[d]
-    inner = 1
-    for size in x.shape[d + 1 :]:
-        inner *= size
-    outer = x.numel() // (length * inner)
+    outer, length, inner, inner_block = own_columns(x.shape, d, d + 1)
     has_mask = mask is not None
     x = x.contiguous()
     mask = mask.contiguous() if has_mask else x
-    # A column per program where the scan runs along memory; else neighbouring columns, so
-    # each step of the scan reads a run of memory.
-    inner_block = 1 if inner == 1 else min(MAX_INNER_BLOCK, triton.next_power_of_2(inner))
     own_scan_kernel[lambda meta: (outer * triton.cdiv(inner, meta["INNER_BLOCK"]),)](
         x,
         mask,
@@ -252,16 +273,11 @@ def own_norm_stats_kernel(
     # A long row split across programs: each program the moments of its CHUNK of rows, for
     # INNER_BLOCK columns, stored as partials (outer, PARTS, INNER).
     pid = tl.program_id(0).to(tl.int64)
-    part = pid % PARTS
-    column_blocks = tl.cdiv(INNER, INNER_BLOCK)
-    cb = (pid // PARTS) % column_blocks
-    outer = pid // (PARTS * column_blocks)
-    cols = cb * INNER_BLOCK + tl.arange(0, INNER_BLOCK)
-    col_ok = (cols < INNER)[None, :]
+    outer, part, cols, col_ok, base = own_column_tile(pid, L, INNER, PARTS, INNER_BLOCK)
     lo = part * CHUNK
     hi = tl.minimum(lo + CHUNK, L)
     mean, m2 = own_norm_moments(
-        x_ptr, outer * L * INNER, lo, hi, INNER, cols, col_ok, BLOCK // INNER_BLOCK
+        x_ptr, base, lo, hi, INNER, cols, col_ok[None, :], BLOCK // INNER_BLOCK
     )
     at = (outer * PARTS + part) * INNER + cols
     tl.store(mean_ptr + at, mean, mask=cols < INNER)
@@ -282,13 +298,8 @@ def own_norm_kernel(
     # weight (and bias) per position along L; 2, one per channel (outer % CHANNELS).
     STEPS: tl.constexpr = BLOCK // INNER_BLOCK
     pid = tl.program_id(0).to(tl.int64)
-    part = pid % PARTS
-    column_blocks = tl.cdiv(INNER, INNER_BLOCK)
-    cb = (pid // PARTS) % column_blocks
-    outer = pid // (PARTS * column_blocks)
-    cols = cb * INNER_BLOCK + tl.arange(0, INNER_BLOCK)
-    col_ok = (cols < INNER)[None, :]
-    base = outer * L * INNER
+    outer, part, cols, col_ok, base = own_column_tile(pid, L, INNER, PARTS, INNER_BLOCK)
+    col_ok = col_ok[None, :]
     lo = part * CHUNK
     hi = tl.minimum(lo + CHUNK, L)
     if SPLIT:
@@ -350,15 +361,8 @@ def kernelopt_norm(x, first, last, weight, bias, eps, rms, per_channel):
     out = torch.empty(x.shape, device=x.device, dtype=x.dtype)
     if x.device.type == "meta" or out.numel() == 0:
         return out
-    length = 1
-    for size in x.shape[first:last]:
-        length *= size
-    inner = 1
-    for size in x.shape[last:]:
-        inner *= size
-    outer = x.numel() // (length * inner)
+    outer, length, inner, inner_block = own_columns(x.shape, first, last)
     x = x.contiguous()
-    inner_block = 1 if inner == 1 else min(MAX_INNER_BLOCK, triton.next_power_of_2(inner))
     columns = outer * triton.cdiv(inner, inner_block)
     parts = 1
     if columns < NORM_MIN_PROGRAMS:
@@ -411,11 +415,7 @@ def own_arg_reduce_kernel(
     # counts as the extreme, as in torch. One program: INNER_BLOCK columns, L in tiles.
     STEPS: tl.constexpr = BLOCK // INNER_BLOCK
     pid = tl.program_id(0).to(tl.int64)
-    column_blocks = tl.cdiv(INNER, INNER_BLOCK)
-    outer = pid // column_blocks
-    cols = (pid % column_blocks) * INNER_BLOCK + tl.arange(0, INNER_BLOCK)
-    col_ok = cols < INNER
-    base = outer * L * INNER
+    outer, _part, cols, col_ok, base = own_column_tile(pid, L, INNER, 1, INNER_BLOCK)
     steps = tl.arange(0, STEPS)
     worst = float("-inf") if LARGEST else float("inf")
     best = tl.full([INNER_BLOCK], worst, dtype=tl.float32)
@@ -457,13 +457,8 @@ def kernelopt_arg_reduce(x, dim, keepdim, largest):
     out = torch.empty(shape, device=x.device, dtype=torch.int64)
     if x.device.type == "meta" or out.numel() == 0:
         return out
-    length = x.shape[d]
-    inner = 1
-    for size in x.shape[d + 1 :]:
-        inner *= size
-    outer = x.numel() // (length * inner)
+    outer, length, inner, inner_block = own_columns(x.shape, d, d + 1)
     x = x.contiguous()
-    inner_block = 1 if inner == 1 else min(MAX_INNER_BLOCK, triton.next_power_of_2(inner))
     own_arg_reduce_kernel[lambda meta: (outer * triton.cdiv(inner, meta["INNER_BLOCK"]),)](
         x,
         out,
@@ -719,7 +714,9 @@ def kernelopt_batch_norm_layer(x, layer):
 
 #: The losses of one value per element (of the broadcast operands), summed: the kernels'
 #: ``FORM``, by the index of its name here.
-POINTWISE_LOSSES = ("mse", "l1", "smooth_l1", "huber", "hinge", "kl", "kl_log_target")
+POINTWISE_LOSSES = (
+    "mse", "l1", "smooth_l1", "huber", "hinge", "kl", "kl_log_target", "kl_written",
+)  # fmt: skip
 
 
 @triton.jit
@@ -745,8 +742,10 @@ def own_loss_term(a, b, param, FORM: tl.constexpr, LOG_A: tl.constexpr):
         v = tl.where(v < 0.0, 0.0, v)
     elif FORM == 5:  # KL divergence, b probabilities: xlogy(b, b) - b * a
         v = tl.where(b == 0.0, 0.0, b * tl.log(b)) - b * a
-    else:  # KL divergence, b log-probabilities
+    elif FORM == 6:  # KL divergence, b log-probabilities
         v = tl.exp(b) * (b - a)
+    else:  # KL divergence written out: b (log b - a), NaN where b is 0 as torch gives it
+        v = b * (tl.log(b) - a)
     return v
 
 
@@ -841,7 +840,8 @@ def kernelopt_pointwise_loss(a, b, form, param, log_a, reduction):
     (``"batchmean"``). ``form`` (``POINTWISE_LOSSES``): ``mse`` (``(a - b)^2``), ``l1``,
     ``smooth_l1`` (``beta = param``), ``huber`` (``delta = param``), ``hinge``
     (``max(param - a * b, 0)``), ``kl`` (``b (log b - a)``, 0 where ``b`` is 0) and
-    ``kl_log_target`` (``exp(b) (b - a)``); ``log_a``: ``a`` is replaced by its log.
+    ``kl_log_target`` (``exp(b) (b - a)``), ``kl_written`` (``b (log b - a)`` as written,
+    NaN where ``b`` is 0); ``log_a``: ``a`` is replaced by its log.
 
     Programs each sum a chunk of the elements in float32 lanes (the operands read once, a
     broadcast one indexed in place), and one program adds the partial sums in a fixed
@@ -913,11 +913,7 @@ def own_row_loss_kernel(
     # eps| - |a - c + eps| + param, 0), Euclidean norms.
     STEPS: tl.constexpr = BLOCK // INNER_BLOCK
     pid = tl.program_id(0).to(tl.int64)
-    column_blocks = tl.cdiv(INNER, INNER_BLOCK)
-    outer = pid // column_blocks
-    cols = (pid % column_blocks) * INNER_BLOCK + tl.arange(0, INNER_BLOCK)
-    col_ok = cols < INNER
-    base = outer * L * INNER
+    outer, _part, cols, col_ok, base = own_column_tile(pid, L, INNER, 1, INNER_BLOCK)
     steps = tl.arange(0, STEPS)
     s1 = tl.zeros([INNER_BLOCK], dtype=tl.float32)
     s2 = tl.zeros([INNER_BLOCK], dtype=tl.float32)
@@ -979,16 +975,11 @@ def kernelopt_row_loss(a, b, c, dim, form, param, eps, reduction):
     if a.device.type == "meta":
         return out
     d = dim % a.dim()
-    length = a.shape[d]
-    inner = 1
-    for size in a.shape[d + 1 :]:
-        inner *= size
-    outer = a.numel() // max(1, length * inner)
+    outer, length, inner, inner_block = own_columns(a.shape, d, d + 1)
     rows = outer * inner
     losses = torch.empty((2, max(1, rows)), device=a.device, dtype=torch.float32)
     a, b = a.contiguous(), b.contiguous()
     c = c.contiguous() if c is not None else a
-    inner_block = 1 if inner == 1 else min(MAX_INNER_BLOCK, triton.next_power_of_2(inner))
     if rows:
         own_row_loss_kernel[lambda meta: (outer * triton.cdiv(inner, meta["INNER_BLOCK"]),)](
             a, b, c, losses[0], losses[1], length, inner, param, float(eps),
@@ -1018,13 +1009,16 @@ FAMILY_KERNEL_CONSTANTS = {
 #: Each wrapper and the kernels it launches, in the order they are copied (merged into
 #: ``kernels.KERNEL_HELPERS``).
 FAMILY_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
-    kernelopt_scan.__name__: (kernelopt_scan, (own_scan_kernel,)),
+    kernelopt_scan.__name__: (kernelopt_scan, (own_columns, own_column_tile, own_scan_kernel)),
     kernelopt_max_pool.__name__: (kernelopt_max_pool, (own_pool_out_size, own_max_pool_kernel)),
     kernelopt_norm.__name__: (
         kernelopt_norm,
-        (own_norm_moments, own_norm_stats_kernel, own_norm_kernel),
+        (own_columns, own_column_tile, own_norm_moments, own_norm_stats_kernel, own_norm_kernel),
     ),
-    kernelopt_arg_reduce.__name__: (kernelopt_arg_reduce, (own_arg_reduce_kernel,)),
+    kernelopt_arg_reduce.__name__: (
+        kernelopt_arg_reduce,
+        (own_columns, own_column_tile, own_arg_reduce_kernel),
+    ),
     kernelopt_batch_norm.__name__: (
         kernelopt_batch_norm,
         (
@@ -1050,5 +1044,8 @@ FAMILY_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
         kernelopt_pointwise_loss,
         (own_loss_term, own_pointwise_loss_kernel, own_loss_sum_kernel, own_broadcast_index),
     ),
-    kernelopt_row_loss.__name__: (kernelopt_row_loss, (own_row_loss_kernel, own_loss_sum_kernel)),
+    kernelopt_row_loss.__name__: (
+        kernelopt_row_loss,
+        (own_columns, own_column_tile, own_row_loss_kernel, own_loss_sum_kernel),
+    ),
 }

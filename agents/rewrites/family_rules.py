@@ -745,40 +745,57 @@ def _row_loss_call(node: fx.Node, mod: Any) -> _Loss | None:
     rank = len(shape_of(x) or ())
     dim = 1 if rank > 1 else 0
     if nll:  # the negative log-likelihood of a log-softmax over the classes
-        if not is_call(x, torch.log_softmax) or x.args[1:] != (dim,) or x.kwargs:
+        logits = _log_softmax_of(x)
+        if logits is None or logits[1] != dim:
             return None
-        x = x.args[0]
+        x = logits[0]
     return _Loss("cross_entropy", (x, target), bound["reduction"], bound["ignore_index"], dim=dim)
 
 
 def _written_loss(gm: fx.GraphModule, node: fx.Node) -> _Loss | None:
-    """A loss written out: ``mean`` or ``sum`` over everything of ``(a - b) ** 2`` (any
-    square), ``abs(a - b)``, ``relu(m - a * b)`` (a hinge; ``clamp(min=0)`` is a relu),
-    ``1 - cosine_similarity(a, b, dim, eps)`` (the function or the layer), or
-    ``relu(pairwise_distance(a, p) - pairwise_distance(a, n) + m)``."""
-    red = reduction(node, "mean", "sum")
-    shape = shape_of(red.x) if red is not None else None
-    if red is None or shape is None:
+    """A loss written out, reduced over everything (see :func:`_total`): ``(a - b) ** 2``
+    (any square), ``abs(a - b)``, ``relu(m - a * b)`` (a hinge; ``clamp(min=0)`` is a relu),
+    ``1 - cosine_similarity(a, b, dim, eps)`` (the function or the layer),
+    ``relu(pairwise_distance(a, p) - pairwise_distance(a, n) + m)``, a KL divergence
+    ``b * (log(b) - a)`` (:func:`_kl_term`), a Huber or smooth L1 ``torch.where``
+    (:func:`_huber_term`), or the negated log-probability of each row's class picked by
+    ``gather`` (a cross entropy, :func:`_picked_log_prob`)."""
+    total = _total(node)
+    if total is None:
         return None
-    if red.dims is not None and (red.keepdim or red.dims != tuple(range(len(shape)))):
-        return None
-    term: Any = red.x
+    term, kind, negated = total
+    rows = kind in ("mean", "sum")  # a row loss has no batchmean
+    if negated:
+        picked = _picked_log_prob(term)
+        shape = shape_of(term) or ()
+        if kind == "batchmean" and len(shape) == 2 and shape[1] == 1:
+            kind = "mean"  # one picked value per row: the batch's mean is the rows' mean
+        if picked is None or kind not in ("mean", "sum"):
+            return None
+        # gather refuses a negative index, so -100 ignores no row torch would compute
+        return _Loss("cross_entropy", picked[:2], kind, -100, dim=picked[2])
     square = _square_of(term)
     if is_call(square, operator.sub):
-        return _Loss("mse", tuple(square.args), red.kind)
+        return _Loss("mse", tuple(square.args), kind)
     if is_call(term, torch.abs) and is_call(term.args[0], operator.sub):
-        return _Loss("l1", tuple(term.args[0].args), red.kind)
-    if is_call(term, operator.sub) and scalar(term.args[0]) == 1.0:
+        return _Loss("l1", tuple(term.args[0].args), kind)
+    kl = _kl_term(term)
+    if kl is not None:
+        return _Loss("kl_written", kl[:2], kind, log_a=kl[2])
+    huber = _huber_term(term)
+    if huber is not None:
+        return _Loss(huber[0], huber[1:3], kind, huber[3])
+    if is_call(term, operator.sub) and scalar(term.args[0]) == 1.0 and rows:
         cos = _cosine(gm, term.args[1])
         if cos is not None:
-            return _Loss("cosine", cos[:2], red.kind, eps=cos[3], dim=cos[2])
+            return _Loss("cosine", cos[:2], kind, eps=cos[3], dim=cos[2])
     if not is_call(term, torch.relu):
         return None
     inner: Any = term.args[0]
     product: Any = inner.args[1] if is_call(inner, operator.sub) else None
     if is_call(product, operator.mul) and scalar(inner.args[0]) is not None:
-        return _Loss("hinge", tuple(product.args), red.kind, float(inner.args[0]))
-    if is_call(inner, operator.add):
+        return _Loss("hinge", tuple(product.args), kind, float(inner.args[0]))
+    if is_call(inner, operator.add) and rows:
         gap, margin = inner.args
         if scalar(gap) is not None:
             gap, margin = margin, gap
@@ -786,8 +803,262 @@ def _written_loss(gm: fx.GraphModule, node: fx.Node) -> _Loss | None:
             pos, neg = (_distance(d) for d in gap.args)
             if pos is not None and neg is not None and pos[0] is neg[0] and pos[2] == neg[2]:
                 operands = (pos[0], pos[1], neg[1])
-                return _Loss("triplet", operands, red.kind, float(margin), pos[2])
+                return _Loss("triplet", operands, kind, float(margin), pos[2])
     return None
+
+
+def _total(node: Any) -> tuple[Any, str, bool] | None:
+    """``(term, reduction, negated)`` when ``node`` reduces ``term`` to one value: ``mean``
+    or ``sum`` over everything, ``sum / n`` (``n`` the element count: a mean; the first
+    dimension's size: a ``batchmean``; a number or the size read off a tensor), or the
+    ``mean`` of the rows' ``sum`` (a ``batchmean``). ``negated``: a negation before or after
+    the reduction."""
+    negated = is_call(node, operator.neg)
+    if negated:
+        node = node.args[0]
+    divisor: Any = None
+    if is_call(node, operator.truediv):
+        node, divisor = node.args
+        if is_call(node, operator.neg):
+            node, negated = node.args[0], not negated
+    red = reduction(node, "mean", "sum")
+    shape = shape_of(red.x) if red is not None else None
+    if red is None or shape is None or red.keepdim:
+        return None
+    rank, kind = len(shape), red.kind
+    term: Any = red.x
+    if red.dims is not None and red.dims != tuple(range(rank)):
+        return None
+    inner = reduction(term, "sum")
+    if kind == "mean" and divisor is None and inner is not None and not inner.keepdim:
+        rows = shape_of(inner.x)
+        if rows is not None and len(rows) >= 2 and inner.dims == tuple(range(1, len(rows))):
+            term, kind, shape = inner.x, "batchmean", rows
+    if divisor is not None:
+        n = _size_value(divisor)
+        count = 1
+        for size in shape:
+            count *= size
+        if kind != "sum" or n is None:
+            return None
+        if n == count:
+            kind = "mean"
+        elif shape and n == shape[0]:
+            kind = "batchmean"
+        else:
+            return None
+    if is_call(term, operator.neg):
+        term, negated = term.args[0], not negated
+    return term, kind, negated
+
+
+def _size_value(value: Any) -> float | None:
+    """A divisor's value: a number, or a size read off a tensor of known shape
+    (``x.size(d)``, ``x.shape[d]``, ``x.size()[d]``, ``x.numel()``)."""
+    if scalar(value) is not None:
+        return scalar(value)
+    if not isinstance(value, fx.Node) or value.kwargs:
+        return None
+    source: Any = value.args[0] if value.args else None
+    dim: Any = None
+    if value.op == "call_method" and value.target == "size" and len(value.args) == 2:
+        dim = value.args[1]
+    elif is_call(value, operator.getitem) and isinstance(source, fx.Node):
+        dim = value.args[1]
+        if (is_call(source, getattr) and source.args[1:] == ("shape",)) or (
+            source.op == "call_method" and source.target == "size" and len(source.args) == 1
+        ):
+            source = source.args[0]
+        else:
+            return None
+    elif value.op == "call_method" and value.target == "numel" and len(value.args) == 1:
+        shape = shape_of(source)
+        count = 1
+        for size in shape or ():
+            count *= size
+        return float(count) if shape is not None else None
+    shape = shape_of(source)
+    if shape is None or type(dim) is not int or not -len(shape) <= dim < len(shape):
+        return None
+    return float(shape[dim])
+
+
+def _log_of(node: Any) -> Any:
+    """``x`` when ``node`` is ``torch.log(x)`` (canonical), else None."""
+    if is_call(node, torch.log) and len(node.args) == 1 and not node.kwargs:
+        return node.args[0]
+    return None
+
+
+def _log_softmax_of(node: Any) -> tuple[Any, int] | None:
+    """``(x, dim)`` when ``node`` is ``log_softmax(x, dim)`` or ``log(softmax(x, dim))``
+    (canonical: ``dim`` non-negative)."""
+    soft = _log_of(node)
+    for call, fn in ((node, torch.log_softmax), (soft, torch.softmax)):
+        if is_call(call, fn) and len(call.args) == 2 and not call.kwargs:
+            return call.args[0], call.args[1]
+    return None
+
+
+def _kl_term(term: Any) -> tuple[Any, Any, bool] | None:
+    """``(a, b, log_a)`` when ``term`` is ``b * (log(b) - a)`` (either factor first), or
+    ``b * log(b / x)`` (``a`` is then ``x``, its log taken in the kernel: ``log_a``); a
+    ``log(x)`` for ``a`` is taken in as well."""
+    if not is_call(term, operator.mul):
+        return None
+    for b, rest in (term.args, term.args[::-1]):
+        if not isinstance(b, fx.Node):
+            continue
+        if is_call(rest, operator.sub) and _log_of(rest.args[0]) is b:
+            a = rest.args[1]
+            x = _log_of(a)
+            return (x, b, True) if x is not None else (a, b, False)
+        ratio = _log_of(rest)
+        if is_call(ratio, operator.truediv) and ratio.args[0] is b:
+            x = ratio.args[1]
+            return (x, b, True) if isinstance(x, fx.Node) else None
+    return None
+
+
+def _same(x: Any, y: Any) -> bool:
+    """Whether two values compute the same thing: one node, or the same call of the same
+    values (an expression the user wrote twice)."""
+    if x is y:
+        return True
+    if not (isinstance(x, fx.Node) and isinstance(y, fx.Node)) or x.op != "call_function":
+        return False
+    if y.op != "call_function" or x.target is not y.target or x.kwargs != y.kwargs:
+        return False
+    if len(x.args) != len(y.args):
+        return False
+    return all(_same(a, b) for a, b in zip(x.args, y.args, strict=True))
+
+
+def _factors(node: Any) -> tuple[list[Any], float]:
+    """The values and the constant a product is made of (``x ** 2`` is two ``x``; ``/ c`` a
+    factor ``1 / c``)."""
+    c = scalar(node)
+    if c is not None:
+        return [], c
+    square = _square_of(node)
+    if square is not None:
+        return [square, square], 1.0
+    if is_call(node, operator.mul):
+        left, right = (_factors(x) for x in node.args)
+        return left[0] + right[0], left[1] * right[1]
+    if is_call(node, operator.truediv) and scalar(node.args[1]) not in (None, 0.0):
+        values, k = _factors(node.args[0])
+        return values, k / float(node.args[1])
+    return [node], 1.0
+
+
+def _huber_term(term: Any) -> tuple[str, Any, Any, float] | None:
+    """``(form, a, b, param)`` when ``term`` is ``torch.where(|d| < c, 0.5 * d * d,
+    c * (|d| - 0.5 * c))`` with ``d = a - b`` (Huber, ``delta = c``) or ``torch.where(|d| <
+    c, 0.5 * d * d / c, |d| - 0.5 * c)`` (smooth L1, ``beta = c``): any order of the factors,
+    squares of ``d`` or of ``|d|``, ``|d|`` and ``d`` written once or again."""
+    if not is_call(term, torch.where) or len(term.args) != 3 or term.kwargs:
+        return None
+    cond, near, far = term.args
+    bound = _less_than(cond)
+    if bound is None or not is_call(bound[0], torch.abs) or bound[1] <= 0.0:
+        return None
+    diff, c = bound[0].args[0], bound[1]
+    if not is_call(diff, operator.sub) or len(diff.args) != 2:
+        return None
+
+    def absolute(x: Any) -> bool:
+        return is_call(x, torch.abs) and _same(x.args[0], diff)
+
+    values, half = _factors(near)
+    if len(values) != 2 or not (
+        all(_same(v, diff) for v in values) or all(absolute(v) for v in values)
+    ):
+        return None
+    outer, scale = _factors(far)
+    if len(outer) != 1 or not is_call(outer[0], operator.sub):
+        return None
+    distance, offset = outer[0].args
+    if not absolute(distance) or scalar(offset) is None or not _close(offset, 0.5 * c):
+        return None
+    a, b = diff.args
+    if _close(half, 0.5) and _close(scale, c):
+        return "huber", a, b, c
+    if _close(half, 0.5 / c) and _close(scale, 1.0):
+        return "smooth_l1", a, b, c
+    return None
+
+
+def _close(x: Any, y: float) -> bool:
+    """Two constants equal to rounding (``0.5 * d * d / c`` against ``d * d / (2 * c)``)."""
+    return abs(float(x) - y) <= 1e-12 * max(1.0, abs(y))
+
+
+def _less_than(node: Any) -> tuple[Any, float] | None:
+    """``(x, c)`` when ``node`` is ``x < c``, ``x <= c``, ``c > x`` or ``c >= x`` (operators,
+    ``torch.lt`` and kin, or their methods) for a number ``c``."""
+    if not isinstance(node, fx.Node) or len(node.args) != 2 or node.kwargs:
+        return None
+    names: dict[Any, str] = {
+        operator.lt: "lt", operator.le: "le", operator.gt: "gt", operator.ge: "ge",
+        torch.lt: "lt", torch.le: "le", torch.gt: "gt", torch.ge: "ge",
+    }  # fmt: skip
+    if node.op == "call_function":
+        op = names.get(node.target)
+    else:
+        op = str(node.target) if node.op == "call_method" else None
+    x, c = node.args
+    if op in ("gt", "ge"):
+        x, c = c, x
+    elif op not in ("lt", "le"):
+        return None
+    bound = scalar(c)
+    return (x, bound) if bound is not None and isinstance(x, fx.Node) else None
+
+
+def _picked_log_prob(node: Any) -> tuple[Any, Any, int] | None:
+    """``(logits, classes, dim)`` when ``node`` is ``log_softmax(logits, dim)`` (or
+    ``log(softmax(...))``) gathered along ``dim`` at ``classes`` with a size-1 dimension
+    inserted there (``y[:, None]``, ``y.unsqueeze(1)``, ``y.view(-1, 1)``), squeezed or not."""
+    if isinstance(node, fx.Node) and node.op == "call_method" and node.target == "squeeze":
+        node = node.args[0] if len(node.args) == 2 and not node.kwargs else None
+    if not isinstance(node, fx.Node) or not (
+        is_call(node, torch.gather) or (node.op == "call_method" and node.target == "gather")
+    ):
+        return None
+    names = ("input", "dim", "index")
+    if len(node.args) > 3 or set(node.kwargs) - set(names[1:]):
+        return None
+    bound: dict[str, Any] = dict(zip(names, node.args, strict=False)) | dict(node.kwargs)
+    logits = _log_softmax_of(bound.get("input"))
+    x_shape, index = shape_of(logits[0]) if logits else None, bound.get("index")
+    if logits is None or x_shape is None or type(bound.get("dim")) is not int:
+        return None
+    x, dim = logits
+    if bound["dim"] % len(x_shape) != dim or not isinstance(index, fx.Node):
+        return None
+    want = list(x_shape)
+    want[dim] = 1
+    if shape_of(index) != tuple(want) or not _inserts_size_one(index):
+        return None
+    classes = index.args[0]
+    if shape_of(classes) != tuple(x_shape[:dim] + x_shape[dim + 1 :]):
+        return None
+    return x, classes, dim
+
+
+def _inserts_size_one(node: fx.Node) -> bool:
+    """Whether ``node`` only reshapes its input (``unsqueeze``, ``view``, ``reshape``, an
+    index of full slices and ``None``): the caller checks the shapes say a size-1
+    dimension was inserted, which keeps every element's order."""
+    if node.op == "call_method" and node.target in ("unsqueeze", "view", "reshape"):
+        return not node.kwargs
+    if is_call(node, torch.unsqueeze, torch.reshape) and not node.kwargs:
+        return True
+    if is_call(node, operator.getitem) and isinstance(node.args[1], tuple):
+        full = slice(None)
+        return all(k is None or k is Ellipsis or k == full for k in node.args[1])
+    return False
 
 
 def _cosine(gm: fx.GraphModule, node: Any) -> tuple[Any, Any, int, float] | None:
@@ -861,6 +1132,16 @@ def _loss_fits(loss: _Loss) -> bool:
     )
 
 
+def _loss_at(gm: fx.GraphModule, node: fx.Node) -> _Loss | None:
+    """The loss ``node`` computes, where the kernels take it."""
+    if node.op not in ("call_function", "call_module"):
+        return None
+    loss = _functional_loss(gm, node) or _written_loss(gm, node)
+    if loss is None or not _loss_fits(loss) or _dtype(node) != _dtype(loss.operands[0]):
+        return None
+    return loss
+
+
 def loss_kernel(gm: fx.GraphModule) -> int:
     """A loss reduced to its mean or sum -> KernelOPT's own Triton reduction
     (``family_kernels.kernelopt_pointwise_loss`` / ``kernelopt_row_loss``), however it is
@@ -869,7 +1150,10 @@ def loss_kernel(gm: fx.GraphModule) -> int:
     ``cross_entropy``, ``nll_loss`` of a ``log_softmax``, ``triplet_margin_loss``), their
     layers, or written out (``mean((a - b) ** 2)``, ``mean(abs(a - b))``, ``mean(clamp(1 - a
     * b, min=0))``, ``mean(1 - cosine_similarity(a, b))``, ``mean(relu(pairwise_distance(a,
-    p) - pairwise_distance(a, n) + margin))``).
+    p) - pairwise_distance(a, n) + margin))``, ``sum(t * (log(t) - a)) / n``, ``-mean(
+    log_softmax(x, 1).gather(1, y[:, None]))``, ``mean(torch.where(abs(d) < c, 0.5 * d * d,
+    c * (abs(d) - 0.5 * c)))``): matched on the canonical graph, so methods, functions,
+    operand orders and divisors read off a tensor's shape all reach the same kernel.
 
     Faster: the vendor's losses write the elementwise terms (or the rows' logsumexp, norms,
     distances) to memory and reduce them in further passes; the kernel reads each operand
@@ -884,11 +1168,10 @@ def loss_kernel(gm: fx.GraphModule) -> int:
     count = 0
     g = gm.graph
     for node in list(g.nodes):
-        if node.op not in ("call_function", "call_module"):
-            continue
-        loss = _functional_loss(gm, node) or _written_loss(gm, node)
-        if loss is None or not _loss_fits(loss) or _dtype(node) != _dtype(loss.operands[0]):
-            continue
+        loss = _loss_at(gm, node)
+        user = only_user(node)
+        if loss is None or (user is not None and _loss_at(gm, user) is not None):
+            continue  # a division or negation after it is part of the loss: matched there
         with g.inserting_before(node):
             if loss.rowwise:
                 a, b, *rest = loss.operands

@@ -67,6 +67,9 @@ class DispatchRecord:
             "ms": self.ms,
             "bound": self.bound,
             "roofline_fraction": self.roofline_fraction,
+            "flops": self.flops,
+            "bytes": self.bytes,
+            "bound_ms": self.bound_ms,
             "library": self.library,
             "shapes": [list(s) for s in self.shapes],
             "alternatives": dict(self.alternatives),
@@ -468,7 +471,7 @@ def _choices(
     inputs: list[Any],
     cand: Any,
 ) -> list[DispatchChoice]:
-    from kernelopt_jupyter.analysis.harvest import _DISPATCH_CHOICES
+    from kernelopt_jupyter.analysis.harvest import dispatch_choices
     from kernelopt_jupyter.problem import candidate_model, load_source_module
 
     variants = dict(harvest.dispatch_variants)
@@ -476,7 +479,7 @@ def _choices(
     choices: list[DispatchChoice] = []
     eager_times = _profile(model, inputs) if device == "cuda" else {}
     harvest_ms = _median_forward_ms(cand, inputs) if device == "cuda" and variants else None
-    for label, ops, _overrides, _fallbacks in _DISPATCH_CHOICES:
+    for label, ops, _overrides, _fallbacks in dispatch_choices():
         if not any(op in triton_ops for op in ops):
             continue
         choice = DispatchChoice(

@@ -36,6 +36,14 @@ _DISPATCH_CHOICES: list[tuple[str, tuple[str, ...], dict[str, Any], tuple[str, .
 ]
 
 
+def dispatch_choices() -> list[tuple[str, tuple[str, ...], dict[str, Any], tuple[str, ...]]]:
+    """The ops the harvest can route back to their vendor/eager kernel, each as ``(label,
+    aten ops, Inductor config overrides, ops forced to fallback)``: a copy, so a reader
+    cannot change what later harvests do."""
+    return [(label, ops, dict(overrides), fallbacks) for label, ops, overrides, fallbacks in
+            _DISPATCH_CHOICES]  # fmt: skip
+
+
 @dataclass
 class KernelRecord:
     """One harvested unit as the agents see it (``agents.base.KernelUnit`` fields and more)."""
