@@ -179,7 +179,8 @@ def kernelopt_conv_transpose(x, weight, bias, stride, padding, output_padding, g
         c_in_g = c_in // groups
         # The channel blocks of the GEMM follow the channels (tl.dot takes 16 at least).
         n_block = min(64, max(16, triton.next_power_of_2(c_out_g)))
-        k_block = min(32, max(16, triton.next_power_of_2(c_in_g)))
+        # The input channels in blocks of 32, or 16 where that pads fewer (48 channels).
+        k_block = 16 if triton.cdiv(c_in_g, 16) * 16 < triton.cdiv(c_in_g, 32) * 32 else 32
         own_conv_transpose_kernel[
             lambda meta: (
                 triton.cdiv(rows, meta["M_BLOCK"] // min(w_tile, meta["M_BLOCK"]))
