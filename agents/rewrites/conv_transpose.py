@@ -48,7 +48,7 @@ def own_conv_transpose_kernel(
     PD: tl.constexpr, PH: tl.constexpr, PW: tl.constexpr,
     DD: tl.constexpr, DH: tl.constexpr, DW: tl.constexpr,
     KD: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
-    TD: tl.constexpr, TH_: tl.constexpr, TW_: tl.constexpr,
+    STEP_D: tl.constexpr, STEP_H: tl.constexpr, STEP_W: tl.constexpr,
     HAS_BIAS: tl.constexpr, W_TILE: tl.constexpr, M_BLOCK: tl.constexpr,
     N_BLOCK: tl.constexpr, K_BLOCK: tl.constexpr,
 ):  # fmt: skip
@@ -59,7 +59,7 @@ def own_conv_transpose_kernel(
     # depth and height), so its input reads run along memory (coalesced) for any length.
     # Tap k reaches the phase where (phase + pad - k * dil) is a multiple of the stride,
     # reading input q + (phase + pad - k * dil) / stride; only those taps are visited (every
-    # TD, TH_, TW_-th along each dimension), in one loop with the input-channel blocks, so
+    # STEP_D, STEP_H, STEP_W-th along each dimension), in one loop with the input-channel blocks, so
     # the loads pipeline. Each step adds (outputs x input channels) @ (input channels x
     # output channels) to a float32 tile, in IEEE float32 (no TF32).
     TW: tl.constexpr = W_TILE if W_TILE < M_BLOCK else M_BLOCK
@@ -87,18 +87,18 @@ def own_conv_transpose_kernel(
     out_ok = (row < ROWS) & (qw < QW) & (od < D_OUT) & (oh < H_OUT) & (ow < W_OUT)
     c_in = GROUPS * C_IN_G
     x_rows = (image * c_in + group * C_IN_G) * (D * H * W)  # each output's image and group
-    kd0, nkd = own_conv_transpose_taps(rd + PD, SD, DD, TD, KD)
-    kh0, nkh = own_conv_transpose_taps(rh + PH, SH, DH, TH_, KH)
-    kw0, nkw = own_conv_transpose_taps(rw + PW, SW, DW, TW_, KW)
+    kd0, nkd = own_conv_transpose_taps(rd + PD, SD, DD, STEP_D, KD)
+    kh0, nkh = own_conv_transpose_taps(rh + PH, SH, DH, STEP_H, KH)
+    kw0, nkw = own_conv_transpose_taps(rw + PW, SW, DW, STEP_W, KW)
     chunks = tl.cdiv(C_IN_G, K_BLOCK)
     ks = tl.arange(0, K_BLOCK)
     acc = tl.zeros((M_BLOCK, N_BLOCK), dtype=tl.float32)
     for step in range(nkd * nkh * nkw * chunks):
         ci = (step % chunks) * K_BLOCK + ks
         tap = step // chunks
-        kw = kw0 + (tap % nkw) * TW_
-        kh = kh0 + (tap // nkw % nkh) * TH_
-        kd = kd0 + (tap // (nkw * nkh)) * TD
+        kw = kw0 + (tap % nkw) * STEP_W
+        kh = kh0 + (tap // nkw % nkh) * STEP_H
+        kd = kd0 + (tap // (nkw * nkh)) * STEP_D
         iz = qd + (rd + PD - kd * DD) // SD  # exact divisions
         iy = qh + (rh + PH - kh * DH) // SH
         ix = qw + (rw + PW - kw * DW) // SW
@@ -193,7 +193,7 @@ def kernelopt_conv_transpose(x, weight, bias, stride, padding, output_padding, g
             rows, groups, c_in_g, c_out_g, d, h, w, d_out, h_out, w_out, q[0], q[1], q[2],
             SD=s[0], SH=s[1], SW=s[2], PD=p[0], PH=p[1], PW=p[2],
             DD=dl[0], DH=dl[1], DW=dl[2], KD=k[0], KH=k[1], KW=k[2],
-            TD=steps[0], TH_=steps[1], TW_=steps[2],
+            STEP_D=steps[0], STEP_H=steps[1], STEP_W=steps[2],
             HAS_BIAS=bias is not None, W_TILE=w_tile, N_BLOCK=n_block, K_BLOCK=k_block,
             M_BLOCK=64, num_warps=4, num_stages=2,
         )  # fmt: skip
@@ -201,7 +201,7 @@ def kernelopt_conv_transpose(x, weight, bias, stride, padding, output_padding, g
 
 
 #: The wrapper and the kernels it launches, in the order they are copied (merged into
-#: ``kernels.KERNEL_HELPERS`` through ``family_kernels.FAMILY_KERNEL_HELPERS``).
+#: ``kernels.KERNEL_HELPERS``).
 CONV_TRANSPOSE_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     kernelopt_conv_transpose.__name__: (
         kernelopt_conv_transpose,
