@@ -16,6 +16,7 @@ import torch
 import triton
 import triton.language as tl
 
+from kernelopt_jupyter.agents.rewrites.conv_transpose import CONV_TRANSPOSE_KERNEL_HELPERS
 from kernelopt_jupyter.agents.rewrites.family_kernels import (
     FAMILY_KERNEL_CONSTANTS,
     FAMILY_KERNEL_HELPERS,
@@ -824,6 +825,7 @@ def kernelopt_winograd_convolution(
 #: Each wrapper and the kernels it launches, in the order they are copied.
 KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     **FAMILY_KERNEL_HELPERS,
+    **CONV_TRANSPOSE_KERNEL_HELPERS,
     kernelopt_depthwise_conv2d.__name__: (
         kernelopt_depthwise_conv2d,
         (own_depthwise_conv2d_kernel,),

@@ -134,6 +134,10 @@ def rewrite_priority(names: list[str], s: Shares) -> float:
         elif name == "depthwise_conv_kernel":
             # A memory-bound conv the vendor runs far below bandwidth: ranks with the convs.
             p = 3.2 + s.conv
+        elif name == "conv_transpose_kernel":
+            # A strided transposed conv the vendor runs over zero-dilated inputs: ranks with
+            # the convs, below the depthwise kernel (a GEMM the vendor may still win).
+            p = 3.15 + s.conv
         elif name in ("pool_before_activation", "smooth_after_max"):
             p = 2.2 + 0.5 * s.triton  # one pass over the larger tensor, in eager only
         else:

@@ -37,6 +37,7 @@ from kernelopt_jupyter.agents.rewrites.canonical import (
     linear_parts,
     reduction,
 )
+from kernelopt_jupyter.agents.rewrites.conv_transpose_rule import conv_transpose_kernel
 from kernelopt_jupyter.agents.rewrites.family_rules import (
     arg_reduce_kernel,
     batch_norm_kernel,
@@ -1498,6 +1499,10 @@ REWRITES: list[Rewrite] = [
     Rewrite(
         "depthwise_conv_kernel", "depthwise convolution as KernelOPT's own Triton kernel",
         "reassociation", depthwise_conv_kernel, eager_only=True, kernels=True,
+    ),
+    Rewrite(
+        "conv_transpose_kernel", "transposed convolution as KernelOPT's own Triton kernel",
+        "reassociation", conv_transpose_kernel, eager_only=True, kernels=True,
     ),
     Rewrite(
         "avg_pool_kernel", "average pool as KernelOPT's own Triton kernel",
