@@ -66,6 +66,7 @@ def install_interpreter_shims() -> bool:
     _patch_generic_reduce()
     _patch_builtin_lookup()
     _skip_discarded_overflow_checks()
+    _wrap_float_arguments()
     install_stub_driver()
     _INSTALLED = True
     return True
@@ -397,6 +398,34 @@ def _skip_discarded_overflow_checks() -> None:
     if getattr(options, "debug", True) or not getattr(options, "sanitize_overflow", False):
         return
     builder.options = dataclasses.replace(options, sanitize_overflow=False)
+
+
+def _wrap_float_arguments() -> None:
+    """Compiled, a kernel's Python ``float`` argument arrives as a float32 scalar tensor, so a
+    kernel may call ``eps.to(tl.float32)`` on it (Liger-Kernel's norms and losses do); the
+    interpreter wrapped integers and pointers but passed floats through as Python numbers,
+    which have no ``.to``. Wrapped as float32 interpreter tensors they behave as compiled."""
+    import numpy as np
+
+    try:
+        from triton.runtime import interpreter
+        from triton.runtime.jit import mangle_type
+    except ImportError:  # pragma: no cover - every supported Triton has the interpreter
+        return
+    original = getattr(interpreter, "_implicit_cvt", None)
+    handle = getattr(interpreter, "TensorHandle", None)
+    if original is None or handle is None or getattr(original, "_wraps_floats", False):
+        return
+    tl = _tl()
+
+    def implicit_cvt(arg: Any) -> Any:
+        if isinstance(arg, float):
+            ty = tl.str_to_ty(mangle_type(arg), None)
+            return tl.tensor(handle(np.array([arg], dtype=np.float32), ty), ty)
+        return original(arg)
+
+    implicit_cvt._wraps_floats = True  # type: ignore[attr-defined]
+    interpreter._implicit_cvt = implicit_cvt
 
 
 def _patch_builtin_lookup() -> None:
