@@ -224,7 +224,12 @@ def liger_layer_norm_rule(gm: fx.GraphModule) -> int:
 
 def liger_group_norm_rule(gm: fx.GraphModule) -> int:
     """A GroupNorm (each spelling ``group_norm_kernel`` takes) -> Liger-Kernel's Triton
-    GroupNorm, one program per image and group. A reassociation of the group's moments.
+    GroupNorm, one program per image and group.
+
+    Faster where it is: statistics and normalisation in one kernel, where the vendor's
+    lowering is two passes over memory; and where the rest of the forward is PyTorch compute
+    (a convolution's epilogue), KernelOPT's own kernel is not offered at all, while a vendor
+    call is. A reassociation of the group's moments.
     """
     from kernelopt_jupyter.agents.rewrites.kernels import kernelopt_group_norm
     from kernelopt_jupyter.agents.rewrites.rules import group_norm_kernel
@@ -258,7 +263,11 @@ def _pointwise_loss_route(
 def liger_loss_rule(gm: fx.GraphModule) -> int:
     """A cross entropy of ``(N, C)`` logits or a KL divergence of two same-shaped operands
     (each spelling ``loss_kernel`` takes) -> Liger-Kernel's Triton loss kernels, one program
-    per row, then a sum. A reassociation of the sums.
+    per row, then a sum.
+
+    Faster where it is: each row is read once and reduced as it goes (an online softmax for
+    the cross entropy), where the vendor's losses write the elementwise terms or the rows'
+    logsumexp and reduce them in further passes. A reassociation of the sums.
     """
     from kernelopt_jupyter.agents.rewrites.family_kernels import (
         kernelopt_pointwise_loss,
