@@ -1,6 +1,6 @@
 """Make Triton (and Inductor's Triton code) run on a machine with no GPU, under the interpreter.
 
-``TRITON_INTERPRET=1`` runs ``@triton.jit`` kernels on CPU tensors, but three gaps remain:
+``TRITON_INTERPRET=1`` runs ``@triton.jit`` kernels on CPU tensors, but gaps remain:
 
 * ``triton.language.extra.libdevice`` functions (erf, tanh, pow, ...) are empty stubs there
   and return ``None``; Inductor and Helion emit them. We map each to a NumPy/torch-on-CPU
@@ -15,6 +15,9 @@
   own (Inductor's cumsum helpers, ``tl.associative_scan``) likewise, by doubling strides.
 * the interpreter widens every integer ``+``, ``-`` and ``*`` to check it for overflow and
   then drops the check (its assert is kept only with ``debug``, which is off): we skip it.
+* a kernel's Python ``float`` argument reached the kernel as a plain number, where compiled
+  code gets a float32 scalar tensor (``eps.to(tl.float32)`` works there, as Liger-Kernel's
+  kernels use it): we wrap it as one.
 * ``triton.autotune``, ``triton.testing.do_bench`` and Inductor's Triton codegen ask for an
   *active driver* and fail with "0 active drivers". A stub driver reporting an sm_90 target, a
   CPU benchmarker, device 0 and stream 0 satisfies them.
