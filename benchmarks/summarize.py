@@ -25,6 +25,7 @@ from typing import Any
 
 #: Note prefixes -> the kind of move (the offline policy's plan titles; see docs/offline.md).
 KINDS = (
+    ("rewrite: kept library", "kept library"),
     ("rewrite:", "graph rewrite"),
     ("inductor config:", "inductor config"),
     ("Inductor configuration:", "inductor config"),

@@ -1,6 +1,6 @@
 """Make Triton (and Inductor's Triton code) run on a machine with no GPU, under the interpreter.
 
-``TRITON_INTERPRET=1`` runs ``@triton.jit`` kernels on CPU tensors, but three gaps remain:
+``TRITON_INTERPRET=1`` runs ``@triton.jit`` kernels on CPU tensors, but gaps remain:
 
 * ``triton.language.extra.libdevice`` functions (erf, tanh, pow, ...) are empty stubs there
   and return ``None``; Inductor and Helion emit them. We map each to a NumPy/torch-on-CPU
@@ -15,6 +15,9 @@
   own (Inductor's cumsum helpers, ``tl.associative_scan``) likewise, by doubling strides.
 * the interpreter widens every integer ``+``, ``-`` and ``*`` to check it for overflow and
   then drops the check (its assert is kept only with ``debug``, which is off): we skip it.
+* a kernel's Python ``float`` argument reached the kernel as a plain number, where compiled
+  code gets a float32 scalar tensor (``eps.to(tl.float32)`` works there, as Liger-Kernel's
+  kernels use it): we wrap it as one.
 * ``triton.autotune``, ``triton.testing.do_bench`` and Inductor's Triton codegen ask for an
   *active driver* and fail with "0 active drivers". A stub driver reporting an sm_90 target, a
   CPU benchmarker, device 0 and stream 0 satisfies them.
@@ -66,6 +69,7 @@ def install_interpreter_shims() -> bool:
     _patch_generic_reduce()
     _patch_builtin_lookup()
     _skip_discarded_overflow_checks()
+    _wrap_float_arguments()
     install_stub_driver()
     _INSTALLED = True
     return True
@@ -397,6 +401,34 @@ def _skip_discarded_overflow_checks() -> None:
     if getattr(options, "debug", True) or not getattr(options, "sanitize_overflow", False):
         return
     builder.options = dataclasses.replace(options, sanitize_overflow=False)
+
+
+def _wrap_float_arguments() -> None:
+    """Compiled, a kernel's Python ``float`` argument arrives as a float32 scalar tensor, so a
+    kernel may call ``eps.to(tl.float32)`` on it (Liger-Kernel's norms and losses do); the
+    interpreter wrapped integers and pointers but passed floats through as Python numbers,
+    which have no ``.to``. Wrapped as float32 interpreter tensors they behave as compiled."""
+    import numpy as np
+
+    try:
+        from triton.runtime import interpreter
+        from triton.runtime.jit import mangle_type
+    except ImportError:  # pragma: no cover - every supported Triton has the interpreter
+        return
+    original = getattr(interpreter, "_implicit_cvt", None)
+    handle = getattr(interpreter, "TensorHandle", None)
+    if original is None or handle is None or getattr(original, "_wraps_floats", False):
+        return
+    tl = _tl()
+
+    def implicit_cvt(arg: Any) -> Any:
+        if isinstance(arg, float):
+            ty = tl.str_to_ty(mangle_type(arg), None)
+            return tl.tensor(handle(np.array([arg], dtype=np.float32), ty), ty)
+        return original(arg)
+
+    implicit_cvt._wraps_floats = True  # type: ignore[attr-defined]
+    interpreter._implicit_cvt = implicit_cvt
 
 
 def _patch_builtin_lookup() -> None:

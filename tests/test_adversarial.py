@@ -16,6 +16,7 @@ it escapes by: when the verifier improves, the strict xfail fails and the marker
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ class Case:
     quick: bool = False  # part of the quick (not slow) subset
     seed: int | None = None  # a fixed schedule seed, only where a verdict depends on the draw
     rules_off: bool = False  # run with the source rules off (the run-time defences alone)
+    requires: str | None = None  # an optional package the candidate imports (skipped without)
 
 
 # fmt: off
@@ -274,6 +276,7 @@ GOOD = [
     Case("gelu_aligned_fast_path", "gelu", "good"),  # reads x.data_ptr() % 16 to pick an unmasked fast path (an address read for a branch is not host data)
     Case("gelu_triton_op", "gelu", "good"),  # the kernel inside a torch.library.triton_op through wrap_triton (judged by what it launches, not as a custom op)
     Case("gelu_row_tiles_any_batch", "gelu", "good"),  # exact GELU over masked 16-row tiles: the same at every batch, below and above the benchmark's (the derived calls must call it general)
+    Case("layer_norm_liger_kept_library", "layer_norm", "good", requires="liger_kernel"),  # a kept library's Triton LayerNorm (Liger-Kernel), imported and launched from the library's module, dispatch-only as a vendor call
 ]
 
 #: Cheats the source rules stop, run again with the rules off: the run-time defences (process
@@ -393,6 +396,9 @@ def _close_services() -> Iterator[None]:
 
 def _param(case: Case) -> object:
     marks: list[pytest.MarkDecorator] = [] if case.quick else [pytest.mark.slow]
+    if case.requires and importlib.util.find_spec(case.requires) is None:
+        reason = f"{case.name} imports {case.requires}, an optional extra not installed here"
+        marks.append(pytest.mark.skip(reason=reason))
     if case.name in ESCAPES:
         verb = "rejected" if case.klass == "good" else "escapes"
         marks.append(pytest.mark.xfail(strict=True, reason=f"{verb}: {ESCAPES[case.name]}"))

@@ -87,3 +87,9 @@ def test_the_interpreter_builds_no_overflow_check_it_would_drop() -> None:
     assert res.value["debug"] is False and res.value["sanitize"] is False, res.value
     assert res.value["overflowed"] > 500  # the case does wrap ...
     assert res.value["wrapped"] == 0  # ... and wraps as int32 does on the device
+
+
+def test_float_arguments_are_float32_scalars_as_when_compiled() -> None:
+    res = run_task("interp_tasks:float_arguments", {}, device="cpu", extra_env=ENV)
+    assert res.ok, res.describe() + res.traceback
+    assert res.value["err"] == 0.0

@@ -97,6 +97,8 @@ FAMILY_KERNELS = frozenset(
     {"scan_kernel", "max_pool_kernel", "rms_norm_kernel", "layer_norm_kernel",
      "instance_norm_kernel", "arg_reduce_kernel", "batch_norm_kernel", "loss_kernel"}
 )  # fmt: skip
+#: The rules that route the same families to a kept kernel library (``kept_libraries.py``).
+KEPT_LIBRARIES = frozenset({"liger_rms_norm", "liger_layer_norm", "liger_group_norm", "liger_loss"})
 
 
 def rewrite_priority(names: list[str], s: Shares) -> float:
@@ -131,6 +133,10 @@ def rewrite_priority(names: list[str], s: Shares) -> float:
             # runs far below bandwidth or in several passes: ranks with the Triton passes
             # and reductions it replaces, above the folds.
             p = 3.1 + s.triton + s.reductions
+        elif name in KEPT_LIBRARIES:
+            # The same passes on a library's kernel: just below KernelOPT's own, the race
+            # keeps whichever measures faster.
+            p = 3.05 + s.triton + s.reductions
         elif name == "depthwise_conv_kernel":
             # A memory-bound conv the vendor runs far below bandwidth: ranks with the convs.
             p = 3.2 + s.conv

@@ -28,6 +28,7 @@ import torch.fx as fx
 from kernelopt_jupyter.agents.rewrites.derive import Hoisted, helper_text, hoist_derived
 from kernelopt_jupyter.agents.rewrites.graph import RewriteError
 from kernelopt_jupyter.agents.rewrites.helpers import HELPERS
+from kernelopt_jupyter.agents.rewrites.kept_libraries import kept_call_text
 from kernelopt_jupyter.agents.rewrites.kernels import KERNEL_CONSTANTS, KERNEL_HELPERS
 from kernelopt_jupyter.candidate import freeze_environment_reads, insert_after_imports
 from kernelopt_jupyter.renaming import RenameError, rename_class
@@ -49,6 +50,9 @@ def _global_line(name: str, value: Any, problem_module: str) -> str | None:
     kernel = next((h for h, (fn, _) in KERNEL_HELPERS.items() if fn is value), None)
     if kernel is not None:
         return kernel_helper_text(kernel, name)
+    kept = kept_call_text(value, name)
+    if kept is not None:
+        return kept
     helper = next((h for h, fn in HELPERS.items() if fn is value), None)
     if helper is not None:
         # The helper's own imports, then its text (it is our code, written to be copied).

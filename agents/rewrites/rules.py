@@ -62,6 +62,12 @@ from kernelopt_jupyter.agents.rewrites.helpers import (
     kernelopt_tril_matmul,
     kernelopt_triu_matmul,
 )
+from kernelopt_jupyter.agents.rewrites.kept_libraries import (
+    liger_group_norm_rule,
+    liger_layer_norm_rule,
+    liger_loss_rule,
+    liger_rms_norm_rule,
+)
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,9 @@ class Rewrite:
     #: The rewrite calls one of KernelOPT's own Triton kernels (``kernels.py``): its candidate
     #: launches that kernel, so it is not dispatch-only.
     kernels: bool = False
+    #: The rewrite routes ops to a kept kernel library (``kept_libraries.py``): tried alone,
+    #: never combined with the rules that put the same sites in KernelOPT's own kernels.
+    kept_library: bool = False
 
 
 def _nodes(g: fx.Graph) -> list[fx.Node]:
@@ -1543,6 +1552,17 @@ REWRITES: list[Rewrite] = [
     Rewrite(
         "loss_kernel", "loss as KernelOPT's own Triton reduction",
         "reassociation", loss_kernel, eager_only=True, kernels=True,
+    ),
+    # Kept libraries: the same sites on Liger-Kernel's Triton kernels, a vendor call.
+    *(
+        Rewrite(name, f"kept library Liger-Kernel: {what} (vendor call)", "reassociation",
+                rule, eager_only=True, kept_library=True)
+        for name, what, rule in (
+            ("liger_rms_norm", "RMS normalisation", liger_rms_norm_rule),
+            ("liger_layer_norm", "LayerNorm", liger_layer_norm_rule),
+            ("liger_group_norm", "GroupNorm", liger_group_norm_rule),
+            ("liger_loss", "cross entropy / KL divergence", liger_loss_rule),
+        )
     ),
 ]  # fmt: skip
 BY_NAME = {r.name: r for r in REWRITES}

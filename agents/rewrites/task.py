@@ -273,7 +273,8 @@ def scan(source: str, path: str) -> RewriteScan:
         # Rules enable each other (a folded BatchNorm leaves a linear+ReLU for the epilogue
         # rule): try them all together, with and without the eager-only ones.
         seen = {tuple(m.names) for m in singles}
-        for rules in ([r for r in REWRITES if not r.eager_only], list(REWRITES)):
+        mine = [r for r in REWRITES if not r.kept_library]  # a kept library is tried alone
+        for rules in ([r for r in mine if not r.eager_only], mine):
             try:
                 combined = attempt(rules)
             except RewriteError as exc:

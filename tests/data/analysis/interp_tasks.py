@@ -310,3 +310,25 @@ def overflow_checks() -> dict[str, Any]:
         "wrapped": int((out != want).sum()),
         "overflowed": int((x.long() * 3 + 2147483000 > 2**31 - 1).sum()),
     }
+
+
+@triton.jit
+def _scale_by_float(x_ptr, out_ptr, n, eps, scale, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    # Compiled, ``eps`` and ``scale`` are float32 scalars with tensor methods (Liger calls them).
+    tl.store(out_ptr + offs, x * scale.to(tl.float32) + eps.to(x.dtype), mask=mask)
+
+
+def float_arguments() -> dict[str, Any]:
+    """A kernel's float arguments are float32 scalar tensors under the interpreter, as they are
+    compiled: ``.to()`` works on them and the arithmetic is float32's."""
+    from kernelopt_jupyter.cpu_triton import install_interpreter_shims
+
+    install_interpreter_shims()
+    x = torch.randn(100)
+    out = torch.empty_like(x)
+    _scale_by_float[(1,)](x, out, 100, 1e-3, 0.1, BLOCK=128)
+    want = x * torch.tensor(0.1, dtype=torch.float32) + torch.tensor(1e-3, dtype=torch.float32)
+    return {"err": float((out - want).abs().max())}
