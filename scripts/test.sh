@@ -39,8 +39,9 @@ fi
 # mypy on the installed layout (agents/ and verify/ inside the package): every seam typed.
 "$VENV/bin/python" scripts/typecheck.py
 # Two pytest workers (KERNELOPT_TEST_JOBS sets the count, 0 runs in this process), each file
-# on one worker so its module fixtures are made once, the adversarial corpus in two parts
-# (tests/conftest.py's xdist groups). (Three on two cores were slower.)
+# on one worker so its module fixtures are made once, the adversarial corpus in two parts,
+# the browser tests on one JupyterLab (tests/_groups.py), the longest files first
+# (tests/conftest.py). (Three on two cores were slower.)
 JOBS="${KERNELOPT_TEST_JOBS:-2}"
 PAR=()
 if [ "$JOBS" != 0 ]; then PAR=(-n "$JOBS" --dist loadgroup); fi

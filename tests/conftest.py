@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,25 +39,74 @@ def pytest_configure(config: pytest.Config) -> None:
         import shutil
 
         shutil.rmtree(BROWSER_ARTIFACTS, ignore_errors=True)
+    config.pluginmanager.register(LongestFirst(), "kernelopt-longest-first")
 
 
-#: Files whose tests are shared out between pytest-xdist workers in this many parts: whole,
-#: the adversarial corpus (each case a verification of its own) took one worker about as long
-#: as every other file took the other, and was the suite's critical path.
-SPLIT_FILES = {"test_adversarial.py": 2}
+#: Seconds each ``slow`` test takes, roughly (the marker's own definition), to order groups.
+SLOW_SECONDS = 20.0
+#: Files of unmarked tests that take far longer than their count says (seconds of one run on
+#: two workers of a 2-core machine, ``--durations=0``), so that they are not left to the end.
+FILE_SECONDS = {
+    "test_magic.py": 135,
+    "test_resume_replay.py": 130,
+    "test_session.py": 120,
+    "test_cli_verify.py": 85,
+    "test_verify_good.py": 85,
+    "test_claude_keyscan.py": 70,
+    "test_verify_cheats.py": 70,
+    "test_helion.py": 65,
+    "test_analysis_harvest.py": 60,
+    "test_deploy_export.py": 60,
+    "test_worker_import_path.py": 55,
+    "test_cli_deadline.py": 45,
+    "test_winograd.py": 45,
+}
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """One xdist group per file (``--dist loadgroup`` then keeps a file's module fixtures on
-    one worker, as ``loadfile`` does), the files of ``SPLIT_FILES`` in parts taken in turn."""
-    seen: dict[Path, int] = {}
-    for item in items:
-        path = Path(item.path)
-        parts = SPLIT_FILES.get(path.name, 1)
-        index = seen.get(path, 0)
-        seen[path] = index + 1
-        group = str(path) if parts == 1 else f"{path}:{index % parts}"
-        item.add_marker(pytest.mark.xdist_group(group))
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """``--dist loadgroup``: one group per file (a file's module fixtures made on one worker),
+    the files of ``SPLIT_FILES`` in parts, the folders of ``SHARED_FOLDERS`` whole (tests/
+    _groups.py), taken in the order of the collection (``LongestFirst``)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from _groups import FileGroupScheduling
+
+    config.option.loadscopereorder = False  # the collection is in the order wanted
+    return FileGroupScheduling(config, log)
+
+
+class LongestFirst:
+    """Puts the tests in order of the estimated seconds of their file (or shared folder),
+    longest first, once they are chosen (``-m``): the workers take the groups in that order
+    and the short ones even out the end. xdist's own order, by count of tests, left the
+    one-test files, among them the longest, to the end, with one worker idle meanwhile.
+    A file's tests keep their order (a split file's parts stay interleaved, as counted)."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Iterator[None]:
+        yield
+        from _groups import unit
+
+        paths = [item.nodeid.split("::", 1)[0] for item in items]
+        in_file = Counter(paths)
+        units = [unit(path) for path in paths]
+        seconds: Counter[str] = Counter()
+        for item, path, name in zip(items, paths, units):
+            seconds[name] += _seconds(item, in_file[path])
+        first = {name: i for i, name in reversed(list(enumerate(units)))}
+        order = sorted(range(len(items)), key=lambda i: (-seconds[units[i]], first[units[i]]))
+        items[:] = [items[i] for i in order]
+
+
+def _seconds(item: pytest.Item, tests_in_file: int) -> float:
+    from _groups import SHARED_FOLDERS
+
+    path = Path(item.path)
+    own = SHARED_FOLDERS.get(path.parent.name)
+    if own is None:
+        own = SLOW_SECONDS if item.get_closest_marker("slow") is not None else 1.0
+    return own + FILE_SECONDS.get(path.name, 0) / tests_in_file
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
