@@ -208,6 +208,63 @@ def test_the_fused_kernel_equals_torch_under_the_interpreter() -> None:
         assert fused == 1 and same and 0.0 <= err < tolerance, (dims, epilogue, err)
 
 
+_NORMS = textwrap.dedent(
+    """
+    import json, sys
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
+    from kernelopt_jupyter.agents.rewrites.epilogue_rule import fuse_epilogues
+    from kernelopt_jupyter.agents.rewrites.graph import propagate_shapes, trace
+    from kernelopt_jupyter.agents.rewrites.rules import BY_NAME, foreign_compute
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.LayerNorm(37)
+            self.scale = nn.Parameter(torch.rand(37) + 0.5)
+
+        def forward(self, x):
+            return F.gelu(self.norm(x)) * self.scale + 0.25
+
+    class Instance(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.InstanceNorm2d(5, affine=True)
+            self.shift = nn.Parameter(torch.randn(5, 1, 1))
+
+        def forward(self, x):
+            y = self.norm(x)
+            return F.leaky_relu(y * torch.sigmoid(y) - self.shift, 0.1)
+
+    results = []
+    for name, rule, shape in json.loads(sys.argv[1]):
+        torch.manual_seed(0)
+        net, x = {"layer": Layer, "instance": Instance}[name](), torch.randn(shape)
+        gm = trace(net)
+        propagate_shapes(gm, [x])
+        canonicalize(gm)
+        BY_NAME[rule].apply(gm)
+        propagate_shapes(gm, [x])  # as the scan does after each rule
+        fused = fuse_epilogues(gm)
+        with torch.no_grad():
+            want = net.double()(x.double())
+            got = gm.float()(x)
+        err = float((got.double() - want).abs().max()) / max(1.0, float(want.abs().max()))
+        results.append([name, fused, foreign_compute(gm), err])
+    print(json.dumps(results))
+    """
+)
+
+
+def test_the_norm_kernel_takes_an_epilogue_under_the_interpreter() -> None:
+    cases = [["layer", "layer_norm_kernel", [3, 7, 37]]]
+    cases += [["instance", "instance_norm_kernel", [2, 5, 9, 11]]]
+    for name, fused, foreign, err in interpret(_NORMS, cases):
+        assert fused == 1 and foreign is None and 0.0 <= err < 1e-5, (name, foreign, err)
+
+
 _PROBLEM = textwrap.dedent(
     """
     import torch
@@ -256,29 +313,54 @@ def test_the_scan_offers_a_level_two_chain_as_one_kernel() -> None:
     assert "conv_transpose_kernel: the rest of the forward" not in found.error
 
 
-def test_the_epilogue_compiles_for_the_gpu_without_one() -> None:
-    # Every op in one program (the interpreter accepts code the real compiler rejects).
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
-    from kernelopt_jupyter.agents.rewrites.conv_transpose import own_conv_transpose_kernel
-
-    fn = own_conv_transpose_kernel
-    if getattr(fn, "arg_names", None) is None:
-        pytest.skip("Triton's interpreter is on in this process")
+def _every_op() -> tuple[Any, ...]:
+    """A program that runs every op once (operand 0 loaded into register 1)."""
     program: list[Any] = [EPILOGUE_OPS["load"], 1, 0, 4, 5]
     for name, code in EPILOGUE_OPS.items():
         if name not in ("load", "copy"):
             program += [code, 0, 0, 1 if name in ("add", "sub", "mul", "div") else 0.5, 2.0]
     program += [EPILOGUE_OPS["copy"], 2, 0, 0, 0, EPILOGUE_OPS["add"], 0, 0, 2, 0]
+    return tuple(program)
+
+
+def _conv_transpose_launch() -> tuple[Any, dict[str, str], dict[str, Any]]:
+    from kernelopt_jupyter.agents.rewrites.conv_transpose import own_conv_transpose_kernel
+
     sizes = ("ROWS", "GROUPS", "C_IN_G", "C_OUT_G", "D", "H", "W", "D_OUT", "H_OUT", "W_OUT",
              "QD", "QH", "QW")  # fmt: skip
     constants = dict(SD=2, SH=1, SW=2, PD=1, PH=0, PW=2, DD=1, DH=1, DW=1, KD=3, KH=2, KW=3,
                      STEP_D=2, STEP_H=1, STEP_W=2, HAS_BIAS=True, W_TILE=32, M_BLOCK=64,
-                     N_BLOCK=32, K_BLOCK=16, EPILOGUE=tuple(program))  # fmt: skip
+                     N_BLOCK=32, K_BLOCK=16, EPILOGUE=_every_op())  # fmt: skip
     signature = {name: "*fp32" for name in ("x_ptr", "w_ptr", "b_ptr", "out_ptr", "ep_ptr")}
-    signature |= {name: "i32" for name in sizes} | {name: "constexpr" for name in constants}
+    signature |= {name: "i32" for name in sizes}
+    return own_conv_transpose_kernel, signature, constants
+
+
+def _norm_launch() -> tuple[Any, dict[str, str], dict[str, Any]]:
+    from kernelopt_jupyter.agents.rewrites.family_kernels import own_norm_kernel
+
+    pointers = ("x_ptr", "w_ptr", "b_ptr", "mean_ptr", "m2_ptr", "out_ptr", "ep_ptr")
+    signature = {name: "*fp32" for name in pointers}
+    signature |= {name: "i32" for name in ("L", "INNER", "CHUNK", "PARTS", "CHANNELS")}
+    signature["eps"] = "fp32"
+    constants = dict(RMS=False, SPLIT=True, PARTS_BLOCK=4, AFFINE=2, HAS_BIAS=True,
+                     BLOCK=1024, INNER_BLOCK=16, EPILOGUE=_every_op())  # fmt: skip
+    return own_norm_kernel, signature, constants
+
+
+@pytest.mark.parametrize("kernel", ["conv_transpose", "norm"])
+def test_the_epilogue_compiles_for_the_gpu_without_one(kernel: str) -> None:
+    # Every op in one program (the interpreter accepts code the real compiler rejects).
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    fn, signature, constants = (
+        _conv_transpose_launch if kernel == "conv_transpose" else _norm_launch
+    )()
+    if getattr(fn, "arg_names", None) is None:
+        pytest.skip("Triton's interpreter is on in this process")
+    signature |= {name: "constexpr" for name in constants}
     source = ASTSource(
         fn=fn,
         signature=signature,

@@ -18,8 +18,6 @@ import torch
 import triton
 import triton.language as tl
 
-from kernelopt_jupyter.agents.rewrites.family_kernels import own_broadcast_index
-
 #: Op codes: the graph pass writes them, :func:`own_epilogue_op` reads them. ``p`` and ``q``
 #: name registers (``x`` is register ``p``) or hold constants, as each op's note says.
 EPILOGUE_OPS = {
@@ -202,6 +200,24 @@ def own_epilogue_program(epilogue, operands, shape, like):
         offset += length
     buffer = torch.cat(parts).to(like.device) if parts else like
     return tuple(program), buffer
+
+
+def own_broadcast_index(operand, shape):
+    """``(inner, length, full)``: element ``i`` of the broadcast ``shape`` reads ``operand``'s
+    element ``(i // inner) % length`` (``full``: the operand has the whole shape); None where
+    ``operand``'s sizes are not one block of ``shape``'s dimensions."""
+    sizes = [1] * (len(shape) - operand.dim()) + list(operand.shape)
+    if sizes == list(shape):
+        return 1, max(1, operand.numel()), True
+    kept = [d for d, size in enumerate(sizes) if size != 1]
+    if kept and kept != list(range(kept[0], kept[-1] + 1)):
+        return None
+    if any(sizes[d] != shape[d] for d in kept):
+        return None
+    inner = 1
+    for size in shape[kept[-1] + 1 :] if kept else []:
+        inner *= size
+    return inner, max(1, operand.numel()), False
 
 
 #: What a wrapper that takes an epilogue copies beside its own kernels.
