@@ -238,10 +238,19 @@ _NORMS = textwrap.dedent(
             y = self.norm(x)
             return F.leaky_relu(y * torch.sigmoid(y) - self.shift, 0.1)
 
+    class Group(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = nn.GroupNorm(3, 6)
+
+        def forward(self, x):
+            return torch.tanh(F.hardswish(self.norm(x)) / 0.75)
+
     results = []
     for name, rule, shape in json.loads(sys.argv[1]):
         torch.manual_seed(0)
-        net, x = {"layer": Layer, "instance": Instance}[name](), torch.randn(shape)
+        net = {"layer": Layer, "instance": Instance, "group": Group}[name]()
+        x = torch.randn(shape)
         gm = trace(net)
         propagate_shapes(gm, [x])
         canonicalize(gm)
@@ -261,6 +270,7 @@ _NORMS = textwrap.dedent(
 def test_the_norm_kernel_takes_an_epilogue_under_the_interpreter() -> None:
     cases = [["layer", "layer_norm_kernel", [3, 7, 37]]]
     cases += [["instance", "instance_norm_kernel", [2, 5, 9, 11]]]
+    cases += [["group", "group_norm_kernel", [2, 6, 7, 5]]]
     for name, fused, foreign, err in interpret(_NORMS, cases):
         assert fused == 1 and foreign is None and 0.0 <= err < 1e-5, (name, foreign, err)
 
@@ -336,6 +346,16 @@ def _conv_transpose_launch() -> tuple[Any, dict[str, str], dict[str, Any]]:
     return own_conv_transpose_kernel, signature, constants
 
 
+def _group_norm_launch() -> tuple[Any, dict[str, str], dict[str, Any]]:
+    from kernelopt_jupyter.agents.rewrites.kernels import own_group_norm_kernel
+
+    signature = {name: "*fp32" for name in ("x_ptr", "w_ptr", "b_ptr", "out_ptr", "ep_ptr")}
+    signature |= {name: "i32" for name in ("GROUPS", "HW", "CG", "GROUP_SIZE")}
+    signature["eps"] = "fp32"
+    constants = dict(HAS_AFFINE=True, BLOCK=1024, EPILOGUE=_every_op())
+    return own_group_norm_kernel, signature, constants
+
+
 def _norm_launch() -> tuple[Any, dict[str, str], dict[str, Any]]:
     from kernelopt_jupyter.agents.rewrites.family_kernels import own_norm_kernel
 
@@ -348,16 +368,21 @@ def _norm_launch() -> tuple[Any, dict[str, str], dict[str, Any]]:
     return own_norm_kernel, signature, constants
 
 
-@pytest.mark.parametrize("kernel", ["conv_transpose", "norm"])
+_LAUNCHES = {
+    "conv_transpose": _conv_transpose_launch,
+    "norm": _norm_launch,
+    "group_norm": _group_norm_launch,
+}
+
+
+@pytest.mark.parametrize("kernel", list(_LAUNCHES))
 def test_the_epilogue_compiles_for_the_gpu_without_one(kernel: str) -> None:
     # Every op in one program (the interpreter accepts code the real compiler rejects).
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    fn, signature, constants = (
-        _conv_transpose_launch if kernel == "conv_transpose" else _norm_launch
-    )()
+    fn, signature, constants = _LAUNCHES[kernel]()
     if getattr(fn, "arg_names", None) is None:
         pytest.skip("Triton's interpreter is on in this process")
     signature |= {name: "constexpr" for name in constants}

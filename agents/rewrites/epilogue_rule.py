@@ -241,8 +241,9 @@ def _epilogue_wrappers() -> tuple[Callable[..., Any], ...]:
     """Wrappers of KernelOPT's kernels that take ``epilogue=`` and ``operands=`` keywords."""
     from kernelopt_jupyter.agents.rewrites.conv_transpose import kernelopt_conv_transpose
     from kernelopt_jupyter.agents.rewrites.family_kernels import kernelopt_norm
+    from kernelopt_jupyter.agents.rewrites.kernels import kernelopt_group_norm
 
-    return (kernelopt_conv_transpose, kernelopt_norm)
+    return (kernelopt_conv_transpose, kernelopt_norm, kernelopt_group_norm)
 
 
 def fuse_epilogues(gm: fx.GraphModule) -> int:
