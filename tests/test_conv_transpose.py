@@ -366,8 +366,8 @@ def test_the_kernel_compiles_for_the_gpu_without_one() -> None:
              "QD", "QH", "QW")  # fmt: skip
     constants = dict(SD=2, SH=1, SW=2, PD=1, PH=0, PW=2, DD=2, DH=1, DW=1, KD=3, KH=2, KW=5,
                      STEP_D=1, STEP_H=1, STEP_W=2, HAS_BIAS=True, W_TILE=32, M_BLOCK=128,
-                     N_BLOCK=32, K_BLOCK=16)  # fmt: skip
-    signature = {name: "*fp32" for name in ("x_ptr", "w_ptr", "b_ptr", "out_ptr")}
+                     N_BLOCK=32, K_BLOCK=16, EPILOGUE=())  # fmt: skip
+    signature = {name: "*fp32" for name in ("x_ptr", "w_ptr", "b_ptr", "out_ptr", "ep_ptr")}
     signature |= {name: "i32" for name in sizes} | {name: "constexpr" for name in constants}
     source = ASTSource(
         fn=fn,

@@ -25,6 +25,12 @@ import torch
 import triton
 import triton.language as tl
 
+from kernelopt_jupyter.agents.rewrites.epilogue import (
+    EPILOGUE_HELPERS,
+    own_epilogue_apply,
+    own_epilogue_program,
+)
+
 
 @triton.jit
 def own_conv_transpose_taps(shift, S: tl.constexpr, DIL: tl.constexpr, STEP: tl.constexpr,
@@ -42,7 +48,7 @@ def own_conv_transpose_taps(shift, S: tl.constexpr, DIL: tl.constexpr, STEP: tl.
 
 @triton.jit
 def own_conv_transpose_kernel(
-    x_ptr, w_ptr, b_ptr, out_ptr,
+    x_ptr, w_ptr, b_ptr, out_ptr, ep_ptr,
     ROWS, GROUPS, C_IN_G, C_OUT_G, D, H, W, D_OUT, H_OUT, W_OUT, QD, QH, QW,
     SD: tl.constexpr, SH: tl.constexpr, SW: tl.constexpr,
     PD: tl.constexpr, PH: tl.constexpr, PW: tl.constexpr,
@@ -50,7 +56,7 @@ def own_conv_transpose_kernel(
     KD: tl.constexpr, KH: tl.constexpr, KW: tl.constexpr,
     STEP_D: tl.constexpr, STEP_H: tl.constexpr, STEP_W: tl.constexpr,
     HAS_BIAS: tl.constexpr, W_TILE: tl.constexpr, M_BLOCK: tl.constexpr,
-    N_BLOCK: tl.constexpr, K_BLOCK: tl.constexpr,
+    N_BLOCK: tl.constexpr, K_BLOCK: tl.constexpr, EPILOGUE: tl.constexpr,
 ):  # fmt: skip
     # A 1-D or 2-D convolution is a 3-D one with size-1 leading dimensions. Program axes: a
     # tile of M_BLOCK outputs of one stride phase, a block of N_BLOCK output channels of one
@@ -124,14 +130,18 @@ def own_conv_transpose_kernel(
     spatial = (od * H_OUT + oh) * W_OUT + ow
     out_at = (image * GROUPS * C_OUT_G)[:, None] + channel[None, :]
     out_at = out_at * (D_OUT * H_OUT * W_OUT) + spatial[:, None]
-    tl.store(
-        out_ptr + out_at, acc.to(out_ptr.dtype.element_ty), mask=out_ok[:, None] & co_ok[None, :]
-    )
+    ok = out_ok[:, None] & co_ok[None, :]
+    if len(EPILOGUE) > 0:  # the pointwise ops after the convolution (epilogue.py), in float32
+        acc = own_epilogue_apply(acc, out_at, ok, ep_ptr, EPILOGUE)
+    tl.store(out_ptr + out_at, acc.to(out_ptr.dtype.element_ty), mask=ok)
 
 
-def kernelopt_conv_transpose(x, weight, bias, stride, padding, output_padding, groups, dilation):
+def kernelopt_conv_transpose(
+    x, weight, bias, stride, padding, output_padding, groups, dilation, epilogue=(), operands=()
+):
     """``F.conv_transpose1d/2d/3d(x, weight, bias, stride, padding, output_padding, groups,
-    dilation)`` for an ``(N, C_in, *spatial)`` or ``(C_in, *spatial)`` input, ``weight`` of
+    dilation)``, then the pointwise ``epilogue`` (``epilogue.py``: a program over the tensor
+    ``operands``, applied to each output in float32 before it is stored), for an ``(N, C_in, *spatial)`` or ``(C_in, *spatial)`` input, ``weight`` of
     shape ``(C_in, C_out / groups, *kernel)``; ``stride``, ``padding``, ``output_padding`` and
     ``dilation`` are tuples of the spatial rank. Float32 accumulation (IEEE products, no
     TF32); the output has ``x``'s dtype.
@@ -181,6 +191,8 @@ def kernelopt_conv_transpose(x, weight, bias, stride, padding, output_padding, g
         n_block = min(64, max(16, triton.next_power_of_2(c_out_g)))
         # The input channels in blocks of 32, or 16 where that pads fewer (48 channels).
         k_block = 16 if triton.cdiv(c_in_g, 16) * 16 < triton.cdiv(c_in_g, 32) * 32 else 32
+        shape = out.shape[1:] if unbatched else out.shape
+        program, ep = own_epilogue_program(epilogue, operands, shape, out)
         own_conv_transpose_kernel[
             lambda meta: (
                 triton.cdiv(rows, meta["M_BLOCK"] // min(w_tile, meta["M_BLOCK"]))
@@ -189,13 +201,13 @@ def kernelopt_conv_transpose(x, weight, bias, stride, padding, output_padding, g
                 s[0] * s[1] * s[2],
             )
         ](
-            x, taps_first, taps_first if bias is None else bias.contiguous(), out,
+            x, taps_first, taps_first if bias is None else bias.contiguous(), out, ep,
             rows, groups, c_in_g, c_out_g, d, h, w, d_out, h_out, w_out, q[0], q[1], q[2],
             SD=s[0], SH=s[1], SW=s[2], PD=p[0], PH=p[1], PW=p[2],
             DD=dl[0], DH=dl[1], DW=dl[2], KD=k[0], KH=k[1], KW=k[2],
             STEP_D=steps[0], STEP_H=steps[1], STEP_W=steps[2],
             HAS_BIAS=bias is not None, W_TILE=w_tile, N_BLOCK=n_block, K_BLOCK=k_block,
-            M_BLOCK=64, num_warps=4, num_stages=2,
+            EPILOGUE=program, M_BLOCK=64, num_warps=4, num_stages=2,
         )  # fmt: skip
     return out.squeeze(0) if unbatched else out
 
@@ -205,6 +217,6 @@ def kernelopt_conv_transpose(x, weight, bias, stride, padding, output_padding, g
 CONV_TRANSPOSE_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     kernelopt_conv_transpose.__name__: (
         kernelopt_conv_transpose,
-        (own_conv_transpose_taps, own_conv_transpose_kernel),
+        (*EPILOGUE_HELPERS, own_conv_transpose_taps, own_conv_transpose_kernel),
     ),
 }

@@ -18,6 +18,13 @@ import torch
 import triton
 import triton.language as tl
 
+from kernelopt_jupyter.agents.rewrites.epilogue import (
+    EPILOGUE_HELPERS,
+    own_broadcast_index,
+    own_epilogue_apply,
+    own_epilogue_program,
+)
+
 #: The most neighbouring columns one program of a scan, norm or arg-reduction takes where
 #: the reduced dimension is not the last (a run of memory per row of its tile).
 MAX_INNER_BLOCK = 16
@@ -286,9 +293,10 @@ def own_norm_stats_kernel(
 
 @triton.jit
 def own_norm_kernel(
-    x_ptr, w_ptr, b_ptr, mean_ptr, m2_ptr, out_ptr, L, INNER, CHUNK, PARTS, CHANNELS, eps,
-    RMS: tl.constexpr, SPLIT: tl.constexpr, PARTS_BLOCK: tl.constexpr, AFFINE: tl.constexpr,
-    HAS_BIAS: tl.constexpr, BLOCK: tl.constexpr, INNER_BLOCK: tl.constexpr,
+    x_ptr, w_ptr, b_ptr, mean_ptr, m2_ptr, out_ptr, ep_ptr, L, INNER, CHUNK, PARTS, CHANNELS,
+    eps, RMS: tl.constexpr, SPLIT: tl.constexpr, PARTS_BLOCK: tl.constexpr,
+    AFFINE: tl.constexpr, HAS_BIAS: tl.constexpr, BLOCK: tl.constexpr,
+    INNER_BLOCK: tl.constexpr, EPILOGUE: tl.constexpr,
 ):  # fmt: skip
     # The tensor seen as (outer, L, inner), normalised over L for each (outer, inner column).
     # One program: INNER_BLOCK columns, rows of its CHUNK (all L unless SPLIT). Unsplit, it
@@ -332,6 +340,8 @@ def own_norm_kernel(
             y = y * tl.load(w_ptr + channel).to(tl.float32)
             if HAS_BIAS:
                 y += tl.load(b_ptr + channel).to(tl.float32)
+        if len(EPILOGUE) > 0:  # the pointwise ops after the norm (epilogue.py), in float32
+            y = own_epilogue_apply(y, offs, ok, ep_ptr, EPILOGUE)
         tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=ok)
 
 
@@ -343,12 +353,12 @@ NORM_MAX_PARTS = 256
 NORM_MIN_CHUNK = 1024
 
 
-def kernelopt_norm(x, first, last, weight, bias, eps, rms, per_channel):
+def kernelopt_norm(x, first, last, weight, bias, eps, rms, per_channel, epilogue=(), operands=()):
     """``x`` normalised over its dimensions ``first .. last - 1`` (contiguous), separately for
     each index of the others: ``(x - mean) / sqrt(var + eps)`` (biased variance), or ``x /
     sqrt(mean(x^2) + eps)`` where ``rms``; then times ``weight`` and plus ``bias`` (either may
     be None), of the normalised dimensions' shape, or one per channel (dimension 1) where
-    ``per_channel``. LayerNorm (the last dimensions), InstanceNorm (the spatial ones, per
+    ``per_channel``; then the pointwise ``epilogue`` over ``operands`` (``epilogue.py``). LayerNorm (the last dimensions), InstanceNorm (the spatial ones, per
     channel) and RMSNorm (dimension 1, or the last ones) are all this.
 
     One Triton program takes a block of columns (neighbouring positions after the normalised
@@ -380,6 +390,7 @@ def kernelopt_norm(x, first, last, weight, bias, eps, rms, per_channel):
             BLOCK=1024, INNER_BLOCK=inner_block, num_warps=4,
         )  # fmt: skip
     affine = 0 if weight is None else 2 if per_channel else 1
+    program, ep = own_epilogue_program(epilogue, operands, x.shape, out)
     own_norm_kernel[lambda meta: (columns * parts,)](
         x,
         x if weight is None else weight.contiguous(),
@@ -387,6 +398,7 @@ def kernelopt_norm(x, first, last, weight, bias, eps, rms, per_channel):
         partials[0],
         partials[1],
         out,
+        ep,
         length,
         inner,
         chunk,
@@ -400,6 +412,7 @@ def kernelopt_norm(x, first, last, weight, bias, eps, rms, per_channel):
         HAS_BIAS=bias is not None,
         BLOCK=1024,
         INNER_BLOCK=inner_block,
+        EPILOGUE=program,
         num_warps=4,
     )
     return out
@@ -816,24 +829,6 @@ LOSS_MIN_CHUNK = 4096
 LOSS_MAX_PARTS = 2048
 
 
-def own_broadcast_index(operand, shape):
-    """``(inner, length, full)``: element ``i`` of the broadcast ``shape`` reads ``operand``'s
-    element ``(i // inner) % length`` (``full``: the operand has the whole shape); None where
-    ``operand``'s sizes are not one block of ``shape``'s dimensions."""
-    sizes = [1] * (len(shape) - operand.dim()) + list(operand.shape)
-    if sizes == list(shape):
-        return 1, max(1, operand.numel()), True
-    kept = [d for d, size in enumerate(sizes) if size != 1]
-    if kept and kept != list(range(kept[0], kept[-1] + 1)):
-        return None
-    if any(sizes[d] != shape[d] for d in kept):
-        return None
-    inner = 1
-    for size in shape[kept[-1] + 1 :] if kept else []:
-        inner *= size
-    return inner, max(1, operand.numel()), False
-
-
 def kernelopt_pointwise_loss(a, b, form, param, log_a, reduction):
     """A loss of one value per element of ``a`` and ``b`` (broadcast), reduced to a scalar of
     ``a``'s dtype: its sum (``reduction="sum"``), mean (``"mean"``) or sum over ``a.shape[0]``
@@ -1013,7 +1008,14 @@ FAMILY_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     kernelopt_max_pool.__name__: (kernelopt_max_pool, (own_pool_out_size, own_max_pool_kernel)),
     kernelopt_norm.__name__: (
         kernelopt_norm,
-        (own_columns, own_column_tile, own_norm_moments, own_norm_stats_kernel, own_norm_kernel),
+        (
+            *EPILOGUE_HELPERS,
+            own_columns,
+            own_column_tile,
+            own_norm_moments,
+            own_norm_stats_kernel,
+            own_norm_kernel,
+        ),
     ),
     kernelopt_arg_reduce.__name__: (
         kernelopt_arg_reduce,

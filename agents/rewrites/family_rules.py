@@ -1103,7 +1103,7 @@ def _loss_fits(loss: _Loss) -> bool:
     of the output's dtype; a pointwise loss's operands each the broadcast shape or one block
     of its dimensions; a row loss's of one shape, a cross entropy's indices the logits'
     shape without the class dimension."""
-    from kernelopt_jupyter.agents.rewrites.family_kernels import own_broadcast_index
+    from kernelopt_jupyter.agents.rewrites.epilogue import own_broadcast_index
 
     shapes = [shape_of(x) for x in loss.operands]
     if any(s is None for s in shapes):

@@ -17,6 +17,11 @@ import triton
 import triton.language as tl
 
 from kernelopt_jupyter.agents.rewrites.conv_transpose import CONV_TRANSPOSE_KERNEL_HELPERS
+from kernelopt_jupyter.agents.rewrites.epilogue import (
+    EPILOGUE_HELPERS,
+    own_epilogue_apply,
+    own_epilogue_program,
+)
 from kernelopt_jupyter.agents.rewrites.family_kernels import (
     FAMILY_KERNEL_CONSTANTS,
     FAMILY_KERNEL_HELPERS,
@@ -204,6 +209,7 @@ def own_group_norm_kernel(
     w_ptr,
     b_ptr,
     out_ptr,
+    ep_ptr,
     GROUPS,
     HW,
     CG,
@@ -211,6 +217,7 @@ def own_group_norm_kernel(
     eps,
     HAS_AFFINE: tl.constexpr,
     BLOCK: tl.constexpr,
+    EPILOGUE: tl.constexpr,
 ):
     # One program: one (image, group), whose CG channels x HW elements are contiguous. The
     # statistics and the normalisation in one kernel: the second read of the group comes
@@ -245,12 +252,14 @@ def own_group_norm_kernel(
             gamma = tl.load(w_ptr + channel, mask=mask, other=1.0).to(tl.float32)
             beta = tl.load(b_ptr + channel, mask=mask, other=0.0).to(tl.float32)
             y = y * gamma + beta
+        if len(EPILOGUE) > 0:  # the pointwise ops after the norm (epilogue.py), in float32
+            y = own_epilogue_apply(y, base + offs, mask, ep_ptr, EPILOGUE)
         tl.store(out_ptr + base + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
 
 
-def kernelopt_group_norm(x, num_groups, weight, bias, eps):
-    """``F.group_norm(x, num_groups, weight, bias, eps)`` (``x`` of shape ``(N, C, *)``) in
-    one Triton kernel: one program per image and group computes the group's mean and variance
+def kernelopt_group_norm(x, num_groups, weight, bias, eps, epilogue=(), operands=()):
+    """``F.group_norm(x, num_groups, weight, bias, eps)`` (``x`` of shape ``(N, C, *)``), then
+    the pointwise ``epilogue`` over ``operands`` (``epilogue.py``), in one Triton kernel: one program per image and group computes the group's mean and variance
     (blockwise, combined by Chan's formula, in float32) and then normalises it, so the group is
     read twice back to back (the second time mostly from L2) and written once, where the usual
     two kernels (statistics, then normalisation) read it twice from memory. A reassociation of
@@ -265,11 +274,13 @@ def kernelopt_group_norm(x, num_groups, weight, bias, eps):
     cg = c // num_groups
     affine = weight is not None and bias is not None
     block = max(16, min(4096, triton.next_power_of_2(cg * hw)))
+    program, ep = own_epilogue_program(epilogue, operands, x.shape, out)
     own_group_norm_kernel[(n * num_groups,)](
         x,
         weight.contiguous() if affine else x,
         bias.contiguous() if affine else x,
         out,
+        ep,
         num_groups,
         hw,
         cg,
@@ -277,6 +288,7 @@ def kernelopt_group_norm(x, num_groups, weight, bias, eps):
         float(eps),
         HAS_AFFINE=affine,
         BLOCK=block,
+        EPILOGUE=program,
         num_warps=8 if block >= 2048 else 4,
     )
     return out
@@ -831,7 +843,10 @@ KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
         (own_depthwise_conv2d_kernel,),
     ),
     kernelopt_avg_pool2d.__name__: (kernelopt_avg_pool2d, (own_depthwise_conv2d_kernel,)),
-    kernelopt_group_norm.__name__: (kernelopt_group_norm, (own_group_norm_kernel,)),
+    kernelopt_group_norm.__name__: (
+        kernelopt_group_norm,
+        (*EPILOGUE_HELPERS, own_group_norm_kernel),
+    ),
     kernelopt_winograd_convolution.__name__: (
         kernelopt_winograd_convolution,
         (

@@ -150,6 +150,7 @@ def scan(source: str, path: str) -> RewriteScan:
 
     from kernelopt_jupyter.agents.op_families import graph_families, removed_families
     from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
+    from kernelopt_jupyter.agents.rewrites.epilogue_rule import fuse_epilogues
     from kernelopt_jupyter.agents.rewrites.graph import (
         RewriteError,
         propagate_shapes,
@@ -236,7 +237,12 @@ def scan(source: str, path: str) -> RewriteScan:
             # rendered subclass of the reference has no such attribute (and on the meta
             # device it holds no values to copy).
             raise RewriteError(f"the traced forward reads {made}, a constant the reference lacks")
+        titles = [r.title for r, _ in applied]
         if any(r.kernels for r, _ in applied):
+            # Pointwise ops after a kernel go into it (its epilogue) before the rest of the
+            # forward is looked at.
+            if fuse_epilogues(gm):
+                titles.append("pointwise epilogue fused into the kernel")
             foreign = foreign_compute(gm)
             if foreign is not None:
                 # Its candidate launches KernelOPT's kernel beside PyTorch compute, which the
@@ -245,7 +251,6 @@ def scan(source: str, path: str) -> RewriteScan:
                     f"the rest of the forward runs PyTorch compute ({foreign}) beside "
                     "KernelOPT's own kernel"
                 )
-        titles = [r.title for r, _ in applied]
         return RewriteMatch(
             names=[r.name for r, _ in applied],
             title="rewrite: " + " + ".join(titles),
