@@ -6,11 +6,7 @@ lifted for the Tuner)."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +16,7 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from _family import interpret
 from _kernelbench import dev_problems, problem_ids
 
 from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
@@ -296,16 +293,7 @@ def test_the_kernel_equals_torch_under_the_interpreter() -> None:
         ((1, 3, 3, 4, 5), 2, (3, 2, 3), (2, 1, 2), (1, 0, 1), (1, 0, 0), 1, (1, 2, 1), True),
         ((1, 4, 2, 3, 3), 1, (2, 2, 2), (1, 2, 1), (0, 0, 1), (0, 1, 0), 4, (2, 1, 1), False),
     ]
-    out = subprocess.run(
-        [sys.executable, "-c", _CHECK, json.dumps(cases)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TRITON_INTERPRET": "1"},
-        timeout=300,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    results = json.loads(out.stdout.strip().splitlines()[-1])
+    results = interpret(_CHECK, cases)
     assert len(results) == len(cases) + 4
     for case, same, err in results:
         assert same and 0.0 <= err < 1e-5, (case, err)

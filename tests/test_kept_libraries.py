@@ -11,10 +11,6 @@ so; the rules then offer nothing, which ``test_without_liger_the_rules_offer_not
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 from collections.abc import Callable
 from typing import Any
@@ -23,6 +19,7 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from _family import interpret
 
 from kernelopt_jupyter.agents.rewrites import kept_libraries
 from kernelopt_jupyter.agents.rewrites.canonical import canonicalize, is_call
@@ -290,16 +287,7 @@ def test_liger_kernels_equal_torch_under_the_interpreter() -> None:
     norms = [((7, 129), 1), ((3, 5, 37), 1), ((2, 3, 1023), 2), ((1, 1), 1)]
     groups = [((3, 6, 5, 7), 3), ((2, 4, 1001), 2), ((1, 5, 3), 5)]
     losses = [(7, 129), (5, 1023), (1, 3)]
-    out = subprocess.run(
-        [sys.executable, "-c", _CHECK, *(json.dumps(c) for c in (norms, groups, losses))],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TRITON_INTERPRET": "1"},
-        timeout=300,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    results = json.loads(out.stdout.strip().splitlines()[-1])
+    results = interpret(_CHECK, norms, groups, losses)
     assert len(results) == 3 * len(norms) + 2 * len(groups) + 8 * len(losses)
     for *case, error in results:
         assert error < 2e-6, case

@@ -19,6 +19,7 @@ from kernelopt_jupyter.agents.rewrites.graph import (
     cleanup,
     kernel_dtype,
     module_of,
+    per_dim,
     plain_torch_layer,
     shape_of,
 )
@@ -34,19 +35,6 @@ _DEFAULTS = {"bias": None, "stride": 1, "padding": 0, "output_padding": 0, "grou
              "dilation": 1}  # fmt: skip
 
 
-def _per_dim(value: Any, dims: int) -> tuple[int, ...] | None:
-    """A convolution argument (an int, or one int per spatial dimension) as a tuple."""
-    if type(value) is int:
-        return (value,) * dims
-    if (
-        isinstance(value, list | tuple)
-        and len(value) == dims
-        and all(type(v) is int for v in value)
-    ):
-        return tuple(value)
-    return None
-
-
 def _dtype(node: Any) -> Any:
     meta = node.meta.get("tensor_meta") if isinstance(node, fx.Node) else None
     return getattr(meta, "dtype", None)
@@ -59,7 +47,7 @@ def _bound(node: fx.Node, dims: int) -> dict[str, Any] | None:
         return None
     bound = {name: arg(node, i, name, _DEFAULTS.get(name)) for i, name in enumerate(_NAMES)}
     for name in ("stride", "padding", "output_padding", "dilation"):
-        bound[name] = _per_dim(bound[name], dims)
+        bound[name] = per_dim(bound[name], dims)
         if bound[name] is None:
             return None
     return bound if type(bound["groups"]) is int else None

@@ -30,6 +30,7 @@ from kernelopt_jupyter.agents.rewrites.graph import (
     kernel_dtype,
     module_of,
     only_user,
+    per_dim,
     plain_torch_layer,
     scalar,
     shape_of,
@@ -248,19 +249,6 @@ def scan_kernel(gm: fx.GraphModule) -> int:
 MAX_POOL_TAPS = 64
 
 
-def _per_dim(value: Any, dims: int) -> tuple[int, ...] | None:
-    """A pool argument (an int, or a sequence of one int per spatial dimension) as a tuple."""
-    if type(value) is int:
-        return (value,) * dims
-    if (
-        isinstance(value, list | tuple)
-        and len(value) == dims
-        and all(type(v) is int for v in value)
-    ):
-        return tuple(value)
-    return None
-
-
 def max_pool_kernel(gm: fx.GraphModule) -> int:
     """A 1-, 2- or 3-D max pool without indices (``nn.MaxPool1d/2d/3d`` or ``F.max_pool*``:
     any stride, padding, dilation and ceil mode, up to ``MAX_POOL_TAPS`` taps) -> KernelOPT's
@@ -280,7 +268,7 @@ def max_pool_kernel(gm: fx.GraphModule) -> int:
             continue
         dims = MAX_POOL_FN.index(node.target) + 1
         x, kernel, stride, padding, dilation, ceil = node.args
-        parts = [_per_dim(v, dims) for v in (kernel, stride, padding, dilation)]
+        parts = [per_dim(v, dims) for v in (kernel, stride, padding, dilation)]
         if any(p is None for p in parts) or type(ceil) is not bool:
             continue
         k, st, pad, dil = (tuple(p or ()) for p in parts)

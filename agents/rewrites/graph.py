@@ -192,3 +192,17 @@ def kernel_dtype(x: Any) -> bool:
     bfloat16; a double stays with the vendor call)."""
     meta = x.meta.get("tensor_meta") if isinstance(x, fx.Node) else None
     return getattr(meta, "dtype", None) in (torch.float32, torch.float16, torch.bfloat16)
+
+
+def per_dim(value: Any, dims: int) -> tuple[int, ...] | None:
+    """A convolution or pooling argument (an int, or a sequence of one int per spatial
+    dimension) as a tuple of ``dims`` ints; None for anything else."""
+    if type(value) is int:
+        return (value,) * dims
+    if (
+        isinstance(value, list | tuple)
+        and len(value) == dims
+        and all(type(v) is int for v in value)
+    ):
+        return tuple(value)
+    return None

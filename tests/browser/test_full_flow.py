@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from playwright.sync_api import TimeoutError as WaitTimeout
+
 from .conftest import Lab, cell_output, cells, open_notebook, run_cell, shot, write_notebook
 
 PROBLEM = """
@@ -71,6 +73,28 @@ JS_PAUSED = """() => {
 
 def _click_tab(page: Any, panel: Any, title: str) -> None:
     panel.locator(".kernelopt-tabs .lm-TabBar-tab", has_text=title).first.click()
+
+
+def _approve_until_answered(page: Any, approve: Any, message: str) -> None:
+    """Click Approve until the panel's message leaves ``message`` (the pause answered).
+
+    The click reaches the kernel as a comm message, handled between the search's own work (on
+    two busy cores that took over 30 s once), so each wait is a quarter of the search's. A
+    click that lands on buttons a redraw is replacing is lost (CI saw the pause stay for
+    150 s), and a person then clicks again: each button names its pause, so a second click on
+    a pause already answered is ignored, never taken as the next pause's answer."""
+    changed = (
+        "(msg) => { const m = document.querySelector('.kernelopt-panel .kernelopt-message');"
+        " return m && m.innerText.trim() !== msg; }"
+    )
+    for attempt in range(4):
+        approve.click()
+        try:
+            page.wait_for_function(changed, arg=message, timeout=SEARCH_TIMEOUT_MS // 4)
+            return
+        except WaitTimeout:
+            if attempt == 3:
+                raise
 
 
 def test_search_diff_accept_run(lab: Lab, page: Any) -> None:
@@ -181,15 +205,7 @@ def test_step_mode_edit_rejected_by_correctness(lab: Lab, page: Any) -> None:
         paused = page.wait_for_function(JS_PAUSED, timeout=SEARCH_TIMEOUT_MS).json_value()
         if paused["agent"] == "executor":
             break
-        approve.click()
-        # The click reaches the kernel as a comm message, handled between the search's own
-        # work: on two busy cores that took over 30 s once, so the wait is the search's.
-        page.wait_for_function(
-            "(msg) => { const m = document.querySelector('.kernelopt-panel .kernelopt-message');"
-            " return m && m.innerText.trim() !== msg; }",
-            arg=paused["message"],
-            timeout=SEARCH_TIMEOUT_MS,
-        )
+        _approve_until_answered(page, approve, paused["message"])
     else:
         raise AssertionError("the executor never paused with a candidate")
     shot(page, "b6-step-paused-executor")
