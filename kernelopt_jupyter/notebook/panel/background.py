@@ -23,7 +23,7 @@ class BackgroundAction:
         self.ctx = ctx
         self.out_dir = out_dir
         self.button = button
-        self.button.on_click(lambda _b: self.start())
+        ctx.click(self.button, self.label, self.start)
         self.error: str | None = None
         self._busy = False
 

@@ -7,7 +7,9 @@ through :class:`PanelContext`, so a view never reaches into another's widgets.
 
 from __future__ import annotations
 
+import sys
 import threading
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -61,6 +63,32 @@ CSS_CLASSES = {
 TAB_TITLES = ("Agents", "Candidates", "Diff", "Profile", "Edit")
 
 
+def on_click(
+    button: Any, action: Callable[[], object], failed: Callable[[BaseException], None]
+) -> None:
+    """Run ``action`` when ``button`` is clicked; an exception it raises goes to ``failed``.
+
+    ipywidgets prints a click handler's traceback as output of the comm message, which
+    JupyterLab shows only in its log console: the person would see a click that did nothing.
+    Here the traceback still goes to the kernel's stderr (the server's log), and ``failed``
+    says what went wrong on the panel's message line.
+    """
+
+    def handler(_button: Any) -> None:
+        try:
+            action()
+        except Exception as exc:
+            traceback.print_exc(file=sys.stderr)
+            failed(exc)
+
+    button.on_click(handler)
+
+
+def failure_text(what: str, exc: BaseException) -> str:
+    """The message line for a click whose handler raised ``exc``."""
+    return f"{what} failed: {type(exc).__name__}: {exc}"
+
+
 def cls(widget: Any, *names: str) -> Any:
     """``widget`` with the DOM classes ``names`` added (for tests and styling)."""
     for name in names:
@@ -99,6 +127,10 @@ class PanelContext:
         """Bring the panel's tab ``title`` to the front."""
         if self.tabs is not None:
             self.tabs.selected_index = TAB_TITLES.index(title)
+
+    def click(self, button: Any, what: str, action: Callable[[], object]) -> None:
+        """:func:`on_click` that says a failure on the message line as ``what failed: ...``."""
+        on_click(button, action, lambda exc: self.say(failure_text(what, exc)))
 
     def step(self) -> StepControl | None:
         """The session's step control, or None when it is not in step mode."""

@@ -8,12 +8,19 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import ipywidgets as w
 
 from kernelopt_jupyter.event_payloads import StepPaused
-from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, cls
+from kernelopt_jupyter.notebook.panel.context import (
+    CSS_CLASSES,
+    PanelContext,
+    cls,
+    failure_text,
+    on_click,
+)
 from kernelopt_jupyter.notebook.panel.diff import side_by_side
 from kernelopt_jupyter.session.state import SessionState
 
@@ -114,7 +121,7 @@ class ControlsView:
             w.Button(description="Stop", icon="stop", button_style="warning"),
             CSS_CLASSES["stop"],
         )
-        self.stop_button.on_click(lambda _b: self.stop())
+        on_click(self.stop_button, self.stop, self.stop_failed)
         self.accept_mode = cls(
             w.Dropdown(
                 options=[("insert below", "below"), ("replace cell", "replace")],
@@ -171,7 +178,11 @@ class ControlsView:
             ),
         }
         for action, button in buttons.items():
-            button.on_click(lambda _b, a=action, p=pause: self.step_action(a, pause=p))
+            on_click(
+                button,
+                partial(self.step_action, action, pause=pause),
+                partial(self.step_failed, action),
+            )
             button.disabled = True
             button.layout = self._button_layout
         return buttons
@@ -238,7 +249,11 @@ class ControlsView:
             icon="times",
             _dom_classes=(CSS_CLASSES["step_reject_plan"], f"kernelopt-plan-{pid}"),
         )
-        button.on_click(lambda _b: self.reject_plan(pid, pause=pause))
+        on_click(
+            button,
+            lambda: self.reject_plan(pid, pause=pause),
+            lambda exc: self.step_failed(f"reject {pid}", exc),
+        )
         return button
 
     def reject_plan(self, plan_id: str, pause: int | None = None) -> None:
@@ -276,6 +291,13 @@ class ControlsView:
         self.render_step()
         self.ctx.say(answer)
 
+    def step_failed(self, action: str, exc: BaseException) -> None:
+        """A step button's handler raised: say so and give the pause its buttons back (the
+        decision may not have been sent, and a pause nobody can answer would hang the search).
+        """
+        with self.ctx.lock:
+            self.refused(failure_text(action, exc))
+
     def finished(self) -> None:
         """Nothing is left to stop or approve."""
         self.stop_button.disabled = True
@@ -293,6 +315,12 @@ class ControlsView:
             self.stop_button.disabled = True
             self.ctx.say("Stopping after the current step…")
             self.ctx.controller.stop()
+
+    def stop_failed(self, exc: BaseException) -> None:
+        """Stopping raised: say so and offer Stop again."""
+        with self.ctx.lock:
+            self.stop_button.disabled = self.ctx.controller is None
+            self.ctx.say(failure_text("stop", exc))
 
     def step_action(self, action: str, pause: int | None = None) -> None:
         """Answer the pause with ``action`` (next, approve, reject, edit); ``pause`` is the

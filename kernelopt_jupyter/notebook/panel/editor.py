@@ -7,7 +7,13 @@ from collections.abc import Callable
 
 import ipywidgets as w
 
-from kernelopt_jupyter.notebook.panel.context import CSS_CLASSES, PanelContext, cls
+from kernelopt_jupyter.notebook.panel.context import (
+    CSS_CLASSES,
+    PanelContext,
+    cls,
+    failure_text,
+    on_click,
+)
 from kernelopt_jupyter.notebook.panel.difftab import option_label
 from kernelopt_jupyter.session.state import SessionState
 
@@ -74,11 +80,20 @@ class EditorView:
             ),
             CSS_CLASSES["edit_submit"],
         )
-        self.submit.on_click(lambda _b: self.send())
+        # A failure gives a paused step its buttons back (the decision may not have been sent).
+        on_click(
+            self.submit,
+            self.send,
+            lambda exc: self._locked_refusal(failure_text("submit", exc)),
+        )
         self.parent = w.Dropdown(options=[("(reference)", "")], value="", description="parent")
         self.widget = w.VBox([w.HBox([self.kind, self.parent]), self.source, self.submit])
         if ctx.controller is None:
             self.submit.disabled = True
+
+    def _locked_refusal(self, text: str) -> None:
+        with self.ctx.lock:
+            self.after_refusal(text)
 
     def set_parents(self) -> None:
         """Offer every candidate as a parent."""

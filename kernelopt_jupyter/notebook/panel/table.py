@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import ipywidgets as w
@@ -165,7 +166,7 @@ class CandidatesTable:
                     style=shared["button"],
                     _dom_classes=(CSS_CLASSES["gate"], f"kernelopt-gate-{gate}", look["class"]),
                 )
-                badge.on_click(lambda _b, c=cid, g=gate: self.show_gate(c, g))
+                self.ctx.click(badge, f"{gate} details", partial(self.show_gate, cid, gate))
                 badges[gate] = badge
             speed = w.HTML(values["speed"], layout=shared["speed"], style=shared["html"])
             diff = w.Button(
@@ -174,7 +175,7 @@ class CandidatesTable:
                 style=shared["button"],
                 _dom_classes=(CSS_CLASSES["diff"],),
             )
-            diff.on_click(lambda _b, c=cid: self.on_diff(c))
+            self.ctx.click(diff, "diff", partial(self.on_diff, cid))
             accept = w.Button(
                 description="Accept",
                 disabled=values["accept_disabled"],
@@ -182,7 +183,7 @@ class CandidatesTable:
                 style=shared["button"],
                 _dom_classes=(CSS_CLASSES["accept"],),
             )
-            accept.on_click(lambda _b, c=cid: self.on_accept(c))
+            self.ctx.click(accept, "accept", partial(self.on_accept, cid))
             box = w.HBox(
                 [info, w.HBox(list(badges.values()), layout=shared["badges"]), speed, diff, accept],
                 layout=shared["row"],
