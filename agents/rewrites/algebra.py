@@ -191,14 +191,24 @@ def new_graph() -> EGraph:
 BYTES_PER_S = 2e12
 FLOPS_PER_S = 5e13
 OP_S = 1e-9
+VIEW_S = 1e-11
 
 
 def node_cost(graph: EGraph, node: ENode) -> float:
-    """Estimated seconds one e-node costs: its FLOPs and the bytes it reads and writes (4 per
-    element); views and leaves are free."""
-    if node.op in ("leaf", "const") or node.op in _VIEWS:
+    """Estimated seconds one e-node costs per call: its FLOPs and the bytes it reads and
+    writes (4 per element); leaves are free, views nearly so, and an op on weights alone
+    (``W.sum(0)``, ``W * c``) costs only the tie-breaking charge, since the eager candidate
+    derives it once per load (``derive.py``)."""
+    if node.op in ("leaf", "const"):
         return 0.0
-    out = graph.data(graph.memo[graph.canonical(node)]).shape
+    if node.op in _VIEWS:
+        # Nearly free, but not free: every op costing something keeps extraction from
+        # choosing a cycle of views (``x == x.t().t()``), and a pair of them is dropped.
+        return VIEW_S
+    info = graph.data(graph.memo[graph.canonical(node)])
+    if info.weights:
+        return OP_S  # derived from the parameters once per load (derive.py), not per call
+    out = info.shape
     kids = [graph.data(c).shape for c in node.children]
     n_out = math.prod(out)
     moved = n_out + sum(math.prod(k) for k in kids)
@@ -304,16 +314,12 @@ def _rules() -> list[Rule]:
         )
     rule("fold_neg", "reassociation", Pat("neg", (A,)))(lambda g, s, r: _fold(g, "neg", [s["a"]]))
 
-    @rule("number_second", "bit-exact", Pat("mul", (C, X)))
-    def _mul_commute(g: EGraph, s: Subst, r: int) -> int:
-        """``c * x == x * c`` (products and sums commute exactly)."""
-        _num(g, s["c"])
-        return g.add("mul", (), (s["x"], s["c"]))
+    for op in ("add", "mul"):
 
-    @rule("number_second_add", "bit-exact", Pat("add", (C, X)))
-    def _add_commute(g: EGraph, s: Subst, r: int) -> int:
-        _num(g, s["c"])
-        return g.add("add", (), (s["x"], s["c"]))
+        @rule(f"{op}_commute", "bit-exact", Pat(op, (X, Y)))
+        def _commute(g: EGraph, s: Subst, r: int, op: str = op) -> int:
+            """``x + y == y + x`` and ``x * y == y * x``: IEEE sums and products commute."""
+            return g.add(op, (), (s["y"], s["x"]))
 
     @rule("sub_as_add", "bit-exact", Pat("sub", (X, C)))
     def _sub_as_add(g: EGraph, s: Subst, r: int) -> int:
@@ -561,6 +567,27 @@ def _rules() -> list[Rule]:
         _when(_shape(g, s["a"]) == _shape(g, s["b"]))
         return g.add("matmul", (), (g.add("add", (), (s["a"], s["b"])), s["c"]))
 
+    @rule(
+        "factor_linear",
+        "reassociation",
+        Pat("add", (Pat("linear", (X, A, B)), Pat("linear", (X, C, D)))),
+    )
+    def _factor_linear(g: EGraph, s: Subst, r: int) -> int:
+        """``linear(x, W1, b1) + linear(x, W2, b2) == linear(x, W1 + W2, b1 + b2)`` for
+        same-shaped weights: one GEMM, the sum of the weights derived in forward."""
+        _when(_shape(g, s["a"]) == _shape(g, s["c"]) and _shape(g, s["b"]) == _shape(g, s["d"]))
+        weight = g.add("add", (), (s["a"], s["c"]))
+        return g.add("linear", (), (s["x"], weight, g.add("add", (), (s["b"], s["d"]))))
+
+    @rule(
+        "factor_linear_nobias",
+        "reassociation",
+        Pat("add", (Pat("linear", (X, A)), Pat("linear", (X, C)))),
+    )
+    def _factor_linear_nobias(g: EGraph, s: Subst, r: int) -> int:
+        _when(_shape(g, s["a"]) == _shape(g, s["c"]))
+        return g.add("linear", (), (s["x"], g.add("add", (), (s["a"], s["c"]))))
+
     @rule("factor_scale", "reassociation", Pat("add", (Pat("mul", (X, C)), Pat("mul", (Y, C)))))
     def _factor_scale(g: EGraph, s: Subst, r: int) -> int:
         """``x c + y c == (x + y) c``: one pass fewer."""
@@ -594,6 +621,13 @@ def _tensor_meta(node: Any) -> Any:
     return node.meta.get("tensor_meta") if isinstance(node, fx.Node) else None
 
 
+def _rank(value: Any) -> int:
+    """The propagated rank of a tensor operand; -1 (no dimension index fits) when unknown."""
+    meta = _tensor_meta(value)
+    shape = getattr(meta, "shape", None)
+    return len(shape) if shape is not None else -1
+
+
 def _floating(node: Any) -> bool:
     meta = _tensor_meta(node)
     dtype = getattr(meta, "dtype", None)
@@ -614,11 +648,11 @@ def _term(gm: fx.GraphModule, node: fx.Node) -> tuple[str, Any, list[Any]] | Non
     if node.op == "call_method":
         if node.target == "squeeze" and len(args) == 2 and not kw:
             dims = args[1] if isinstance(args[1], tuple) else (args[1],)
-            rank = len(_tensor_meta(args[0]).shape)
+            rank = _rank(args[0])
             if all(type(d) is int and -rank <= d < rank for d in dims):
                 return "squeeze", tuple(sorted({d % rank for d in dims})), [args[0]]
         if node.target == "unsqueeze" and len(args) == 2 and type(args[1]) is int and not kw:
-            rank = len(_tensor_meta(args[0]).shape) + 1
+            rank = _rank(args[0]) + 1
             return ("unsqueeze", args[1] % rank, [args[0]]) if -rank <= args[1] < rank else None
         if node.target in ("reshape", "view") and len(args) >= 2 and not kw:
             sizes = args[1] if len(args) == 2 and isinstance(args[1], tuple | list) else args[1:]
@@ -828,7 +862,7 @@ def rewrite(gm: fx.GraphModule) -> tuple[int, Saturation | None]:
         before = sum(node_cost(eg, eg.canonical(lifted.enodes[n])) for n in region)
         after = selection_cost(eg, [lifted.classes[n] for n in roots], choice, node_cost)
         if before <= 0.0 or after > (1.0 - MIN_GAIN) * before:
-            continue  # no material gain (views alone cost nothing): the region stays as written
+            continue  # no material gain: the region stays as written
         if _lower_region(gm, lifted, roots, choice, origin, position):
             count += 1
     if count:
