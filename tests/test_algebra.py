@@ -523,6 +523,19 @@ def test_a_composition_of_rules_fires_as_one_rewrite(spelling: str) -> None:
         assert not (done and not {torch.amax, torch.amin} & set(_targets(alone)))
 
 
+def test_a_second_pass_reads_what_the_first_wrote_and_changes_nothing() -> None:
+    model = Fn(COMPOSED["scale, layer, mean, tanh, max over size 1"], **_linear_parts()).double()
+    x = _randn(N, M)
+    gm = _fires(model, [x])
+    assert torch.squeeze in _targets(gm)  # the size-1 maximum, written as a squeeze
+    assert propagate_shapes(gm, [x])
+    canonicalize(gm)
+    lifted = alg.lift(gm)
+    assert {n.target for n in lifted.classes} >= {torch.squeeze, torch.matmul}
+    code = gm.code
+    assert alg.rewrite(gm)[0] == 0 and gm.code == code
+
+
 def test_the_scan_offers_the_rewrite_and_its_candidate_keeps_the_result() -> None:
     from kernelopt_jupyter.agents.rewrites.task import scan
     from kernelopt_jupyter.problem import load_source_module

@@ -645,16 +645,19 @@ def _term(gm: fx.GraphModule, node: fx.Node) -> tuple[str, Any, list[Any]] | Non
             bias = [("attr", f"{t}.bias")] if mod.bias is not None else []
             return "linear", (), [args[0], ("attr", f"{t}.weight"), *bias]
         return None
-    if node.op == "call_method":
-        if node.target == "squeeze" and len(args) == 2 and not kw:
+    views = {torch.squeeze: "squeeze", torch.unsqueeze: "unsqueeze", torch.reshape: "reshape"}
+    if node.op == "call_method" or (node.op == "call_function" and node.target in views):
+        # The function forms are what this rewrite writes back: a later pass reads them too.
+        target = views.get(node.target, node.target)  # type: ignore[arg-type]
+        if target == "squeeze" and len(args) == 2 and not kw:
             dims = args[1] if isinstance(args[1], tuple) else (args[1],)
             rank = _rank(args[0])
             if all(type(d) is int and -rank <= d < rank for d in dims):
                 return "squeeze", tuple(sorted({d % rank for d in dims})), [args[0]]
-        if node.target == "unsqueeze" and len(args) == 2 and type(args[1]) is int and not kw:
+        if target == "unsqueeze" and len(args) == 2 and type(args[1]) is int and not kw:
             rank = _rank(args[0]) + 1
             return ("unsqueeze", args[1] % rank, [args[0]]) if -rank <= args[1] < rank else None
-        if node.target in ("reshape", "view") and len(args) >= 2 and not kw:
+        if target in ("reshape", "view") and len(args) >= 2 and not kw:
             sizes = args[1] if len(args) == 2 and isinstance(args[1], tuple | list) else args[1:]
             if all(type(v) is int for v in sizes):
                 return "reshape", tuple(sizes), [args[0]]
