@@ -14,8 +14,8 @@ Extraction picks, per e-class, the term of least estimated cost (:func:`node_cos
 bytes moved and launches, from the propagated shapes). A region (a connected part of the lifted
 graph) is lowered back to FX only where that cost falls by :data:`MIN_GAIN` of the region's
 cost, so a rewrite with no gain changes nothing. Weight-only subterms (``W.sum(0)``, ``W * c``)
-are computed in ``forward`` from the parameters, never copied, so a candidate stays right when
-its ``state_dict`` is reloaded.
+are computed from the parameters, never copied, so a candidate stays right when its
+``state_dict`` is reloaded (the eager candidate derives them once per load, ``derive.py``).
 
 Shapes decide a rule (a dimension of size 1, a bias that spans the reduced dimension) but are
 never written into the rewritten graph, except where the user's own reshape wrote them.
