@@ -483,7 +483,7 @@ def test_a_double_transpose_is_proved_equal_to_its_input(spelling: str) -> None:
     x = _randn(N, M)
     gm = _canonical(Fn(TRANSPOSED_BACK[spelling]).double(), [x])
     lifted = alg.lift(gm)
-    alg.saturate(lifted.graph, alg.RULES)
+    saturate(lifted.graph, alg.RULES)
     out = next(n for n in gm.graph.nodes if n.op == "output").args[0]
     leaf = lifted.graph.add("leaf", ("node", "x", (N, M), False))
     assert lifted.graph.find(lifted.classes[out]) == lifted.graph.find(leaf)
