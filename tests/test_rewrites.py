@@ -552,10 +552,12 @@ def get_init_inputs():
 
 
 def test_combined_rewrite_reaches_a_fixed_point() -> None:
-    # The division must be folded into the layer before the sum can be folded into weights.
+    # The division must leave the layer's output before the sum can be folded into weights:
+    # the e-graph engine does both in one saturation (the hand-written rules took two, in
+    # turn: fold_affine_constants, then linear_reduction).
     found = scan(CHAIN, "<chain>")
     combined = found.matches[0]
-    assert combined.names == ["linear_reduction", "fold_affine_constants"]
+    assert combined.names == ["algebra"]
     ref = _load(CHAIN, "rw_chain_ref").Model().eval()
     cand = _load(combined.eager_source, "rw_chain_cand").ModelNew().eval()
     cand.load_state_dict(ref.state_dict())

@@ -88,7 +88,7 @@ def cost_shares(ctx: AgentContext) -> Shares:
 
 #: Rewrites that delete GEMM work rank by the GEMMs' share; folds by the epilogue passes'.
 GEMM_REMOVING = frozenset(
-    {"diag_matmul", "triangular_matmul", "symmetric_gram", "linear_reduction"}
+    {"diag_matmul", "triangular_matmul", "symmetric_gram", "linear_reduction", "algebra"}
 )
 
 

@@ -28,6 +28,7 @@ import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
 
+from kernelopt_jupyter.agents.rewrites.algebra import algebra
 from kernelopt_jupyter.agents.rewrites.canonical import (
     CONV_FN,
     MAX_POOL_FN,
@@ -1464,6 +1465,12 @@ REWRITES: list[Rewrite] = [
     Rewrite(
         "hoist_sliced_linear", "one GEMM over all slices instead of one per slice",
         "reassociation", hoist_sliced_linear,
+    ),
+    # The e-graph engine (algebra.py) before the hand-written rules it overlaps with: it
+    # composes their steps and writes back only a cheaper graph; they catch what it leaves.
+    Rewrite(
+        "algebra", "tensor algebra simplified by equality saturation", "reassociation",
+        algebra,
     ),
     Rewrite("drop_identities", "drop identity ops", "bit-exact", drop_identities),
     Rewrite(
