@@ -617,3 +617,21 @@ def test_a_slice_of_the_feature_dim_is_not_hoisted() -> None:
     _check(Features(), [torch.randn(5, 2, 4)], "hoist_sliced_linear", exact=False, sites=2)
     _, n = _rewrite(Last(), [torch.randn(5, 2)], "hoist_sliced_linear")
     assert n == 0
+
+
+def test_a_rule_that_raises_costs_only_its_own_candidate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in one rule (an exception other than RewriteError) is recorded in the scan's error
+    and the other rules' candidates are still offered (before, the whole scan failed)."""
+    from kernelopt_jupyter.agents.rewrites import rules
+    from kernelopt_jupyter.agents.rewrites.rules import Rewrite
+
+    def broken(gm: Any) -> int:
+        raise IndexError("a bug in the rule")
+
+    rule = Rewrite("broken_rule", "a rule with a bug", "bit-exact", broken)
+    monkeypatch.setattr(rules, "REWRITES", [rule, *rules.REWRITES])
+    found = scan(PROBLEM, "<test>")
+    names = [tuple(m.names) for m in found.matches]
+    assert ("fold_batchnorm",) in names, names
+    assert "broken_rule: IndexError: a bug in the rule" in found.error, found.error
+    assert "combined: IndexError" in found.error, found.error

@@ -269,8 +269,8 @@ def scan(source: str, path: str) -> RewriteScan:
     for rule in REWRITES:
         try:
             match = attempt([rule])
-        except RewriteError as exc:
-            scan_result.error += f"{rule.name}: {exc}; "
+        except Exception as exc:  # one rule's failure (or bug) costs only its own candidate
+            scan_result.error += f"{rule.name}: {_why(exc)}; "
             continue
         if match is not None:
             singles.append(match)
@@ -282,14 +282,21 @@ def scan(source: str, path: str) -> RewriteScan:
         for rules in ([r for r in mine if not r.eager_only], mine):
             try:
                 combined = attempt(rules)
-            except RewriteError as exc:
-                scan_result.error += f"combined: {exc}; "
+            except Exception as exc:
+                scan_result.error += f"combined: {_why(exc)}; "
                 continue
             if combined is not None and tuple(combined.names) not in seen:
                 seen.add(tuple(combined.names))
                 scan_result.matches.append(combined)
     scan_result.matches.extend(singles)
     return scan_result
+
+
+def _why(exc: Exception) -> str:
+    """A rule's refusal as it said it; any other exception with its type (a rule's bug)."""
+    from kernelopt_jupyter.agents.rewrites.graph import RewriteError
+
+    return str(exc) if isinstance(exc, RewriteError) else f"{type(exc).__name__}: {exc}"
 
 
 def scan_task(source: str, path: str) -> dict[str, Any]:
