@@ -277,7 +277,11 @@ class FakeAnthropic:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # ``shutdown`` waits for the serving loop to look again: at the default half second
+        # between looks, every test that used a fake server spent 0.5 s in its teardown.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
         return self
 

@@ -105,6 +105,7 @@ def test_no_key_in_any_file_or_request_after_a_candidate_reads_the_environment(
     assert any("LEAK-RAISE" in json.dumps(r.body) for r in fake.requests)
 
 
+@pytest.mark.slow
 def test_session_stop_closes_the_claude_stream_in_flight(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

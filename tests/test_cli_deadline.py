@@ -11,6 +11,8 @@ import sys
 import uuid
 from pathlib import Path
 
+import pytest
+
 from kernelopt_jupyter.events import EventLog, read_events
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,6 +61,7 @@ def _recording(path: Path) -> None:
         log.emit("agent_finished", agent=agent, step=step, summary="", usage={}, output=output)
 
 
+@pytest.mark.slow
 def test_the_time_limit_cuts_a_hanging_candidate(tmp_path: Path) -> None:
     recording = tmp_path / "recording.jsonl"
     _recording(recording)

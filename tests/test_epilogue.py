@@ -197,6 +197,7 @@ _CHECK = _MODEL + textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_the_fused_kernel_equals_torch_under_the_interpreter() -> None:
     cases = [[2, e, False] for e in OPS.values()]
     cases += [[1, OPS["a chain"], False], [3, OPS["per-channel bias"], False]]

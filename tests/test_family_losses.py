@@ -416,6 +416,7 @@ _CHECK = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_the_loss_and_batch_norm_kernels_equal_torch_under_the_interpreter() -> None:
     pointwise = [
         ((37, 53), (37, 53)),  # the same shape

@@ -32,6 +32,7 @@ def test_helion_config_variants_change_only_the_config() -> None:
         assert text.split("helion.Config(")[0] == source.split("helion.Config(")[0]
 
 
+@pytest.mark.slow
 def test_helion_candidates_go_through_the_gates() -> None:
     problem = load_problem(PROBLEM, validate=False)
     options = VerifyOptions(device="cpu", seeds=2)

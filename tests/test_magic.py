@@ -403,6 +403,7 @@ def test_open_saved_session_read_only(
     assert "relu_scale" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_real_offline_session_end_to_end(
     ip: InteractiveShell, widgets: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -465,6 +466,7 @@ def test_triton_problem_cell(ip: InteractiveShell, recorded: None) -> None:
     assert (problem.kind, problem.entry) == ("triton", "double")
 
 
+@pytest.mark.slow
 def test_real_step_mode_through_the_panel(
     ip: InteractiveShell, widgets: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -514,6 +516,7 @@ def test_real_step_mode_through_the_panel(
     assert by_person and by_person[0].gates["correctness"].status == "fail"
 
 
+@pytest.mark.slow
 def test_real_step_mode_rejects_and_the_search_goes_on(
     ip: InteractiveShell, widgets: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

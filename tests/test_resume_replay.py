@@ -12,12 +12,14 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 from _small import small_softmax
 from test_session import _env, _kernelopt, _verify
 
 from kernelopt_jupyter.events import read_events
 
 
+@pytest.mark.slow
 def test_interrupted_search_resumes_and_a_recording_replays(tmp_path: Path) -> None:
     out = tmp_path / "run"
     env = _env(tmp_path)

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from _small import SMALL_SOFTMAX, small_softmax
 from fake_anthropic import FakeAnthropic, plain_model
 
@@ -50,6 +51,7 @@ def _verify(best: Path, env: dict[str, str], problem: Path = PROBLEM) -> dict[st
     return report
 
 
+@pytest.mark.slow
 def test_claude_agents_end_to_end_against_the_fake_api(tmp_path: Path) -> None:
     out = tmp_path / "run"
     with FakeAnthropic(responder=plain_model) as fake:

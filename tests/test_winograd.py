@@ -187,6 +187,7 @@ def conv_harvest() -> str:
     return harvest.source
 
 
+@pytest.mark.slow
 def test_the_transform_routes_stride_one_convolutions_and_passes_the_gates(
     conv_harvest: str,
 ) -> None:

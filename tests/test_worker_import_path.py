@@ -204,6 +204,7 @@ def test_a_cpu_search_from_a_folder_with_a_fake_z3_and_triton_still_harvests(
     assert profile["facts"]["root_note"] == expected
 
 
+@pytest.mark.slow
 def test_workers_drop_an_inherited_pythonpath_into_the_cwd_in_a_real_search(
     tmp_path: Path,
 ) -> None:

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -70,6 +71,20 @@ class Lab:
         )
         with urllib.request.urlopen(req, timeout=10) as resp:
             return json.loads(resp.read())
+
+    def shut_kernel(self, kernel_id: str) -> None:
+        """Shut a kernel down through the server (as the Kernel menu's shut down does)."""
+        req = urllib.request.Request(
+            f"{self.url}/api/kernels/{kernel_id}",
+            method="DELETE",
+            headers={"Authorization": f"token {self.token}"},
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=30):
+                pass
+        except urllib.error.HTTPError as exc:
+            if exc.code != 404:  # 404: it ended already (a test that shut it itself)
+                raise
 
 
 def write_notebook(path: Path, cells: list[tuple[str, str]]) -> Path:
@@ -190,6 +205,19 @@ def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             yield context
         finally:
             context.close()
+
+
+@pytest.fixture(autouse=True)
+def _kernels_shut_after(lab: Lab) -> Iterator[None]:
+    """The kernels a test started are shut down when it ends (after its tab is closed): a
+    closed tab leaves its kernel running, with the search's spare verification workers and
+    any search still going, and on one JupyterLab for the whole folder they piled up (19
+    kernels, over 5 GB, some still searching while later tests ran)."""
+    before = {k["id"] for k in lab.api("/api/kernels")}
+    yield
+    for kernel in lab.api("/api/kernels"):
+        if kernel["id"] not in before:
+            lab.shut_kernel(kernel["id"])
 
 
 @pytest.fixture
