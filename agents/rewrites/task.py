@@ -45,6 +45,9 @@ class RewriteScan:
 
     matches: list[RewriteMatch] = field(default_factory=list)
     error: str = ""
+    #: Why a rule (or ``"combined"``) that matched was not offered, by its name: the same
+    #: reasons ``error`` lists, kept apart for the coverage survey.
+    refused: dict[str, str] = field(default_factory=dict)
 
 
 _prefetched: dict[str, Future[RewriteScan]] = {}
@@ -94,7 +97,9 @@ def _find(problem: Problem, time_limit_s: float) -> RewriteScan:
         return RewriteScan(error=f"rewrite scan failed: {result.describe()}")
     value = result.value
     return RewriteScan(
-        matches=[RewriteMatch(**m) for m in value["matches"]], error=value.get("error", "")
+        matches=[RewriteMatch(**m) for m in value["matches"]],
+        error=value.get("error", ""),
+        refused=value.get("refused", {}),
     )
 
 
@@ -271,6 +276,7 @@ def scan(source: str, path: str) -> RewriteScan:
             match = attempt([rule])
         except RewriteError as exc:
             scan_result.error += f"{rule.name}: {exc}; "
+            scan_result.refused[rule.name] = str(exc)
             continue
         if match is not None:
             singles.append(match)
@@ -284,6 +290,7 @@ def scan(source: str, path: str) -> RewriteScan:
                 combined = attempt(rules)
             except RewriteError as exc:
                 scan_result.error += f"combined: {exc}; "
+                scan_result.refused["combined"] = str(exc)
                 continue
             if combined is not None and tuple(combined.names) not in seen:
                 seen.add(tuple(combined.names))
@@ -295,4 +302,8 @@ def scan(source: str, path: str) -> RewriteScan:
 def scan_task(source: str, path: str) -> dict[str, Any]:
     """Worker entry: :func:`scan` as plain data."""
     found = scan(source, path)
-    return {"matches": [m.to_dict() for m in found.matches], "error": found.error}
+    return {
+        "matches": [m.to_dict() for m in found.matches],
+        "error": found.error,
+        "refused": found.refused,
+    }
