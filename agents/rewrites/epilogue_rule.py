@@ -240,10 +240,22 @@ def _program(chosen: list[fx.Node]) -> tuple[tuple[Any, ...], list[Any]] | None:
 def _epilogue_wrappers() -> tuple[Callable[..., Any], ...]:
     """Wrappers of KernelOPT's kernels that take ``epilogue=`` and ``operands=`` keywords."""
     from kernelopt_jupyter.agents.rewrites.conv_transpose import kernelopt_conv_transpose
-    from kernelopt_jupyter.agents.rewrites.family_kernels import kernelopt_norm
+    from kernelopt_jupyter.agents.rewrites.family_kernels import (
+        kernelopt_batch_norm,
+        kernelopt_batch_norm_layer,
+        kernelopt_max_pool,
+        kernelopt_norm,
+    )
     from kernelopt_jupyter.agents.rewrites.kernels import kernelopt_group_norm
 
-    return (kernelopt_conv_transpose, kernelopt_norm, kernelopt_group_norm)
+    return (
+        kernelopt_conv_transpose,
+        kernelopt_norm,
+        kernelopt_group_norm,
+        kernelopt_batch_norm,
+        kernelopt_batch_norm_layer,
+        kernelopt_max_pool,
+    )
 
 
 def fuse_epilogues(gm: fx.GraphModule) -> int:

@@ -1268,6 +1268,7 @@ _VENDOR_CALLS = (
     *_CONV_T_FN,
     F.linear,
     torch.matmul,
+    torch.ops.aten._addmm_activation.default,  # gemm_activation_epilogue's cuBLASLt GEMM
     torch.transpose,
     operator.getitem,
     getattr,

@@ -243,11 +243,13 @@ def scan(source: str, path: str) -> RewriteScan:
             # device it holds no values to copy).
             raise RewriteError(f"the traced forward reads {made}, a constant the reference lacks")
         titles = [r.title for r, _ in applied]
+        exact = all(r.exact == "bit-exact" for r, _ in applied)
         if any(r.kernels for r, _ in applied):
             # Pointwise ops after a kernel go into it (its epilogue) before the rest of the
             # forward is looked at.
             if fuse_epilogues(gm):
                 titles.append("pointwise epilogue fused into the kernel")
+                exact = False  # float32 expressions of its own: a bit-exact max pool no more
             foreign = foreign_compute(gm)
             if foreign is not None:
                 # Its candidate launches KernelOPT's kernel beside PyTorch compute, which the
@@ -259,9 +261,7 @@ def scan(source: str, path: str) -> RewriteScan:
         return RewriteMatch(
             names=[r.name for r, _ in applied],
             title="rewrite: " + " + ".join(titles),
-            exact="bit-exact"
-            if all(r.exact == "bit-exact" for r, _ in applied)
-            else "reassociation",
+            exact="bit-exact" if exact else "reassociation",
             sites=sum(n for _, n in applied),
             problem_source=rewritten_source(source, gm, module_name, titles, candidate=False),
             eager_source=rewritten_source(source, gm, module_name, titles, candidate=True),
