@@ -746,6 +746,36 @@ def kernelopt_batch_norm_layer(x, layer, epilogue=(), operands=()):
     )
 
 
+@triton.jit
+def own_pointwise_kernel(x_ptr, out_ptr, ep_ptr, TOTAL, BLOCK: tl.constexpr,
+                         EPILOGUE: tl.constexpr):  # fmt: skip
+    # One program: BLOCK consecutive values, read once, the EPILOGUE program (epilogue.py)
+    # applied in float32, stored once.
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < TOTAL
+    v = tl.load(x_ptr + offs, mask=ok, other=0.0).to(tl.float32)
+    v = own_epilogue_apply(v, offs, ok, ep_ptr, EPILOGUE)
+    tl.store(out_ptr + offs, v.to(out_ptr.dtype.element_ty), mask=ok)
+
+
+def kernelopt_pointwise(x, epilogue=(), operands=()):
+    """The pointwise ``epilogue`` program over ``operands`` (``epilogue.py``) applied to each
+    value of ``x``: a chain of activations and arithmetic with numbers, parameters and
+    tensors of one block of ``x``'s dimensions, in one pass that reads ``x`` and writes the
+    result once (PyTorch writes and reads every intermediate). A reassociation: each op is
+    computed in float32 with no rounding between them."""
+    out = torch.empty(x.shape, device=x.device, dtype=x.dtype)
+    if x.device.type == "meta" or out.numel() == 0:
+        return out
+    x = x.contiguous()
+    program, ep = own_epilogue_program(epilogue, operands, x.shape, out)
+    total = out.numel()
+    own_pointwise_kernel[lambda meta: (triton.cdiv(total, meta["BLOCK"]),)](
+        x, out, ep, total, BLOCK=1024, EPILOGUE=program, num_warps=4
+    )
+    return out
+
+
 #: The losses of one value per element (of the broadcast operands), summed: the kernels'
 #: ``FORM``, by the index of its name here.
 POINTWISE_LOSSES = (
@@ -1068,6 +1098,7 @@ FAMILY_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
             kernelopt_batch_norm,
         ),
     ),
+    kernelopt_pointwise.__name__: (kernelopt_pointwise, (*EPILOGUE_HELPERS, own_pointwise_kernel)),
     kernelopt_pointwise_loss.__name__: (
         kernelopt_pointwise_loss,
         (own_loss_term, own_pointwise_loss_kernel, own_loss_sum_kernel, own_broadcast_index),
