@@ -43,7 +43,7 @@ class Coverage:
     """What the rewrite scan found on one problem."""
 
     problem: str  # "level/file"
-    matched: list[str] = field(default_factory=list)  # rules that fired alone (offered or not)
+    matched: list[str] = field(default_factory=list)  # rules that fired (offered or refused)
     offered: list[list[str]] = field(default_factory=list)  # each candidate's rule names
     kernels: bool = False  # a candidate launches our own kernels (foreign compute excluded)
     foreign: dict[str, str] = field(default_factory=dict)  # rule -> the PyTorch op left over
