@@ -390,3 +390,23 @@ def test_the_scan_offers_a_pool_with_its_epilogue_beside_cublaslt_as_a_reassocia
     assert "_addmm_activation" in match.eager_source
     alone = [m for m in scan(_POOL_ALONE, "pool.py").matches if m.kernels]
     assert [m.exact for m in alone] == ["bit-exact"]  # no epilogue: the maximum, bit for bit
+
+
+@pytest.mark.parametrize(
+    ("layer", "training", "sites"),
+    [
+        (nn.Conv2d(3, 4, 3), False, 0),  # eval after a conv: the fold removes the pass
+        (nn.Conv2d(3, 4, 3), True, 1),  # batch statistics: nothing to fold
+        (nn.Identity(), False, 1),  # eval with no layer before it to fold into
+    ],
+)
+def test_an_eval_batch_norm_the_fold_takes_is_left_to_it(
+    layer: nn.Module, training: bool, sites: int
+) -> None:
+    net = nn.Sequential(layer, nn.BatchNorm2d(4 if isinstance(layer, nn.Conv2d) else 3))
+    net.train(training)
+    _, found = rewrite(net, [torch.randn(2, 3, 7, 9)], "batch_norm_kernel")
+    assert found == sites
+    if not training:
+        _, folded = rewrite(net, [torch.randn(2, 3, 7, 9)], "fold_batchnorm")
+        assert folded == 1 - sites

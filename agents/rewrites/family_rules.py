@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from kernelopt_jupyter.agents.rewrites.canonical import (
     MAX_POOL_FN,
     is_call,
+    is_linear,
     normal_dims,
     reduction,
 )
@@ -1186,6 +1187,22 @@ _BATCH_NORMS: dict[type, tuple[int, ...]] = {
 }
 
 
+def _left_to_the_fold(gm: fx.GraphModule, node: fx.Node, layer: Any) -> bool:
+    """Whether ``fold_batchnorm`` folds the eval-mode BatchNorm ``layer`` called at ``node``
+    into the convolution or linear layer before it (the same conditions): no pass over the
+    output is left to make faster."""
+    from kernelopt_jupyter.agents.rewrites.rules import conv_dims
+
+    if layer.training or layer.running_var is None:
+        return False
+    src = node.args[0]
+    if not isinstance(src, fx.Node) or only_user(src) is not node:
+        return False
+    if conv_dims(gm, src) is not None:
+        return True
+    return is_linear(gm, src) and len(shape_of(src) or ()) == 2
+
+
 def batch_norm_kernel(gm: fx.GraphModule) -> int:
     """A batch normalisation (``nn.BatchNorm1d/2d/3d``, or ``F.batch_norm`` with its mode,
     momentum and epsilon constants) -> KernelOPT's own Triton normalisation
@@ -1193,7 +1210,9 @@ def batch_norm_kernel(gm: fx.GraphModule) -> int:
     channel and the running statistics updated as torch updates them (momentum, or the
     cumulative average; the unbiased variance; the batch counter); in evaluation, the
     running statistics. A layer is read when called (``kernelopt_batch_norm_layer``), so
-    the candidate follows ``train()``/``eval()`` as the layer does.
+    the candidate follows ``train()``/``eval()`` as the layer does. An eval-mode layer that
+    ``fold_batchnorm`` folds into the convolution or linear layer before it is left to the
+    fold, which removes the pass altogether.
 
     Faster: the vendor's training-mode kernel reads the input twice from memory (the
     statistics, then the normalisation); the kernel takes a block of one channel's values
@@ -1219,7 +1238,7 @@ def batch_norm_kernel(gm: fx.GraphModule) -> int:
             shape = shape_of(x)
             if shape is None or len(shape) not in ranks or shape[1] != mod.num_features:
                 continue
-            if not kernel_dtype(x):
+            if not kernel_dtype(x) or _left_to_the_fold(gm, node, mod):
                 continue
             with g.inserting_before(node):
                 layer = g.get_attr(str(node.target))
