@@ -1,6 +1,7 @@
 """Pointwise epilogues compiled and run on the GPU: the transposed convolution of level 2's
 3-D problems and a LayerNorm over a long row, each with a chain of activations and a
-per-channel operand absorbed, against torch in float64 on the device. Run by
+per-channel operand absorbed, and a training-mode BatchNorm (1-D and 2-D, with its running
+statistics) and a max pool with theirs, against torch in float64 on the device. Run by
 scripts/gpu_checks.sh; deselected on the CPU."""
 
 from __future__ import annotations
@@ -60,3 +61,71 @@ def test_the_fused_kernel_equals_torch_on_the_gpu(
         got = gm.float().cuda()(x.cuda())
     err = float((got.double() - want).abs().max()) / max(1.0, float(want.abs().max()))
     assert err < 1e-5, err
+
+
+class _BatchNormSwish(nn.Module):
+    """A GEMM's output normalised in training mode, a bias, a divide and swish."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bn = nn.BatchNorm1d(8192)
+        self.bias = nn.Parameter(torch.randn(1))
+
+    def forward(self, x):
+        y = (self.bn(x) + self.bias) / 1.5
+        return y * torch.sigmoid(y)
+
+
+class _BatchNormRelu(nn.Module):
+    """A CNN's BatchNorm then ReLU, in training mode."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bn = nn.BatchNorm2d(32)
+
+    def forward(self, x):
+        return F.relu(self.bn(x))
+
+
+class _PoolClamp(nn.Module):
+    """A max pool, then a clamp."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pool = nn.MaxPool2d(4)
+
+    def forward(self, x):
+        return torch.clamp(self.pool(x), 0.0, 1.0)
+
+
+@pytest.mark.parametrize(
+    ("make", "shape", "rule"),
+    [
+        (_BatchNormSwish, (1024, 8192), "batch_norm_kernel"),
+        (_BatchNormRelu, (128, 32, 127, 129), "batch_norm_kernel"),
+        (_PoolClamp, (128, 64, 126, 126), "max_pool_kernel"),
+    ],
+)
+def test_the_batch_norm_and_max_pool_epilogues_equal_torch_on_the_gpu(
+    make: type[nn.Module], shape: tuple[int, ...], rule: str
+) -> None:
+    import copy
+
+    torch.manual_seed(0)
+    net = make().cuda()
+    ref = copy.deepcopy(net).double()  # the running statistics the kernel must match too
+    state = copy.deepcopy(net.state_dict())
+    x = torch.rand(shape, device="cuda") * 2.0 - 0.5
+    gm, sites = rewrite(net, [x], rule)
+    assert sites == 1
+    propagate_shapes(gm, [x])
+    assert fuse_epilogues(gm) == 1
+    net.load_state_dict(state)  # the propagations ran training steps (gm shares net's layers)
+    with torch.no_grad():
+        want = ref(x.double())
+        got = gm(x)
+    err = float((got.double() - want).abs().max()) / max(1.0, float(want.abs().max()))
+    assert err < 1e-5, err
+    for key, value in ref.state_dict().items():
+        mine = net.state_dict()[key]
+        assert float((mine.double() - value.double()).abs().max()) < 1e-5, key

@@ -228,7 +228,9 @@ def get_init_inputs():
     ("extra_init", "body", "offered"),
     [
         ("", "self.pw(self.dw(x))", True),  # vendor conv after the kernel
-        ("", "torch.relu(self.pw(self.dw(x)))", False),
+        ("", "torch.softmax(self.pw(self.dw(x)), 1)", False),
+        # The ReLU after the vendor conv becomes KernelOPT's own pointwise kernel.
+        ("", "torch.relu(self.pw(self.dw(x)))", True),
         # A BatchNorm in training between them becomes KernelOPT's own kernel as well.
         ("        self.bn = nn.BatchNorm2d(8)\n", "self.pw(self.bn(self.dw(x)))", True),
     ],
@@ -248,6 +250,8 @@ def test_the_scan_offers_the_kernel_by_what_the_forward_keeps(
         assert "PyTorch compute" in found.error
     if "bn" in body:  # only together: the depthwise kernel alone leaves the norm in PyTorch
         assert all("batch_norm_kernel" in m.names for m in kernel)
+    if "relu" in body:
+        assert all("pointwise_kernel" in m.names for m in kernel)
         assert "depthwise_conv_kernel: the rest of the forward runs PyTorch compute" in found.error
 
 

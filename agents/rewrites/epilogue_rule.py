@@ -162,6 +162,12 @@ class _Region:
         return chosen
 
 
+def pointwise_inputs(gm: fx.GraphModule, node: fx.Node) -> list[Any] | None:
+    """The tensor inputs of ``node`` where it is a pointwise op an epilogue takes (None:
+    not one)."""
+    return _Region(gm, node).inputs(node)
+
+
 def _program(chosen: list[fx.Node]) -> tuple[tuple[Any, ...], list[Any]] | None:
     """The register program (``epilogue.py``) and its operands for ``chosen`` (the kernel
     first); None where it needs more registers than the kernel has."""
@@ -237,17 +243,31 @@ def _program(chosen: list[fx.Node]) -> tuple[tuple[Any, ...], list[Any]] | None:
     return tuple(steps), operands
 
 
-def _epilogue_wrappers() -> tuple[Callable[..., Any], ...]:
+def epilogue_wrappers() -> tuple[Callable[..., Any], ...]:
     """Wrappers of KernelOPT's kernels that take ``epilogue=`` and ``operands=`` keywords."""
     from kernelopt_jupyter.agents.rewrites.conv_transpose import kernelopt_conv_transpose
-    from kernelopt_jupyter.agents.rewrites.family_kernels import kernelopt_norm
+    from kernelopt_jupyter.agents.rewrites.family_kernels import (
+        kernelopt_batch_norm,
+        kernelopt_batch_norm_layer,
+        kernelopt_max_pool,
+        kernelopt_norm,
+        kernelopt_pointwise,
+    )
     from kernelopt_jupyter.agents.rewrites.kernels import kernelopt_group_norm
 
-    return (kernelopt_conv_transpose, kernelopt_norm, kernelopt_group_norm)
+    return (
+        kernelopt_conv_transpose,
+        kernelopt_norm,
+        kernelopt_group_norm,
+        kernelopt_batch_norm,
+        kernelopt_batch_norm_layer,
+        kernelopt_max_pool,
+        kernelopt_pointwise,
+    )
 
 
 def fuse_epilogues(gm: fx.GraphModule) -> int:
-    """The pointwise ops after each call of a wrapper in ``_epilogue_wrappers`` that read
+    """The pointwise ops after each call of a wrapper in ``epilogue_wrappers`` that read
     nothing but its output (and numbers, parameters, per-channel tensors) -> the same call
     with an ``epilogue`` program applying them inside the kernel, before its store.
 
@@ -256,7 +276,7 @@ def fuse_epilogues(gm: fx.GraphModule) -> int:
     same values up to the kernel's own expressions for the activations): a reassociation.
     """
     count = 0
-    wrappers = _epilogue_wrappers()
+    wrappers = epilogue_wrappers()
     for kernel in list(gm.graph.nodes):
         if kernel.op != "call_function" or kernel.target not in wrappers:
             continue

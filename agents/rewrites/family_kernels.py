@@ -150,6 +150,7 @@ def kernelopt_scan(x, dim, product, reverse, exclusive, mask):
 def own_max_pool_kernel(
     x_ptr,
     out_ptr,
+    ep_ptr,
     TOTAL,
     D,
     H,
@@ -170,11 +171,13 @@ def own_max_pool_kernel(
     KH: tl.constexpr,
     KW: tl.constexpr,
     BLOCK: tl.constexpr,
+    EPILOGUE: tl.constexpr,
 ):
     # One program: BLOCK consecutive outputs, in order over all (image, channel) volumes (a
     # 1-D or 2-D pool is a 3-D one with size-1 leading dimensions), so small planes do not
     # leave programs mostly idle. The window's taps are unrolled; a tap outside the input is
-    # the padding, which never wins. A NaN in the window wins, as in torch.
+    # the padding, which never wins. A NaN in the window wins, as in torch. Then the
+    # pointwise EPILOGUE (epilogue.py) on each maximum.
     out_per_plane = D_OUT * H_OUT * W_OUT
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     ok = offs < TOTAL
@@ -197,6 +200,8 @@ def own_max_pool_kernel(
                 v = tl.load(x_base + (iz * H + iy) * W + ix, mask=tap_ok, other=float("-inf"))
                 v = v.to(tl.float32)
                 acc = tl.where((v > acc) | (v != v), v, acc)
+    if len(EPILOGUE) > 0:  # the pointwise ops after the pool, in float32
+        acc = own_epilogue_apply(acc, offs, ok, ep_ptr, EPILOGUE)
     tl.store(out_ptr + offs, acc.to(out_ptr.dtype.element_ty), mask=ok)
 
 
@@ -210,14 +215,18 @@ def own_pool_out_size(size, kernel, stride, padding, dilation, ceil_mode):
     return out
 
 
-def kernelopt_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
+def kernelopt_max_pool(
+    x, kernel, stride, padding, dilation, ceil_mode, epilogue=(), operands=()
+):  # fmt: skip
     """``F.max_pool1d/2d/3d(x, kernel, stride, padding, dilation, ceil_mode)`` (without
     indices) for a contiguous ``(N, C, *spatial)`` or ``(C, *spatial)`` input; ``kernel``,
-    ``stride``, ``padding`` and ``dilation`` are tuples of the spatial rank.
+    ``stride``, ``padding`` and ``dilation`` are tuples of the spatial rank; then the
+    pointwise ``epilogue`` over ``operands`` (``epilogue.py``) on each maximum.
 
     One Triton program computes a block of consecutive outputs, its window unrolled: the
     input is read from memory once, the windows' overlap served from cache.
-    The maximum is exact in any precision, so the result is the vendor's, bit for bit.
+    The maximum is exact in any precision, so without an epilogue the result is the
+    vendor's, bit for bit.
     """
     dims = len(kernel)
     spatial = list(x.shape[x.dim() - dims :])
@@ -237,11 +246,13 @@ def kernelopt_max_pool(x, kernel, stride, padding, dilation, ceil_mode):
     p = [0] * lead + list(padding)
     dl = [1] * lead + list(dilation)
     total = out.numel()
+    program, ep = own_epilogue_program(epilogue, operands, out.shape, out)
     own_max_pool_kernel[lambda meta: (triton.cdiv(total, meta["BLOCK"]),)](
-        x, out, total, d, h, w, d_out, h_out, w_out,
+        x, out, ep, total, d, h, w, d_out, h_out, w_out,
         SD=s[0], SH=s[1], SW=s[2], PD=p[0], PH=p[1], PW=p[2],
         DD=dl[0], DH=dl[1], DW=dl[2], KD=k[0], KH=k[1], KW=k[2],
         BLOCK=1024,
+        EPILOGUE=program,
         num_warps=4,
     )  # fmt: skip
     return out
@@ -551,11 +562,12 @@ def own_batch_norm_stats_kernel(
 
 @triton.jit
 def own_batch_norm_kernel(
-    x_ptr, w_ptr, b_ptr, mean_ptr, m2_ptr, rmean_ptr, rvar_ptr, count_ptr, out_ptr,
+    x_ptr, w_ptr, b_ptr, mean_ptr, m2_ptr, rmean_ptr, rvar_ptr, count_ptr, out_ptr, ep_ptr,
     K, S, C, CHUNK, PARTS, eps, momentum,
     BATCH_STATS: tl.constexpr, UPDATE: tl.constexpr, CUMULATIVE: tl.constexpr,
     SPLIT: tl.constexpr, PARTS_BLOCK: tl.constexpr, HAS_WEIGHT: tl.constexpr,
     HAS_BIAS: tl.constexpr, BLOCK: tl.constexpr, CHANNEL_BLOCK: tl.constexpr,
+    EPILOGUE: tl.constexpr,
 ):  # fmt: skip
     # x as (N, C, S): each channel normalised over its K = N * S values. One program:
     # CHANNEL_BLOCK channels, entries of its CHUNK (all K unless SPLIT). BATCH_STATS: the
@@ -563,7 +575,7 @@ def own_batch_norm_kernel(
     # taken here, the second read following the first from cache), and where UPDATE the
     # part-0 program moves the running statistics towards them (the unbiased variance; the
     # factor is 1 / batches seen where CUMULATIVE, read before this call's count is added).
-    # Else the running statistics normalise.
+    # Else the running statistics normalise. Then the pointwise EPILOGUE (epilogue.py).
     STEPS: tl.constexpr = BLOCK // CHANNEL_BLOCK
     pid = tl.program_id(0).to(tl.int64)
     part = pid % PARTS
@@ -616,6 +628,8 @@ def own_batch_norm_kernel(
         offs = at[:, None] + chans.to(tl.int64)[None, :] * S
         v = tl.load(x_ptr + offs, mask=ok, other=0.0).to(tl.float32)
         y = (v - mean[None, :]) * scale[None, :] + shift[None, :]
+        if len(EPILOGUE) > 0:  # the pointwise ops after the norm, in float32
+            y = own_epilogue_apply(y, offs, ok, ep_ptr, EPILOGUE)
         tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=ok)
 
 
@@ -626,15 +640,17 @@ def own_batch_count_kernel(count_ptr):
 
 
 def kernelopt_batch_norm(
-    x, running_mean, running_var, weight, bias, training, momentum, eps, batches=None
-):
+    x, running_mean, running_var, weight, bias, training, momentum, eps, batches=None,
+    epilogue=(), operands=(),
+):  # fmt: skip
     """``F.batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps)``
     on ``(N, C, *)``: in training, each channel normalised by its mean and biased variance
     over the batch and spatial positions, and the running statistics (where given) moved
     towards the mean and the unbiased variance by ``momentum``; else normalised by the
     running statistics. ``batches`` (a BatchNorm layer's ``num_batches_tracked``) is counted
     up in training, and where ``momentum`` is None the factor is 1 / that count, as the
-    layer does.
+    layer does. Then the pointwise ``epilogue`` over ``operands`` (``epilogue.py``) is
+    applied to each normalised value before its store.
 
     One Triton program takes a block of channels (several side by side where each image
     holds one value per channel) and computes their moments in float32 (tiles combined by
@@ -667,6 +683,7 @@ def kernelopt_batch_norm(
     chunk = triton.cdiv(count, parts)
     parts = triton.cdiv(count, chunk)
     partials = torch.empty((2, parts, channels), device=x.device, dtype=torch.float32)
+    program, ep = own_epilogue_program(epilogue, operands, x.shape, out)
     if training and parts > 1:
         own_batch_norm_stats_kernel[lambda meta: (blocks * parts,)](
             x, partials[0], partials[1], count, spatial, channels, chunk, parts,
@@ -682,6 +699,7 @@ def kernelopt_batch_norm(
         running_var if running_var is not None else x,
         batches if cumulative else x,
         out,
+        ep,
         count,
         spatial,
         channels,
@@ -698,6 +716,7 @@ def kernelopt_batch_norm(
         HAS_BIAS=bias is not None,
         BLOCK=1024,
         CHANNEL_BLOCK=channel_block,
+        EPILOGUE=program,
         num_warps=4,
     )
     if training and batches is not None:
@@ -705,10 +724,10 @@ def kernelopt_batch_norm(
     return out
 
 
-def kernelopt_batch_norm_layer(x, layer):
+def kernelopt_batch_norm_layer(x, layer, epilogue=(), operands=()):
     """``layer(x)`` for an ``nn.BatchNorm1d/2d/3d`` ``layer``, read when called as its own
     forward reads it (training or not, momentum, running statistics, the batch counter),
-    computed by :func:`kernelopt_batch_norm`."""
+    computed by :func:`kernelopt_batch_norm`, with its pointwise ``epilogue``."""
     training = layer.training or (layer.running_mean is None and layer.running_var is None)
     track = not layer.training or layer.track_running_stats
     counting = layer.training and layer.track_running_stats
@@ -722,7 +741,39 @@ def kernelopt_batch_norm_layer(x, layer):
         layer.momentum if layer.momentum is not None or counting else 0.0,
         layer.eps,
         layer.num_batches_tracked if counting else None,
+        epilogue,
+        operands,
     )
+
+
+@triton.jit
+def own_pointwise_kernel(x_ptr, out_ptr, ep_ptr, TOTAL, BLOCK: tl.constexpr,
+                         EPILOGUE: tl.constexpr):  # fmt: skip
+    # One program: BLOCK consecutive values, read once, the EPILOGUE program (epilogue.py)
+    # applied in float32, stored once.
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    ok = offs < TOTAL
+    v = tl.load(x_ptr + offs, mask=ok, other=0.0).to(tl.float32)
+    v = own_epilogue_apply(v, offs, ok, ep_ptr, EPILOGUE)
+    tl.store(out_ptr + offs, v.to(out_ptr.dtype.element_ty), mask=ok)
+
+
+def kernelopt_pointwise(x, epilogue=(), operands=()):
+    """The pointwise ``epilogue`` program over ``operands`` (``epilogue.py``) applied to each
+    value of ``x``: a chain of activations and arithmetic with numbers, parameters and
+    tensors of one block of ``x``'s dimensions, in one pass that reads ``x`` and writes the
+    result once (PyTorch writes and reads every intermediate). A reassociation: each op is
+    computed in float32 with no rounding between them."""
+    out = torch.empty(x.shape, device=x.device, dtype=x.dtype)
+    if x.device.type == "meta" or out.numel() == 0:
+        return out
+    x = x.contiguous()
+    program, ep = own_epilogue_program(epilogue, operands, x.shape, out)
+    total = out.numel()
+    own_pointwise_kernel[lambda meta: (triton.cdiv(total, meta["BLOCK"]),)](
+        x, out, ep, total, BLOCK=1024, EPILOGUE=program, num_warps=4
+    )
+    return out
 
 
 #: The losses of one value per element (of the broadcast operands), summed: the kernels'
@@ -1005,7 +1056,10 @@ FAMILY_KERNEL_CONSTANTS = {
 #: ``kernels.KERNEL_HELPERS``).
 FAMILY_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     kernelopt_scan.__name__: (kernelopt_scan, (own_columns, own_column_tile, own_scan_kernel)),
-    kernelopt_max_pool.__name__: (kernelopt_max_pool, (own_pool_out_size, own_max_pool_kernel)),
+    kernelopt_max_pool.__name__: (
+        kernelopt_max_pool,
+        (*EPILOGUE_HELPERS, own_pool_out_size, own_max_pool_kernel),
+    ),
     kernelopt_norm.__name__: (
         kernelopt_norm,
         (
@@ -1024,6 +1078,7 @@ FAMILY_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     kernelopt_batch_norm.__name__: (
         kernelopt_batch_norm,
         (
+            *EPILOGUE_HELPERS,
             own_batch_norm_offsets,
             own_batch_norm_moments,
             own_batch_norm_stats_kernel,
@@ -1034,6 +1089,7 @@ FAMILY_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     kernelopt_batch_norm_layer.__name__: (
         kernelopt_batch_norm_layer,
         (
+            *EPILOGUE_HELPERS,
             own_batch_norm_offsets,
             own_batch_norm_moments,
             own_batch_norm_stats_kernel,
@@ -1042,6 +1098,7 @@ FAMILY_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
             kernelopt_batch_norm,
         ),
     ),
+    kernelopt_pointwise.__name__: (kernelopt_pointwise, (*EPILOGUE_HELPERS, own_pointwise_kernel)),
     kernelopt_pointwise_loss.__name__: (
         kernelopt_pointwise_loss,
         (own_loss_term, own_pointwise_loss_kernel, own_loss_sum_kernel, own_broadcast_index),

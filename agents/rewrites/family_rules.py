@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from kernelopt_jupyter.agents.rewrites.canonical import (
     MAX_POOL_FN,
     is_call,
+    is_linear,
     normal_dims,
     reduction,
 )
@@ -1186,6 +1187,22 @@ _BATCH_NORMS: dict[type, tuple[int, ...]] = {
 }
 
 
+def _left_to_the_fold(gm: fx.GraphModule, node: fx.Node, layer: Any) -> bool:
+    """Whether ``fold_batchnorm`` folds the eval-mode BatchNorm ``layer`` called at ``node``
+    into the convolution or linear layer before it (the same conditions): no pass over the
+    output is left to make faster."""
+    from kernelopt_jupyter.agents.rewrites.rules import conv_dims
+
+    if layer.training or layer.running_var is None:
+        return False
+    src = node.args[0]
+    if not isinstance(src, fx.Node) or only_user(src) is not node:
+        return False
+    if conv_dims(gm, src) is not None:
+        return True
+    return is_linear(gm, src) and len(shape_of(src) or ()) == 2
+
+
 def batch_norm_kernel(gm: fx.GraphModule) -> int:
     """A batch normalisation (``nn.BatchNorm1d/2d/3d``, or ``F.batch_norm`` with its mode,
     momentum and epsilon constants) -> KernelOPT's own Triton normalisation
@@ -1193,7 +1210,9 @@ def batch_norm_kernel(gm: fx.GraphModule) -> int:
     channel and the running statistics updated as torch updates them (momentum, or the
     cumulative average; the unbiased variance; the batch counter); in evaluation, the
     running statistics. A layer is read when called (``kernelopt_batch_norm_layer``), so
-    the candidate follows ``train()``/``eval()`` as the layer does.
+    the candidate follows ``train()``/``eval()`` as the layer does. An eval-mode layer that
+    ``fold_batchnorm`` folds into the convolution or linear layer before it is left to the
+    fold, which removes the pass altogether.
 
     Faster: the vendor's training-mode kernel reads the input twice from memory (the
     statistics, then the normalisation); the kernel takes a block of one channel's values
@@ -1219,7 +1238,7 @@ def batch_norm_kernel(gm: fx.GraphModule) -> int:
             shape = shape_of(x)
             if shape is None or len(shape) not in ranks or shape[1] != mod.num_features:
                 continue
-            if not kernel_dtype(x):
+            if not kernel_dtype(x) or _left_to_the_fold(gm, node, mod):
                 continue
             with g.inserting_before(node):
                 layer = g.get_attr(str(node.target))
@@ -1251,3 +1270,71 @@ def batch_norm_kernel(gm: fx.GraphModule) -> int:
     if count:
         cleanup(gm)
     return count
+
+
+def _wrap_chains(gm: fx.GraphModule) -> list[fx.Node]:
+    """Put :func:`family_kernels.kernelopt_pointwise` before the head of each pointwise chain
+    the epilogue pass takes and fuse the chains into it; the wrapper calls left, fused or
+    not."""
+    from kernelopt_jupyter.agents.rewrites.epilogue_rule import (
+        epilogue_wrappers,
+        fuse_epilogues,
+        pointwise_inputs,
+    )
+    from kernelopt_jupyter.agents.rewrites.family_kernels import kernelopt_pointwise
+
+    g = gm.graph
+    wrappers = epilogue_wrappers()
+    made: dict[fx.Node, fx.Node] = {}  # the tensor a chain starts from -> its wrapper
+    for node in list(g.nodes):
+        tensors = pointwise_inputs(gm, node)
+        if not tensors or not isinstance(tensors[0], fx.Node) or node in made.values():
+            continue
+        src = tensors[0]
+        if pointwise_inputs(gm, src) is not None or src.op == "get_attr":
+            continue  # not the chain's head (or a parameter the head scales)
+        if src.op == "call_function" and src.target in wrappers:
+            continue  # that kernel's own epilogue takes the chain
+        if shape_of(node) != shape_of(src) or _dtype(node) != _dtype(src):
+            continue
+        if not kernel_dtype(src):
+            continue
+        if src in made:
+            continue
+        with g.inserting_after(src):
+            made[src] = g.call_function(kernelopt_pointwise, (src,))
+        made[src].meta = dict(src.meta)
+        # Every pointwise op reading the tensor reads the kernel's register instead of
+        # loading it again (a residual ``sigmoid(y) * y``).
+        for user in list(src.users):
+            if user is not made[src] and pointwise_inputs(gm, user) is not None:
+                user.replace_input_with(src, made[src])
+    if made:
+        fuse_epilogues(gm)
+    return [n for n in g.nodes if n.op == "call_function" and n.target is kernelopt_pointwise]
+
+
+def pointwise_kernel(gm: fx.GraphModule) -> int:
+    """A chain of pointwise ops the epilogue pass takes (``epilogue_rule``: activations,
+    ``+ - * /`` with numbers, parameters and block-shaped tensors), starting from a tensor no
+    kernel of ours stores, -> KernelOPT's own pointwise kernel
+    (``family_kernels.kernelopt_pointwise``) with the chain as its epilogue; only where the
+    forward then runs nothing but our kernels and vendor calls (a vendor GEMM or convolution
+    followed by its activations, or a chain on an input), since a pointwise kernel beside
+    PyTorch compute gets no candidate. Tried on a copy of the graph first: a chain that is
+    not taken whole leaves the graph as it was.
+
+    Faster than eager: the chain reads its input once and writes its result once, where
+    PyTorch writes and reads every intermediate. A reassociation (float32 throughout).
+    """
+    import copy
+
+    from kernelopt_jupyter.agents.rewrites.rules import foreign_compute
+
+    trial = fx.GraphModule(gm, copy.deepcopy(gm.graph))
+    calls = _wrap_chains(trial)
+    if not calls or any(not n.kwargs.get("epilogue") for n in calls):
+        return 0
+    if foreign_compute(trial) is not None:
+        return 0
+    return len(_wrap_chains(gm))

@@ -46,6 +46,7 @@ from kernelopt_jupyter.agents.rewrites.family_rules import (
     layer_norm_kernel,
     loss_kernel,
     max_pool_kernel,
+    pointwise_kernel,
     rms_norm_kernel,
     scan_kernel,
 )
@@ -1269,6 +1270,7 @@ _VENDOR_CALLS = (
     *_CONV_T_FN,
     F.linear,
     torch.matmul,
+    torch.ops.aten._addmm_activation.default,  # gemm_activation_epilogue's cuBLASLt GEMM
     torch.transpose,
     operator.getitem,
     getattr,
@@ -1559,6 +1561,11 @@ REWRITES: list[Rewrite] = [
     Rewrite(
         "loss_kernel", "loss as KernelOPT's own Triton reduction",
         "reassociation", loss_kernel, eager_only=True, kernels=True,
+    ),
+    # Last of ours: a chain after another kernel is that kernel's epilogue first.
+    Rewrite(
+        "pointwise_kernel", "pointwise chain as KernelOPT's own one-pass Triton kernel",
+        "reassociation", pointwise_kernel, eager_only=True, kernels=True,
     ),
     # Kept libraries: the same sites on Liger-Kernel's Triton kernels, a vendor call.
     *(

@@ -45,6 +45,9 @@ class RewriteScan:
 
     matches: list[RewriteMatch] = field(default_factory=list)
     error: str = ""
+    #: Why a rule (or ``"combined"``) that matched was not offered, by its name: the same
+    #: reasons ``error`` lists, kept apart for the coverage survey.
+    refused: dict[str, str] = field(default_factory=dict)
 
 
 _prefetched: dict[str, Future[RewriteScan]] = {}
@@ -94,7 +97,9 @@ def _find(problem: Problem, time_limit_s: float) -> RewriteScan:
         return RewriteScan(error=f"rewrite scan failed: {result.describe()}")
     value = result.value
     return RewriteScan(
-        matches=[RewriteMatch(**m) for m in value["matches"]], error=value.get("error", "")
+        matches=[RewriteMatch(**m) for m in value["matches"]],
+        error=value.get("error", ""),
+        refused=value.get("refused", {}),
     )
 
 
@@ -238,11 +243,13 @@ def scan(source: str, path: str) -> RewriteScan:
             # device it holds no values to copy).
             raise RewriteError(f"the traced forward reads {made}, a constant the reference lacks")
         titles = [r.title for r, _ in applied]
+        exact = all(r.exact == "bit-exact" for r, _ in applied)
         if any(r.kernels for r, _ in applied):
             # Pointwise ops after a kernel go into it (its epilogue) before the rest of the
             # forward is looked at.
             if fuse_epilogues(gm):
                 titles.append("pointwise epilogue fused into the kernel")
+                exact = False  # float32 expressions of its own: a bit-exact max pool no more
             foreign = foreign_compute(gm)
             if foreign is not None:
                 # Its candidate launches KernelOPT's kernel beside PyTorch compute, which the
@@ -254,9 +261,7 @@ def scan(source: str, path: str) -> RewriteScan:
         return RewriteMatch(
             names=[r.name for r, _ in applied],
             title="rewrite: " + " + ".join(titles),
-            exact="bit-exact"
-            if all(r.exact == "bit-exact" for r, _ in applied)
-            else "reassociation",
+            exact="bit-exact" if exact else "reassociation",
             sites=sum(n for _, n in applied),
             problem_source=rewritten_source(source, gm, module_name, titles, candidate=False),
             eager_source=rewritten_source(source, gm, module_name, titles, candidate=True),
@@ -271,6 +276,7 @@ def scan(source: str, path: str) -> RewriteScan:
             match = attempt([rule])
         except Exception as exc:  # one rule's failure (or bug) costs only its own candidate
             scan_result.error += f"{rule.name}: {_why(exc)}; "
+            scan_result.refused[rule.name] = _why(exc)
             continue
         if match is not None:
             singles.append(match)
@@ -284,6 +290,7 @@ def scan(source: str, path: str) -> RewriteScan:
                 combined = attempt(rules)
             except Exception as exc:
                 scan_result.error += f"combined: {_why(exc)}; "
+                scan_result.refused["combined"] = _why(exc)
                 continue
             if combined is not None and tuple(combined.names) not in seen:
                 seen.add(tuple(combined.names))
@@ -302,4 +309,8 @@ def _why(exc: Exception) -> str:
 def scan_task(source: str, path: str) -> dict[str, Any]:
     """Worker entry: :func:`scan` as plain data."""
     found = scan(source, path)
-    return {"matches": [m.to_dict() for m in found.matches], "error": found.error}
+    return {
+        "matches": [m.to_dict() for m in found.matches],
+        "error": found.error,
+        "refused": found.refused,
+    }
