@@ -10,8 +10,11 @@ them as a step of their own, where the folder exists.
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,3 +44,34 @@ def dev_problems() -> list[Path]:
 def problem_ids(paths: list[Path]) -> list[str]:
     """Test ids: ``level/file``."""
     return [f"{p.parent.name}/{p.stem}" for p in paths]
+
+
+def missing_imports(path: Path) -> list[str]:
+    """Top-level modules the problem imports that this environment does not have."""
+    tree = ast.parse(path.read_text())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return sorted(n for n in names if importlib.util.find_spec(n) is None)
+
+
+def shrunk_problem(path: Path) -> Any:
+    """The problem at the CPU's shrunk sizes, in eval mode where it is random in training
+    mode; skips, saying which, a problem importing a package this environment lacks."""
+    from kernelopt_jupyter.problem import ProblemError, load_problem
+    from kernelopt_jupyter.sizes import resolve_sizes
+
+    missing = missing_imports(path)
+    if missing:
+        pytest.skip(f"{path.name} imports {', '.join(missing)}, which this environment lacks")
+    try:
+        problem = load_problem(path)
+    except ProblemError as exc:
+        if "--mode eval" not in str(exc):
+            raise
+        problem = load_problem(path, mode="eval")
+    small, _ = resolve_sizes(problem, "auto", "cpu")
+    return small

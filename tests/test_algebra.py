@@ -15,6 +15,7 @@ import torch
 import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
+from test_rewrite_algebra import _One, _Two
 from torch.utils.flop_counter import FlopCounterMode
 
 from kernelopt_jupyter.agents.rewrites import algebra as alg
@@ -129,24 +130,6 @@ def test_extraction_picks_the_cheapest_term_and_counts_shared_work_once() -> Non
 
 
 # --------------------------------------------------------------------------- the rewrite
-
-
-class _Model(nn.Module):
-    def __init__(self, fn: Callable[..., Any], parts: dict[str, Any]) -> None:
-        super().__init__()
-        self.fn = fn
-        for name, part in parts.items():
-            setattr(self, name, part)
-
-
-class _One(_Model):
-    def forward(self, x: Any) -> Any:
-        return self.fn(self, x)
-
-
-class _Two(_Model):
-    def forward(self, x: Any, y: Any) -> Any:
-        return self.fn(self, x, y)
 
 
 def Fn(fn: Callable[..., Any], **parts: Any) -> nn.Module:
@@ -599,24 +582,14 @@ def test_the_rewrite_keeps_every_dev_problem_result_in_float64(
     """Per problem, shrunk for the CPU: where the rewrite fires, the rewritten graph gives the
     reference's result in float64 (whether it fires is recorded as the ``algebra`` property,
     printed with ``-rP``)."""
-    from test_kernelbench_cpu import missing_imports
+    from _kernelbench import shrunk_problem
 
     from kernelopt_jupyter.agents.rewrites.graph import RewriteError
-    from kernelopt_jupyter.problem import ProblemError, load_problem, materialize
-    from kernelopt_jupyter.sizes import resolve_sizes
+    from kernelopt_jupyter.problem import materialize
 
     if path is None:
         pytest.fail(KB_ABSENT, pytrace=False)
-    missing = missing_imports(path)
-    if missing:
-        pytest.skip(f"{path.name} imports {', '.join(missing)}, which this environment lacks")
-    try:
-        problem = load_problem(path)
-    except ProblemError as exc:
-        if "--mode eval" not in str(exc):
-            raise
-        problem = load_problem(path, mode="eval")
-    small, _ = resolve_sizes(problem, "auto", "cpu")
+    small = shrunk_problem(path)
     loaded = materialize(small)
     ref = loaded.make_model("cpu", seed=0).eval().double()
     inputs = [_double(x) for x in loaded.make_inputs(seed=0, device="cpu")]

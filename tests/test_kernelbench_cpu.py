@@ -21,8 +21,6 @@ training mode (an active ``Dropout``) runs in eval mode, as ``--mode eval`` asks
 
 from __future__ import annotations
 
-import ast
-import importlib.util
 import json
 import os
 import random
@@ -33,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _kernelbench import LEVELS, dev_problems, problem_ids
+from _kernelbench import LEVELS, dev_problems, missing_imports, problem_ids
 
 from kernelopt_jupyter.problem import Problem, ProblemError, load_problem, materialize
 from kernelopt_jupyter.sizes import resolve_sizes
@@ -61,18 +59,6 @@ def sample_seed() -> int:
     """The sample's seed: ``KERNELOPT_KB_SAMPLE_SEED`` or the committed one."""
     given = os.environ.get(SEED_ENV, "").strip()
     return int(given) if given else DEFAULT_SEED
-
-
-def missing_imports(path: Path) -> list[str]:
-    """Top-level modules the problem imports that this environment does not have."""
-    tree = ast.parse(path.read_text())
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module.split(".")[0])
-    return sorted(n for n in names if importlib.util.find_spec(n) is None)
 
 
 def draw(problems: list[Path], seed: int) -> list[Path]:

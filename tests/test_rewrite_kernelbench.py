@@ -19,18 +19,14 @@ from typing import Any
 
 import pytest
 import torch
-from _kernelbench import dev_problems, problem_ids
-from test_kernelbench_cpu import missing_imports
+from _kernelbench import dev_problems, problem_ids, shrunk_problem
 
 from kernelopt_jupyter.agents.rewrites.rules import REWRITES
 from kernelopt_jupyter.agents.rewrites.task import scan
 from kernelopt_jupyter.problem import (
-    ProblemError,
-    load_problem,
     load_source_module,
     materialize,
 )
-from kernelopt_jupyter.sizes import resolve_sizes
 
 pytestmark = pytest.mark.kernelbench
 
@@ -65,16 +61,7 @@ def _assert_same(got: Any, want: Any) -> None:
 def test_every_rewrite_found_keeps_the_reference_result(path: Path | None) -> None:
     if path is None:
         pytest.fail(ABSENT, pytrace=False)
-    missing = missing_imports(path)
-    if missing:
-        pytest.skip(f"{path.name} imports {', '.join(missing)}, which this environment lacks")
-    try:
-        problem = load_problem(path)
-    except ProblemError as exc:
-        if "--mode eval" not in str(exc):
-            raise
-        problem = load_problem(path, mode="eval")
-    small, _ = resolve_sizes(problem, "auto", "cpu")
+    small = shrunk_problem(path)
     found = scan(small.source, small.path)
     kept = {r.name for r in REWRITES if r.kept_library}  # Triton kernels: not float64
     matches = [m for m in found.matches if not m.kernels and not kept & set(m.names)]

@@ -232,6 +232,7 @@ def page(browser_context: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
     failed = getattr(request.node, "_failed", False)
     if failed:
         shot(pg, f"{request.node.name}-FAILED")
+        print("browser console, last lines:", *console[-20:], sep="\n  ")
     pg.close()
 
 
@@ -302,6 +303,46 @@ def open_notebook(page: Any, lab: Lab, name: str, timeout_ms: int = 60_000) -> N
     """Open notebook ``name`` and wait until its kernel is connected and idle."""
     page.goto(lab.notebook_url(name))
     page.wait_for_function(JS_NOTEBOOK_READY, timeout=timeout_ms)
+
+
+JS_MESSAGE_CHANGED = (
+    "(msg) => { const m = document.querySelector('.kernelopt-panel .kernelopt-message');"
+    " return m && m.innerText.trim() !== msg; }"
+)
+
+
+def wait_message_changes(page: Any, message: str, wait_ms: int = 30_000) -> None:
+    """Wait until the panel's message line says something else than ``message`` (the paused
+    step was answered and the search moved on)."""
+    page.wait_for_function(JS_MESSAGE_CHANGED, arg=message, timeout=wait_ms)
+
+
+def click_until_answered(page: Any, button: Any, message: str, wait_ms: int = 30_000) -> None:
+    """Click a step button until the panel's message line leaves ``message`` (the pause was
+    answered), at most four times.
+
+    A click can be lost before it reaches the kernel (under load, CI saw a pause stay for
+    150 s with the kernel idle and Approve enabled; a handler that raised would have said so
+    on the message line). A person then clicks again, and so does this: each button names
+    its pause, so a second click on a pause already answered is dropped, never taken as the
+    next pause's answer. Each lost click is printed, with the browser console's last lines.
+    """
+    from playwright.sync_api import TimeoutError as WaitTimeout
+
+    for attempt in range(4):
+        button.click()
+        try:
+            wait_message_changes(page, message, wait_ms)
+            return
+        except WaitTimeout:
+            if attempt == 3:
+                raise
+            print(
+                f"click {attempt + 1} not answered in {wait_ms // 1000} s at {message!r}; "
+                "clicking again. Browser console, last lines:",
+                *getattr(page, "console_log", [])[-5:],
+                sep="\n  ",
+            )
 
 
 def run_cell(page: Any, cell_id: str, wait_idle: bool = True, timeout_ms: int = 60_000) -> None:

@@ -12,9 +12,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from playwright.sync_api import TimeoutError as WaitTimeout
-
-from .conftest import Lab, cell_output, cells, open_notebook, run_cell, shot, write_notebook
+from .conftest import (
+    Lab,
+    cell_output,
+    cells,
+    click_until_answered,
+    open_notebook,
+    run_cell,
+    shot,
+    write_notebook,
+)
 
 PROBLEM = """
 import torch
@@ -53,7 +60,12 @@ print("accepted candidate matches the reference")
 # Step mode: the person's edit of the paused candidate keeps its kernels but changes GELU's 0.5
 # inside the Triton kernel, so it computes the wrong thing. (Work added in PyTorch around the
 # kernels would be caught earlier, by the static gate's accounting of forward's ops.)
-BREAK = ("0.5,", "0.6,")
+# The first candidate is Inductor's harvested kernel (GELU's 0.5 a kernel argument) or
+# KernelOPT's own pointwise kernel (GELU written out in it): one of the two edits applies.
+BREAKS = (
+    ("0.5,", "0.6,"),
+    ("y = 0.5 * x * (1.0 + tl.math.erf", "y = 0.6 * x * (1.0 + tl.math.erf"),
+)
 
 SEARCH_TIMEOUT_MS = 150_000
 
@@ -73,28 +85,6 @@ JS_PAUSED = """() => {
 
 def _click_tab(page: Any, panel: Any, title: str) -> None:
     panel.locator(".kernelopt-tabs .lm-TabBar-tab", has_text=title).first.click()
-
-
-def _approve_until_answered(page: Any, approve: Any, message: str) -> None:
-    """Click Approve until the panel's message leaves ``message`` (the pause answered).
-
-    The click reaches the kernel as a comm message, handled between the search's own work (on
-    two busy cores that took over 30 s once), so each wait is a quarter of the search's. A
-    click that lands on buttons a redraw is replacing is lost (CI saw the pause stay for
-    150 s), and a person then clicks again: each button names its pause, so a second click on
-    a pause already answered is ignored, never taken as the next pause's answer."""
-    changed = (
-        "(msg) => { const m = document.querySelector('.kernelopt-panel .kernelopt-message');"
-        " return m && m.innerText.trim() !== msg; }"
-    )
-    for attempt in range(4):
-        approve.click()
-        try:
-            page.wait_for_function(changed, arg=message, timeout=SEARCH_TIMEOUT_MS // 4)
-            return
-        except WaitTimeout:
-            if attempt == 3:
-                raise
 
 
 def test_search_diff_accept_run(lab: Lab, page: Any) -> None:
@@ -205,7 +195,7 @@ def test_step_mode_edit_rejected_by_correctness(lab: Lab, page: Any) -> None:
         paused = page.wait_for_function(JS_PAUSED, timeout=SEARCH_TIMEOUT_MS).json_value()
         if paused["agent"] == "executor":
             break
-        _approve_until_answered(page, approve, paused["message"])
+        click_until_answered(page, approve, paused["message"], SEARCH_TIMEOUT_MS // 4)
     else:
         raise AssertionError("the executor never paused with a candidate")
     shot(page, "b6-step-paused-executor")
@@ -215,8 +205,9 @@ def test_step_mode_edit_rejected_by_correctness(lab: Lab, page: Any) -> None:
     source.wait_for(state="visible")
     original = source.input_value()
     assert "ModelNew" in original
-    assert BREAK[0] in original, original
-    source.fill(original.replace(*BREAK, 1))
+    breaks = [b for b in BREAKS if b[0] in original]
+    assert breaks, original
+    source.fill(original.replace(*breaks[0], 1))
     panel.locator("button.kernelopt-edit-submit").click()
     panel.locator(".kernelopt-message", has_text="Your code is sent").wait_for()
 

@@ -20,7 +20,17 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .conftest import ROOT, Lab, cell_output, cells, open_notebook, run_cell, shot, write_notebook
+from .conftest import (
+    ROOT,
+    Lab,
+    cell_output,
+    cells,
+    click_until_answered,
+    open_notebook,
+    run_cell,
+    shot,
+    write_notebook,
+)
 
 # The bundled problem at 32 rows instead of 256 (the same kernel, masks and 397-wide rows):
 # Triton's interpreter runs one program per row, so each gate of the search is ~3x quicker.
@@ -252,11 +262,14 @@ def test_step_mode_rejects_twice_and_the_search_goes_on(lab: Lab, page: Any) -> 
             )
             if not rejects:
                 doc_shot(page, panel, "panel-step-paused")
-            panel.locator("button.kernelopt-step-reject").click()
+            click_until_answered(
+                page, panel.locator("button.kernelopt-step-reject"), paused["message"]
+            )
             rejects.append(paused["rows"])
         else:
-            panel.locator("button.kernelopt-step-approve").click()
-        _wait_message_changes(page, paused["message"])
+            click_until_answered(
+                page, panel.locator("button.kernelopt-step-approve"), paused["message"]
+            )
     else:
         raise AssertionError("the stepped search did not finish")
     assert len(rejects) == 2, rejects
@@ -342,12 +355,17 @@ def test_step_mode_rejects_one_plan_then_stops_and_accepts_by_magic(lab: Lab, pa
             assert all(title in pending for title in plans.values()), (plans, pending)
             shot(page, "step-plan-rejects")
             panel.locator(".kernelopt-step-reason input").fill("not this one")
-            panel.locator("button.kernelopt-step-reject-plan", has_text=buttons[0]["text"]).click()
+            click_until_answered(
+                page,
+                panel.locator("button.kernelopt-step-reject-plan", has_text=buttons[0]["text"]),
+                paused["message"],
+            )
         elif plans and _gated_row_names(panel, plans["kept"]):
             break  # the other plan went on to a passed candidate: stop here, while paused
         else:
-            panel.locator("button.kernelopt-step-approve").click()
-        _wait_message_changes(page, paused["message"])
+            click_until_answered(
+                page, panel.locator("button.kernelopt-step-approve"), paused["message"]
+            )
     else:
         raise AssertionError(f"no passed candidate of the plan left by the reject: {plans}")
     table = panel.locator(".kernelopt-candidates").inner_text()
@@ -458,13 +476,3 @@ def test_accept_in_a_console_shows_the_code_with_copy(lab: Lab, page: Any) -> No
     copy.filter(has_text="Copied").wait_for(timeout=10_000)
     assert page.evaluate("() => navigator.clipboard.readText()").strip() == code.strip()
     shot(page, "accept-in-console-copy")
-
-
-def _wait_message_changes(page: Any, message: str) -> None:
-    """Wait until the panel's message line says something else than ``message`` (the paused
-    step was answered and the search moved on)."""
-    page.wait_for_function(
-        "(msg) => { const m = document.querySelector('.kernelopt-panel .kernelopt-message');"
-        " return m && m.innerText.trim() !== msg; }",
-        arg=message,
-    )

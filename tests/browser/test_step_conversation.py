@@ -8,13 +8,21 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .conftest import ROOT, Lab, open_notebook, run_cell, shot, write_notebook
+from .conftest import (
+    ROOT,
+    Lab,
+    click_until_answered,
+    open_notebook,
+    run_cell,
+    shot,
+    wait_message_changes,
+    write_notebook,
+)
 from .test_notebook_use import (
     JS_PAUSED_OR_DONE,
     JS_WRAPPED_ARROWS,
     SEARCH_TIMEOUT_MS,
     _click_tab,
-    _wait_message_changes,
     doc_shot,
 )
 
@@ -74,6 +82,7 @@ def test_reject_until_no_plan_then_own_code_is_gated_and_end(lab: Lab, page: Any
             assert "Submit through the gates" in submit.inner_text()
             assert not page.evaluate(JS_CUT_BUTTONS), page.evaluate(JS_CUT_BUTTONS)
             panel.locator("button.kernelopt-edit-submit").click()
+            wait_message_changes(page, paused["message"])
         elif paused["noPlan"] and paused["answer"]:
             answer = paused["answer"]
             shot(page, "step-no-plan-answered")
@@ -81,11 +90,14 @@ def test_reject_until_no_plan_then_own_code_is_gated_and_end(lab: Lab, page: Any
             break
         elif paused["agent"] == "planner" and paused["plans"]:
             panel.locator(".kernelopt-step-reason input").fill(f"not these {rejects}")
-            panel.locator("button.kernelopt-step-reject").click()
+            click_until_answered(
+                page, panel.locator("button.kernelopt-step-reject"), paused["message"]
+            )
             rejects += 1
         else:
-            panel.locator("button.kernelopt-step-approve").click()
-        _wait_message_changes(page, paused["message"])
+            click_until_answered(
+                page, panel.locator("button.kernelopt-step-approve"), paused["message"]
+            )
     else:
         raise AssertionError("no pause with no plan left came")
     assert rejects >= 1 and submitted
