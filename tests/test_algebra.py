@@ -33,7 +33,7 @@ from kernelopt_jupyter.agents.rewrites.egraph import (
     selection_cost,
 )
 from kernelopt_jupyter.agents.rewrites.graph import propagate_shapes, trace
-from kernelopt_jupyter.agents.rewrites.rules import BY_NAME, REWRITES
+from kernelopt_jupyter.agents.rewrites.rules import BY_NAME, REWRITES, _reads_inputs
 
 N, M, K = 127, 129, 131
 
@@ -182,18 +182,6 @@ def _targets(gm: fx.GraphModule) -> list[Any]:
     return [n.target for n in gm.graph.nodes if n.op in ("call_function", "call_method")]
 
 
-def _reads_input(node: fx.Node) -> bool:
-    todo, seen = [node], set()
-    while todo:
-        n = todo.pop()
-        if n.op == "placeholder":
-            return True
-        if n not in seen:
-            seen.add(n)
-            todo.extend(n.all_input_nodes)
-    return False
-
-
 def _linear_parts() -> dict[str, Any]:
     return {
         "lin": nn.Linear(M, K),
@@ -300,7 +288,7 @@ def test_a_scale_on_a_large_activation_folds_into_the_small_weight(spelling: str
     x = _randn(N, 7)
     gm = _fires(model, [x])
     scaled = [n for n in gm.graph.nodes if n.target in (operator.mul, operator.truediv)]
-    assert scaled and not any(_reads_input(n) for n in scaled)  # on weights only
+    assert scaled and not any(_reads_inputs(n) for n in scaled)  # on weights only
     # Derived in forward, never copied: new weights (the graph shares the model's tensors)
     # give the reference's new result.
     model.load_state_dict({k: torch.randn_like(v) for k, v in model.state_dict().items()})
