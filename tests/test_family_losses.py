@@ -407,6 +407,13 @@ _CHECK = textwrap.dedent(
             x = torch.randn(shape)
             got, want = fk.kernelopt_batch_norm_layer(x, mine), ref(x.double())
             results.append(["batch norm, evaluation", shape, momentum, split, 2, err(got, want)])
+        # Values far from zero (spread 1 about 1000): the moments and x - mean run about a
+        # pivot (the channel's first value), else their rounding at 1000's scale lands on
+        # every normalised output (an error of about 2e-5; torch's float32 one is 1e-5).
+        x = torch.randn(6, 4, 50, 45) + 1000
+        got = fk.kernelopt_batch_norm(x, None, None, None, None, True, 0.1, 1e-5)
+        want = F.batch_norm(x.double(), None, None, training=True, eps=1e-5)
+        results.append(["batch norm, offset 1000", [6, 4, 50, 45], None, split, 0, err(got, want)])
     x = torch.randn(5, 4, 9)
     got = fk.kernelopt_batch_norm(x, None, None, None, None, True, 0.1, 1e-3)
     want = F.batch_norm(x.double(), None, None, training=True, eps=1e-3)
@@ -446,7 +453,7 @@ def test_the_loss_and_batch_norm_kernels_equal_torch_under_the_interpreter() -> 
     pointwise_n = 7 * 3 * len(pointwise) + 1
     assert (
         len(results)
-        == pointwise_n + 2 * 2 * len(rows) + triplets + 1 + 2 * len(batch_norms) * 9 + 1
+        == pointwise_n + 2 * 2 * len(rows) + triplets + 1 + 2 * (len(batch_norms) * 9 + 1) + 1
     )
     for *case, error in results:
         assert error < 2e-6, case

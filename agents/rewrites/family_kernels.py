@@ -518,16 +518,21 @@ def own_batch_norm_offsets(start, steps, span, CS):
 @triton.jit
 def own_batch_norm_moments(x_ptr, lo, hi, S, CS, chans, chan_ok, STEPS: tl.constexpr):
     # Mean and M2 of entries lo..hi-1 of each channel's (N * S) values, tile by tile in
-    # float32, Chan's formula between.
+    # float32, Chan's formula between, and the pivot the mean is taken about: the sums are
+    # of v - pivot, the channel's first value, the same for every part of a split channel.
+    # On values far from zero (an offset of 1e3 on values of spread 1) sums of the values
+    # themselves round at the offset's scale, and that error lands on every normalised
+    # output (torch's CPU kernel sums in float64; its CUDA kernel uses Welford's update).
     steps = tl.arange(0, STEPS).to(tl.int64)
     mean = tl.sum(tl.zeros([STEPS, chans.shape[0]], dtype=tl.float32), 0)
     m2 = mean
     count = 0.0
+    pivot = own_batch_norm_pivot(x_ptr, chans, chan_ok, S)
     for start in range(lo, hi, STEPS):
         ok = ((start + steps) < hi)[:, None] & chan_ok
         at = own_batch_norm_offsets(start, steps, S, CS)
         offs = at[:, None] + chans.to(tl.int64)[None, :] * S
-        v = tl.load(x_ptr + offs, mask=ok).to(tl.float32)
+        v = tl.load(x_ptr + offs, mask=ok).to(tl.float32) - pivot[None, :]
         n_b = tl.minimum(hi - start, STEPS).to(tl.float32)
         mean_b = tl.sum(tl.where(ok, v, 0.0), 0) / n_b
         d = tl.where(ok, v - mean_b[None, :], 0.0)
@@ -537,7 +542,14 @@ def own_batch_norm_moments(x_ptr, lo, hi, S, CS, chans, chan_ok, STEPS: tl.const
         mean = mean + delta * (n_b / total)
         m2 = m2 + m2_b + delta * delta * (count * n_b / total)
         count = total
-    return mean, m2
+    return mean, m2, pivot
+
+
+@triton.jit
+def own_batch_norm_pivot(x_ptr, chans, chan_ok, S):
+    # Each channel's first value (entry 0), in float32.
+    first = tl.load(x_ptr + (chans.to(tl.int64) * S)[None, :], mask=chan_ok, other=0.0)
+    return tl.sum(first.to(tl.float32), 0)
 
 
 @triton.jit
@@ -553,7 +565,7 @@ def own_batch_norm_stats_kernel(
     chan_ok = (chans < C)[None, :]
     lo = part * CHUNK
     hi = tl.minimum(lo + CHUNK, K)
-    mean, m2 = own_batch_norm_moments(
+    mean, m2, _ = own_batch_norm_moments(  # the mean about the channel's first value
         x_ptr, lo, hi, S, C * S, chans, chan_ok, BLOCK // CHANNEL_BLOCK
     )
     tl.store(mean_ptr + part * C + chans, mean, mask=chans < C)
@@ -593,11 +605,14 @@ def own_batch_norm_kernel(
             m2s = tl.load(m2_ptr + slots, mask=part_ok, other=0.0)
             counts = tl.minimum(CHUNK, K - parts * CHUNK).to(tl.float32)[:, None]
             counts = tl.where(part_ok, counts, 0.0)
-            mean = tl.sum(means * counts, 0) / K
-            spread = means - mean[None, :]
+            # The parts' means are about the channel's first value (own_batch_norm_moments).
+            about = tl.sum(means * counts, 0) / K
+            spread = means - about[None, :]
             m2 = tl.sum(m2s, 0) + tl.sum(tl.where(part_ok, counts * spread * spread, 0.0), 0)
+            pivot = own_batch_norm_pivot(x_ptr, chans, chan_ok, S)
         else:
-            mean, m2 = own_batch_norm_moments(x_ptr, 0, K, S, C * S, chans, chan_ok, STEPS)
+            about, m2, pivot = own_batch_norm_moments(x_ptr, 0, K, S, C * S, chans, chan_ok, STEPS)
+        mean = pivot + about
         var = m2 / K
         if UPDATE:  # noqa: SIM102 - a constexpr test, pruned at compile time, then a runtime one
             if part == 0:
@@ -611,10 +626,13 @@ def own_batch_norm_kernel(
                 tl.store(rmean_ptr + chans, rm.to(rmean_ptr.dtype.element_ty), mask=ok_c)
                 tl.store(rvar_ptr + chans, rv.to(rvar_ptr.dtype.element_ty), mask=ok_c)
     else:
-        mean = tl.load(rmean_ptr + chans, mask=ok_c, other=0.0).to(tl.float32)
+        about = tl.load(rmean_ptr + chans, mask=ok_c, other=0.0).to(tl.float32)
+        pivot = about * 0.0
         var = tl.load(rvar_ptr + chans, mask=ok_c, other=1.0).to(tl.float32)
     # (x - mean) first, as torch does: folding the mean into the shift (x * scale - mean *
     # scale) cancels two large products where x is near the mean, losing the small values.
+    # With batch statistics, as (x - pivot) - (mean - pivot): exact where x is near the
+    # pivot, and the mean about the pivot is not rounded at the pivot's scale.
     scale = 1.0 / tl.sqrt(var + eps)
     if HAS_WEIGHT:
         scale = scale * tl.load(w_ptr + chans, mask=ok_c, other=1.0).to(tl.float32)
@@ -627,7 +645,7 @@ def own_batch_norm_kernel(
         at = own_batch_norm_offsets(start, steps, S, C * S)
         offs = at[:, None] + chans.to(tl.int64)[None, :] * S
         v = tl.load(x_ptr + offs, mask=ok, other=0.0).to(tl.float32)
-        y = (v - mean[None, :]) * scale[None, :] + shift[None, :]
+        y = ((v - pivot[None, :]) - about[None, :]) * scale[None, :] + shift[None, :]
         if len(EPILOGUE) > 0:  # the pointwise ops after the norm, in float32
             y = own_epilogue_apply(y, offs, ok, ep_ptr, EPILOGUE)
         tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=ok)
@@ -1081,6 +1099,7 @@ FAMILY_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
             *EPILOGUE_HELPERS,
             own_batch_norm_offsets,
             own_batch_norm_moments,
+            own_batch_norm_pivot,
             own_batch_norm_stats_kernel,
             own_batch_norm_kernel,
             own_batch_count_kernel,
@@ -1092,6 +1111,7 @@ FAMILY_KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
             *EPILOGUE_HELPERS,
             own_batch_norm_offsets,
             own_batch_norm_moments,
+            own_batch_norm_pivot,
             own_batch_norm_stats_kernel,
             own_batch_norm_kernel,
             own_batch_count_kernel,
