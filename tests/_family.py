@@ -10,6 +10,7 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
 import torch
 import torch.nn as nn
 
@@ -61,3 +62,25 @@ def check_tunable_candidate(gm: Any, rule: str, kernels: list[str]) -> None:
         assert {"BLOCK", "num_warps"} <= set(configs[kernel]), configs
     assert analyze_candidate(lifted).violations == []
     compile(lifted, "candidate", "exec")
+
+
+def compile_for_sm90(
+    fn: Any, signature: dict[str, str], constants: dict[str, Any], warps: int = 4, stages: int = 2
+) -> Any:
+    """``fn`` compiled for sm_90 (the H100/H200 target) without a GPU, ``constants`` as its
+    constexprs: the interpreter accepts code the real compiler rejects. Skips where Triton's
+    interpreter is on in this process (its kernels are not compilable then)."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    if getattr(fn, "arg_names", None) is None:
+        pytest.skip("Triton's interpreter is on in this process")
+    source = ASTSource(
+        fn=fn,
+        signature=signature | {name: "constexpr" for name in constants},
+        constexprs={(fn.arg_names.index(k),): v for k, v in constants.items()},
+    )
+    return triton.compile(
+        source, target=GPUTarget("cuda", 90, 32), options={"num_warps": warps, "num_stages": stages}
+    )

@@ -16,7 +16,7 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from _family import interpret
+from _family import compile_for_sm90, interpret
 from _kernelbench import dev_problems, problem_ids
 
 from kernelopt_jupyter.agents.rewrites.canonical import canonicalize
@@ -341,29 +341,15 @@ def test_the_kernel_compiles_for_the_gpu_without_one() -> None:
     # launch for sm_90 before a GPU sees it, and so does this test, at one launch the
     # wrapper makes (a strided, dilated, grouped 3-D convolution) and the Tuner's largest
     # row block.
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
     from kernelopt_jupyter.agents.rewrites.conv_transpose import own_conv_transpose_kernel
 
-    fn = own_conv_transpose_kernel
-    if getattr(fn, "arg_names", None) is None:
-        pytest.skip("Triton's interpreter is on in this process")
     sizes = ("ROWS", "GROUPS", "C_IN_G", "C_OUT_G", "D", "H", "W", "D_OUT", "H_OUT", "W_OUT",
              "QD", "QH", "QW")  # fmt: skip
     constants = dict(SD=2, SH=1, SW=2, PD=1, PH=0, PW=2, DD=2, DH=1, DW=1, KD=3, KH=2, KW=5,
                      STEP_D=1, STEP_H=1, STEP_W=2, HAS_BIAS=True, W_TILE=32, M_BLOCK=128,
                      N_BLOCK=32, K_BLOCK=16, EPILOGUE=())  # fmt: skip
     signature = {name: "*fp32" for name in ("x_ptr", "w_ptr", "b_ptr", "out_ptr", "ep_ptr")}
-    signature |= {name: "i32" for name in sizes} | {name: "constexpr" for name in constants}
-    source = ASTSource(
-        fn=fn,
-        signature=signature,
-        constexprs={(fn.arg_names.index(k),): v for k, v in constants.items()},
-    )
-    compiled = triton.compile(
-        source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": 3}
-    )
+    signature |= {name: "i32" for name in sizes}
+    compiled = compile_for_sm90(own_conv_transpose_kernel, signature, constants, 8, 3)
     assert compiled.asm["cubin"]
     assert "tt.dot" in compiled.asm["ttgir"]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import torch
 import torch.nn as nn
-from _family import SOURCE, interpret, rewrite
+from _family import SOURCE, compile_for_sm90, interpret, rewrite
 
 from kernelopt_jupyter.agents.rewrites.conv_transpose import kernelopt_conv_transpose
 from kernelopt_jupyter.agents.rewrites.epilogue import EPILOGUE_OPS
@@ -379,20 +379,5 @@ _LAUNCHES = {
 @pytest.mark.parametrize("kernel", list(_LAUNCHES))
 def test_the_epilogue_compiles_for_the_gpu_without_one(kernel: str) -> None:
     # Every op in one program (the interpreter accepts code the real compiler rejects).
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
     fn, signature, constants = _LAUNCHES[kernel]()
-    if getattr(fn, "arg_names", None) is None:
-        pytest.skip("Triton's interpreter is on in this process")
-    signature |= {name: "constexpr" for name in constants}
-    source = ASTSource(
-        fn=fn,
-        signature=signature,
-        constexprs={(fn.arg_names.index(k),): v for k, v in constants.items()},
-    )
-    compiled = triton.compile(
-        source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "num_stages": 2}
-    )
-    assert compiled.asm["cubin"]
+    assert compile_for_sm90(fn, signature, constants).asm["cubin"]

@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from _family import SOURCE, interpret, rewrite
+from _family import SOURCE, compile_for_sm90, interpret, rewrite
 
 from kernelopt_jupyter.agents.rewrites.epilogue import EPILOGUE_OPS
 from kernelopt_jupyter.agents.rewrites.epilogue_rule import fuse_epilogues
@@ -302,23 +302,8 @@ def _max_pool_launch() -> tuple[Any, dict[str, str], dict[str, Any]]:
 @pytest.mark.parametrize("launch", [_batch_norm_launch, _max_pool_launch])
 def test_the_kernel_compiles_for_the_gpu_with_an_epilogue(launch: Any) -> None:
     # The interpreter accepts code the real compiler rejects: compile it for sm_90.
-    import triton
-    from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
-
     fn, signature, constants = launch()
-    if getattr(fn, "arg_names", None) is None:
-        pytest.skip("Triton's interpreter is on in this process")
-    signature |= {name: "constexpr" for name in constants}
-    source = ASTSource(
-        fn=fn,
-        signature=signature,
-        constexprs={(fn.arg_names.index(k),): v for k, v in constants.items()},
-    )
-    compiled = triton.compile(
-        source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "num_stages": 2}
-    )
-    assert compiled.asm["cubin"]
+    assert compile_for_sm90(fn, signature, constants).asm["cubin"]
 
 
 def test_a_batch_norm_without_an_epilogue_is_unchanged() -> None:

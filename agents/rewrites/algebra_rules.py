@@ -277,8 +277,7 @@ def _rules() -> list[Rule]:
 
     @rule("scale_into_matmul", "reassociation", Pat("mul", (Pat("matmul", (A, B)), C)))
     def _scale_in(g: EGraph, s: Subst, r: int) -> int:
-        _num(g, s["c"])
-        g.add("matmul", (), (g.add("mul", (), (s["a"], s["c"])), s["b"]))
+        _num(g, s["c"])  # the scale on A instead: scale_into_matmul_a
         return g.add("matmul", (), (s["a"], g.add("mul", (), (s["b"], s["c"]))))
 
     @rule("scale_into_matmul_a", "reassociation", Pat("mul", (Pat("matmul", (A, B)), C)))
