@@ -36,8 +36,16 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-#: Modules a launcher imports before it forks its first worker.
-PRELOAD = ("torch", "torch._dynamo", "triton", "kernelopt_jupyter.worker")
+#: Modules a launcher imports before it forks its first worker (Triton imports its Gluon
+#: frontend at a kernel's first launch, a tenth of a second in every worker otherwise; a
+#: Triton without it is skipped).
+PRELOAD = (
+    "torch",
+    "torch._dynamo",
+    "triton",
+    "triton.experimental.gluon",
+    "kernelopt_jupyter.worker",
+)
 #: Launchers kept per caller (one per distinct worker environment); the oldest goes first.
 MAX_LAUNCHERS = 3
 #: Variables that differ from worker to worker; the launcher's environment has none of them.

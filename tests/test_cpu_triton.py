@@ -93,3 +93,9 @@ def test_float_arguments_are_float32_scalars_as_when_compiled() -> None:
     res = run_task("interp_tasks:float_arguments", {}, device="cpu", extra_env=ENV)
     assert res.ok, res.describe() + res.traceback
     assert res.value["err"] == 0.0
+
+
+def test_erf_on_whole_blocks_equals_math_erf_rounded() -> None:
+    res = run_task("interp_tasks:erf_blocks", {}, device="cpu", extra_env=ENV)
+    assert res.ok, res.describe() + res.traceback
+    assert res.value == {"torch.float32": 0, "torch.float64": 0, "whole_block": True}, res.value

@@ -332,3 +332,35 @@ def float_arguments() -> dict[str, Any]:
     _scale_by_float[(1,)](x, out, 100, 1e-3, 0.1, BLOCK=128)
     want = x * torch.tensor(0.1, dtype=torch.float32) + torch.tensor(1e-3, dtype=torch.float32)
     return {"err": float((out - want).abs().max())}
+
+
+@triton.jit
+def _erf_block(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    tl.store(out_ptr + offs, tl.math.erf(x), mask=mask)
+
+
+def erf_blocks() -> dict[str, Any]:
+    """``tl.math.erf`` on float32 and float64 blocks after the shims, against ``math.erf``
+    rounded to each type (what the interpreter's own element-by-element erf gives)."""
+    import math
+
+    from kernelopt_jupyter.cpu_triton import install_interpreter_shims
+
+    install_interpreter_shims()
+    values = [0.0, -0.0, 1e-30, -1e-30, 1e-8, 0.5, -0.5, 3.9, -3.9, 6.0, -6.0, 40.0]
+    values += [float("inf"), float("-inf"), float("nan")]
+    out: dict[str, Any] = {}
+    for dtype in (torch.float32, torch.float64):
+        x = torch.cat([torch.tensor(values, dtype=dtype), torch.randn(3001, dtype=dtype) * 3])
+        y = torch.empty_like(x)
+        _erf_block[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        want = torch.tensor([math.erf(v) for v in x.tolist()], dtype=torch.float64).to(dtype)
+        same = (y == want) | (y.isnan() & want.isnan())
+        out[str(dtype)] = int((~same).sum())
+    from triton.runtime.interpreter import InterpreterBuilder
+
+    out["whole_block"] = "_vectorized_erf" in InterpreterBuilder.create_erf.__qualname__
+    return out
