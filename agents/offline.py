@@ -79,6 +79,9 @@ TUNE_VARIANTS = 4
 #: A move's harvest (one Inductor compile in a worker) that takes longer than this has cost more
 #: than a one-minute search can spend on one move: it is stopped and reported as failed.
 HARVEST_LIMIT_S = 120.0
+#: How far (priority units) a mixed rewrite (KernelOPT's kernels with PyTorch ops for the rest
+#: of the forward) ranks below the same rules' candidate of kernels alone.
+MIXED_PENALTY = 0.3
 
 #: Seconds a move costs before its gate, roughly (an Inductor compile; max-autotune or
 #: coordinate descent benchmark many variants). A move is skipped when the search's
@@ -722,6 +725,10 @@ class OfflinePolicy:
             # harvest fuses what the rewrite exposed (a folded conv's activation) and leads.
             eager_first = match.eager_only or bool(set(match.names) & GEMM_REMOVING) or eager_wins
             behind = 0.0 if match.eager_only else gap
+            if match.beside:
+                # A mixed candidate runs the rest of the forward op by op in eager PyTorch:
+                # after the same kernels with nothing beside them, and behind by the gap.
+                behind = max(gap, 0.0) + MIXED_PENALTY
             if not match.eager_only:
                 out.append((priority - (0.1 if eager_first else 0.0), match, "harvest"))
             out.append((priority - (0.0 if eager_first else 0.4) - behind, match, "eager"))

@@ -8,9 +8,9 @@ FOLDER holds ``level1/ level2/ level3/`` (the development sample). Each problem 
 size rule (``kernelopt_jupyter.sizes``, as the CPU tier does), traced and canonicalized, and
 every rule in ``REWRITES`` is tried alone and all of them together, exactly as the Planner's
 rewrite scan (``agents/rewrites/task.py``) does. Per problem it records the rules that
-matched, the candidates offered, and the rules refused because the rest of the forward still
-runs PyTorch compute beside KernelOPT's kernel (``foreign_compute``); then a table and the
-counts per level. The folder is read where it lies: its files are other people's code.
+matched, the candidates offered, those offered as mixed candidates because the rest of the
+forward still runs PyTorch compute beside KernelOPT's kernel (``foreign_compute``: the first
+such op), and the rules refused; then a table and the counts per level. The folder is read where it lies: its files are other people's code.
 """
 
 from __future__ import annotations
@@ -30,10 +30,8 @@ from kernelopt_jupyter.problem import ProblemError, load_problem
 from kernelopt_jupyter.sizes import resolve_sizes
 
 LEVELS = ("level1", "level2", "level3")
-#: What a refusal for PyTorch compute beside our kernel says (``task.scan``), and the op named.
-_FOREIGN = re.compile(r"runs PyTorch compute \(([^)]*)\) beside")
-#: The outcomes, best first: a candidate of our own kernels; a kernel rule matched but the
-#: rest of the forward runs PyTorch compute; only dispatch-level (vendor) rewrites; rules
+#: The outcomes, best first: a candidate of our own kernels; a mixed candidate (our kernels,
+#: the rest of the forward in PyTorch compute); only dispatch-level (vendor) rewrites; rules
 #: matched but were refused for another reason; nothing; the problem could not be scanned.
 OUTCOMES = ("kernels", "foreign", "vendor", "refused", "none", "error")
 
@@ -46,7 +44,7 @@ class Coverage:
     matched: list[str] = field(default_factory=list)  # rules that fired (offered or refused)
     offered: list[list[str]] = field(default_factory=list)  # each candidate's rule names
     kernels: bool = False  # a candidate launches our own kernels (foreign compute excluded)
-    foreign: dict[str, str] = field(default_factory=dict)  # rule -> the PyTorch op left over
+    foreign: dict[str, str] = field(default_factory=dict)  # rules -> the PyTorch op left over
     refused: dict[str, str] = field(default_factory=dict)  # rule -> any other reason
     error: str = ""  # the problem could not be loaded, shrunk or traced
 
@@ -96,14 +94,11 @@ def survey_problem(path: Path) -> tuple[Coverage, list[RewriteMatch]]:
     if not found.matches and not found.refused and found.error:
         cov.error = found.error[:200]
     cov.offered = [list(m.names) for m in found.matches]
-    cov.kernels = any(m.kernels for m in found.matches)
+    cov.kernels = any(m.kernels and not m.beside for m in found.matches)
     matched = {name for m in found.matches for name in m.names}
+    cov.foreign = dict(found.mixed)
     for rule, reason in found.refused.items():
-        op = _FOREIGN.search(reason)
-        if op is not None:
-            cov.foreign[rule] = op.group(1)
-        else:
-            cov.refused[rule] = reason[:200]
+        cov.refused[rule] = reason[:200]
         if rule != "combined":
             matched.add(rule)
     cov.matched = sorted(matched)

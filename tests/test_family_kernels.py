@@ -659,12 +659,16 @@ def test_the_family_rule_offers_its_kernel_on_the_dev_problems(
     if path is None:
         pytest.fail(absent, pytrace=False)
     found = scan(path.read_text(), str(path))
-    offered = [m for m in found.matches if rule in m.names and m.kernels]
+    offered = [m for m in found.matches if rule in m.names and m.kernels and not m.beside]
     if not offered:
         # The rule fired, but the forward computes more than the kernel takes (a network
-        # with a scan inside): its candidate would launch the kernel beside PyTorch compute,
-        # which the verifier refuses, so none is offered (or the rewritten graph cannot be
-        # rendered). Or no rule could see the op: the reference has no FX graph (einops).
+        # with a scan inside): its candidate runs the rest in PyTorch (a mixed candidate,
+        # marked dispatch-only), or the rewritten graph cannot be rendered. Or no rule could
+        # see the op: the reference has no FX graph (einops).
+        mixed = [m for m in found.matches if rule in m.names and m.beside]
+        if mixed:
+            assert all(is_dispatch_only(m.eager_source) for m in mixed)
+            return
         fired = f"{rule}: " in found.error  # a scan error is only raised after a rule fired
         untraced = found.error.startswith("not symbolically traceable")
         assert fired or untraced, (

@@ -179,9 +179,19 @@ def _base_source(source: str) -> str:
 
 
 def rewritten_source(
-    source: str, gm: fx.GraphModule, problem_module: str, titles: list[str], *, candidate: bool
+    source: str,
+    gm: fx.GraphModule,
+    problem_module: str,
+    titles: list[str],
+    *,
+    candidate: bool,
+    beside: str | None = None,
 ) -> str:
-    """The problem (``candidate=False``) or a dispatch-only ``ModelNew`` with the new forward."""
+    """The problem (``candidate=False``) or a dispatch-only ``ModelNew`` with the new forward.
+
+    ``beside``: the first PyTorch compute op the forward still runs beside KernelOPT's own
+    kernels. Such a candidate is marked dispatch-only too (the verifier then judges PyTorch
+    ops as work, and the kernels by their launches), with a comment saying what it is."""
     header, forward = forward_source(gm, problem_module)
     members = ""
     hoisted = hoist_derived(gm) if candidate else None
@@ -222,5 +232,12 @@ def rewritten_source(
             text,
             "# Dispatch-only candidate: the reference after graph rewrites, on the vendor\n"
             "# libraries (no generated kernels).\nKERNELOPT_DISPATCH_ONLY = True\n",
+        )
+    elif candidate and beside is not None:
+        text = insert_after_imports(
+            text,
+            "# Mixed candidate: KernelOPT's own Triton kernels, with PyTorch ops (first:\n"
+            f"# {beside}) for the rest of the forward; marked dispatch-only so that the\n"
+            "# verifier counts those ops as the candidate's work.\nKERNELOPT_DISPATCH_ONLY = True\n",
         )
     return text

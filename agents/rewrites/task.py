@@ -30,6 +30,9 @@ class RewriteMatch:
     eager_source: str  # the dispatch-only candidate (rewritten forward on vendor libraries)
     eager_only: bool = False
     kernels: bool = False  # the eager candidate launches KernelOPT's own Triton kernel(s)
+    #: The first PyTorch compute op the eager candidate runs beside those kernels ("": none):
+    #: such a candidate is marked dispatch-only and ranked below one made of kernels alone.
+    beside: str = ""
     #: The op families the rewrite took graph nodes from (``op_families.removed_families``):
     #: the work it targets, which the roofline ranking looks up in the profile.
     families: list[str] = field(default_factory=list)
@@ -48,6 +51,9 @@ class RewriteScan:
     #: Why a rule (or ``"combined"``) that matched was not offered, by its name: the same
     #: reasons ``error`` lists, kept apart for the coverage survey.
     refused: dict[str, str] = field(default_factory=dict)
+    #: Matches whose candidate runs PyTorch compute beside KernelOPT's kernels, by the rules'
+    #: joined names: the first such op (for the coverage survey).
+    mixed: dict[str, str] = field(default_factory=dict)
 
 
 _prefetched: dict[str, Future[RewriteScan]] = {}
@@ -252,21 +258,25 @@ def scan(source: str, path: str) -> RewriteScan:
                 exact = False  # float32 expressions of its own: a bit-exact max pool no more
             foreign = foreign_compute(gm)
             if foreign is not None:
-                # Its candidate launches KernelOPT's kernel beside PyTorch compute, which the
-                # verifier's static gate refuses in a Triton candidate: none is offered.
-                raise RewriteError(
-                    f"the rest of the forward runs PyTorch compute ({foreign}) beside "
-                    "KernelOPT's own kernel"
-                )
+                # The rest of the forward stays PyTorch compute beside KernelOPT's kernel: the
+                # candidate is offered as a mixed one, marked dispatch-only (the verifier
+                # refuses PyTorch compute in a Triton candidate otherwise), and says so.
+                scan_result.mixed["+".join(r.name for r, _ in applied)] = foreign
+                titles.append(f"PyTorch ops for the rest ({foreign})")
+        else:
+            foreign = None
         return RewriteMatch(
             names=[r.name for r, _ in applied],
             title="rewrite: " + " + ".join(titles),
             exact="bit-exact" if exact else "reassociation",
             sites=sum(n for _, n in applied),
             problem_source=rewritten_source(source, gm, module_name, titles, candidate=False),
-            eager_source=rewritten_source(source, gm, module_name, titles, candidate=True),
+            eager_source=rewritten_source(
+                source, gm, module_name, titles, candidate=True, beside=foreign
+            ),
             eager_only=any(r.eager_only for r, _ in applied),
             kernels=any(r.kernels for r, _ in applied),
+            beside=foreign or "",
             families=removed_families(base_families, graph_families(gm)),
         )
 
