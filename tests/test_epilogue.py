@@ -357,6 +357,16 @@ def _group_norm_launch() -> tuple[Any, dict[str, str], dict[str, Any]]:
     return own_group_norm_kernel, signature, constants
 
 
+def _group_norm_rows_launch() -> tuple[Any, dict[str, str], dict[str, Any]]:
+    from kernelopt_jupyter.agents.rewrites.kernels import own_group_norm_rows_kernel
+
+    signature = {name: "*fp32" for name in ("x_ptr", "w_ptr", "b_ptr", "out_ptr", "ep_ptr")}
+    signature |= {name: "i32" for name in ("ROWS_TOTAL", "GROUPS", "HW", "CG", "GROUP_SIZE")}
+    signature["eps"] = "fp32"
+    constants = dict(HAS_AFFINE=True, ROWS=128, BLOCK=16, EPILOGUE=_every_op())
+    return own_group_norm_rows_kernel, signature, constants
+
+
 def _norm_launch() -> tuple[Any, dict[str, str], dict[str, Any]]:
     from kernelopt_jupyter.agents.rewrites.family_kernels import own_norm_kernel
 
@@ -373,6 +383,7 @@ _LAUNCHES = {
     "conv_transpose": _conv_transpose_launch,
     "norm": _norm_launch,
     "group_norm": _group_norm_launch,
+    "group_norm_rows": _group_norm_rows_launch,
 }
 
 

@@ -257,6 +257,52 @@ def own_group_norm_kernel(
         tl.store(out_ptr + base + offs, y.to(out_ptr.dtype.element_ty), mask=mask)
 
 
+@triton.jit
+def own_group_norm_rows_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    out_ptr,
+    ep_ptr,
+    ROWS_TOTAL,
+    GROUPS,
+    HW,
+    CG,
+    GROUP_SIZE,
+    eps,
+    HAS_AFFINE: tl.constexpr,
+    ROWS: tl.constexpr,
+    BLOCK: tl.constexpr,
+    EPILOGUE: tl.constexpr,
+):
+    # Small groups: one program normalises ROWS (image, group) rows, each whole in one BLOCK
+    # of registers (mean, then the squared deviations from it), where one program per group
+    # would leave most of its lanes idle and launch a program per few elements.
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK)
+    ok = (rows < ROWS_TOTAL)[:, None] & (cols < GROUP_SIZE)[None, :]
+    offs = rows[:, None] * GROUP_SIZE + cols[None, :]
+    v = tl.load(x_ptr + offs, mask=ok, other=0.0).to(tl.float32)
+    mean = tl.sum(v, 1) / GROUP_SIZE
+    d = tl.where(ok, v - mean[:, None], 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(d * d, 1) / GROUP_SIZE + eps)
+    y = d * rstd[:, None]
+    if HAS_AFFINE:
+        channel = (rows % GROUPS)[:, None] * CG + (cols // HW)[None, :]
+        gamma = tl.load(w_ptr + channel, mask=ok, other=1.0).to(tl.float32)
+        beta = tl.load(b_ptr + channel, mask=ok, other=0.0).to(tl.float32)
+        y = y * gamma + beta
+    if len(EPILOGUE) > 0:  # the pointwise ops after the norm (epilogue.py), in float32
+        y = own_epilogue_apply(y, offs, ok, ep_ptr, EPILOGUE)
+    tl.store(out_ptr + offs, y.to(out_ptr.dtype.element_ty), mask=ok)
+
+
+#: Groups of at most this many elements are normalised many to a program
+#: (``own_group_norm_rows_kernel``), about this many elements per program.
+SMALL_GROUP = 256
+ROWS_ELEMENTS = 2048
+
+
 def kernelopt_group_norm(x, num_groups, weight, bias, eps, epilogue=(), operands=()):
     """``F.group_norm(x, num_groups, weight, bias, eps)`` (``x`` of shape ``(N, C, *)``), then
     the pointwise ``epilogue`` over ``operands`` (``epilogue.py``), in one Triton kernel: one program per image and group computes the group's mean and variance
@@ -275,6 +321,27 @@ def kernelopt_group_norm(x, num_groups, weight, bias, eps, epilogue=(), operands
     affine = weight is not None and bias is not None
     block = max(16, min(4096, triton.next_power_of_2(cg * hw)))
     program, ep = own_epilogue_program(epilogue, operands, x.shape, out)
+    if cg * hw <= SMALL_GROUP:
+        rows = max(1, ROWS_ELEMENTS // block)
+        own_group_norm_rows_kernel[(triton.cdiv(n * num_groups, rows),)](
+            x,
+            weight.contiguous() if affine else x,
+            bias.contiguous() if affine else x,
+            out,
+            ep,
+            n * num_groups,
+            num_groups,
+            hw,
+            cg,
+            cg * hw,
+            float(eps),
+            HAS_AFFINE=affine,
+            ROWS=rows,
+            BLOCK=block,
+            EPILOGUE=program,
+            num_warps=4,
+        )
+        return out
     own_group_norm_kernel[(n * num_groups,)](
         x,
         weight.contiguous() if affine else x,
@@ -845,7 +912,7 @@ KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
     kernelopt_avg_pool2d.__name__: (kernelopt_avg_pool2d, (own_depthwise_conv2d_kernel,)),
     kernelopt_group_norm.__name__: (
         kernelopt_group_norm,
-        (*EPILOGUE_HELPERS, own_group_norm_kernel),
+        (*EPILOGUE_HELPERS, own_group_norm_kernel, own_group_norm_rows_kernel),
     ),
     kernelopt_winograd_convolution.__name__: (
         kernelopt_winograd_convolution,
@@ -875,6 +942,8 @@ KERNEL_HELPERS: dict[str, tuple[Callable[..., Any], tuple[Any, ...]]] = {
 KERNEL_CONSTANTS = {
     **FAMILY_KERNEL_CONSTANTS,
     "MAX_GRID_Y": MAX_GRID_Y,
+    "SMALL_GROUP": SMALL_GROUP,
+    "ROWS_ELEMENTS": ROWS_ELEMENTS,
     "WINOGRAD_MIN_CHANNELS": WINOGRAD_MIN_CHANNELS,
     "WINOGRAD_MIN_FLOPS": WINOGRAD_MIN_FLOPS,
 }
