@@ -630,3 +630,23 @@ def test_compared_and_refereed_in_one_walk_moves_each_step_once(
     _, rows, bound_ok = compare.compare_and_referee(out, ref32, ref64, bound64=bound, chunk=4096)
     assert rows is not None and bound_ok is True
     assert set(walked.values()) == {out.numel()} and len(walked) == 4  # the bound once too
+
+
+def test_an_all_zero_referee_walked_in_device_steps_has_no_relative_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A ReLU's output on a call shifted far below zero is all zeros: the referee's scale is 0
+    and every value was taken as mid-range, 0/0 = NaN, which the device's stepped quantile
+    walk dropped and then asked for more values than it kept (on the H100 both honest GPU
+    cases failed their static gate: "selected index k out of range"). Zeros have no
+    relative error; the candidate's zeros match."""
+    from kernelopt_jupyter.verify import compare
+
+    monkeypatch.setattr(compare, "_step", lambda chunk, *tensors: 64)
+    ref = torch.zeros(1000, dtype=torch.float64)
+    (leaf,) = compare.referee_leaves(torch.zeros(1000), ref, chunk=256)
+    assert leaf is not None and leaf.mid_rel_p99 == 0.0 and leaf.max_abs == 0.0
+    wrong = torch.zeros(1000)
+    wrong[7] = 1e-3
+    (leaf,) = compare.referee_leaves(wrong, ref, chunk=256)
+    assert leaf is not None and leaf.max_abs == pytest.approx(1e-3)

@@ -680,7 +680,9 @@ class _RefereeWalk:
             if bool(tiny.any()):
                 self.rel_sums[i] += float((diff[tiny] / mag[tiny]).sum())
                 leaf.small_count += int(tiny.sum())
-            mid = mag >= self.small
+            # An exact zero of the referee is neither small nor mid-range (no relative error:
+            # 0/0 would be NaN, which the device's quantile walk drops and then miscounts).
+            mid = (mag >= self.small) & (mag > 0)
             if bool(mid.any()):
                 block.add(diff[mid] / mag[mid])
 
