@@ -402,6 +402,13 @@ def test_a_dev_row_names_the_moves_that_made_its_winner(tmp_path: Path) -> None:
     row = dev.summarize(Path("level2/x.py"), run, 60.0, 0, 100)
     assert row["moves"] == ["rewrite: fold BatchNorm", "CUDA graph on [rewrite: fold BatchNorm]"]
     assert row["speedup_vs_best_peer"] == pytest.approx(2.0)
+    # Without torch.compile timed beside the winner, eager alone makes no claim over the peers
+    # (a max pool's harvest read 2.53x "over the best peer" that way on the H100).
+    result["baselines"] = {"eager": 2.0, "compile": None}
+    (run / "result.json").write_text(json.dumps(result))
+    row = dev.summarize(Path("level1/y.py"), run, 60.0, 0, 100)
+    assert row["speedup_vs_best_peer"] is None and "torch.compile" in row["peers_note"]
+    assert row["speedup"]["eager"] == pytest.approx(2.0)
 
 
 def test_the_dev_record_splits_each_levels_gain_over_move_kinds() -> None:
