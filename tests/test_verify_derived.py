@@ -436,3 +436,28 @@ def test_a_candidate_out_of_memory_on_the_cpu_is_reported_and_hides_nothing() ->
     assert rows["above"]["outcome"] == "skipped", rows
     assert rows["above"]["reason"].startswith("the candidate ran out of device memory")
     assert gate.metrics["shapes"] == "generalizes below the benchmark's batch only"
+
+
+def test_the_signs_call_flips_about_half_of_each_input_reproducibly() -> None:
+    """Both signs for inputs drawn non-negative, flags drawn where each input lives (a byte
+    each: drawn on the host as int64 a 4 GiB input cost 8 GiB of host memory), the same flips
+    for the same pick, other flips for another pick; integer inputs untouched."""
+    x = torch.rand(64, 1001) + 0.5
+    w = torch.rand(999) + 0.5
+    labels = torch.arange(7)
+
+    def signs(pick: int) -> tuple[list[Any], Any]:
+        spec = {"kind": "signs", "pick": pick}
+        return transform_inputs([x.clone(), w.clone(), labels.clone()], spec, lambda s: [])
+
+    out, described = signs(5)
+    assert described == {"kind": "signs", "inputs": [0, 1]}
+    for got, was in ((out[0], x), (out[1], w)):
+        assert torch.equal(got.abs(), was)
+        share = float((got < 0).double().mean())
+        assert 0.4 < share < 0.6, share
+    assert torch.equal(out[2], labels)
+    again, _ = signs(5)
+    assert all(torch.equal(a, b) for a, b in zip(again, out))
+    other, _ = signs(6)
+    assert not torch.equal(other[0], out[0])

@@ -778,13 +778,19 @@ def transform_inputs(
         return inputs, {"kind": "tiny", "scale": scale}
     if kind == "signs":
         # Each element's sign flipped with probability one half, from the call's own
-        # generator: inputs the problem draws non-negative get both signs.
-        gen = torch.Generator().manual_seed(int(spec["pick"]))
+        # generator: inputs the problem draws non-negative get both signs. The flags are
+        # drawn where the input lives, a byte each: drawn on the host as int64, a 4 GiB
+        # input cost 8 GiB of host memory and seconds of every verification.
+        gens: dict[Any, torch.Generator] = {}
         flipped = []
         for i in _float_inputs(inputs):
             t = inputs[i]
-            flips = torch.randint(0, 2, t.shape, generator=gen).to(t.device, t.dtype)
-            inputs[i] = t * (1 - 2 * flips)
+            gen = gens.get(t.device)
+            if gen is None:
+                gen = gens[t.device] = torch.Generator(device=t.device)
+                gen.manual_seed(int(spec["pick"]))
+            flip = torch.randint(0, 2, t.shape, generator=gen, device=t.device, dtype=torch.uint8)
+            inputs[i] = torch.where(flip.bool(), -t, t)
             flipped.append(i)
         if not flipped:
             return inputs, None
