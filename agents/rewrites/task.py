@@ -51,9 +51,12 @@ class RewriteScan:
     #: Why a rule (or ``"combined"``) that matched was not offered, by its name: the same
     #: reasons ``error`` lists, kept apart for the coverage survey.
     refused: dict[str, str] = field(default_factory=dict)
-    #: Matches whose candidate runs PyTorch compute beside KernelOPT's kernels, by the rules'
-    #: joined names: the first such op (for the coverage survey).
-    mixed: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def mixed(self) -> dict[str, str]:
+        """Matches whose candidate runs PyTorch compute beside KernelOPT's kernels, by the
+        rules' joined names: the first such op (for the coverage survey)."""
+        return {"+".join(m.names): m.beside for m in self.matches if m.beside}
 
 
 _prefetched: dict[str, Future[RewriteScan]] = {}
@@ -261,7 +264,6 @@ def scan(source: str, path: str) -> RewriteScan:
                 # The rest of the forward stays PyTorch compute beside KernelOPT's kernel: the
                 # candidate is offered as a mixed one, marked dispatch-only (the verifier
                 # refuses PyTorch compute in a Triton candidate otherwise), and says so.
-                scan_result.mixed["+".join(r.name for r, _ in applied)] = foreign
                 titles.append(f"PyTorch ops for the rest ({foreign})")
         else:
             foreign = None
